@@ -1,0 +1,3 @@
+from omh_git_memory.cli import main
+
+main()

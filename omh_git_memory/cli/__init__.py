@@ -1,0 +1,106 @@
+"""The `omh` command line: a thin layer over the core.
+
+Exit status: 0 success; 1 an expected failure (the message says what to do) or
+a check that found problems (lint refusals); 2 a usage error; 3 a bug (the
+message points at a log); 130 interrupted. Core modules are imported inside
+the commands so `omh --help` pays for typer alone.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import traceback
+from typing import Annotated
+
+import typer
+
+from omh_git_memory.cli import memory
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+EXIT_BUG = 3
+EXIT_INTERRUPTED = 130
+
+app = typer.Typer(
+    name="omh",
+    help="Git-native, repo-scoped memory for coding agents.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+app.add_typer(memory.app, name="memory")
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+
+
+@app.command()
+def init(as_json: JsonFlag = False) -> None:
+    """Set up omh in this repository: .omh/memory.toml, .omh/.gitignore, the local store."""
+    from omh_git_memory.cli.output import emit_json, here
+    from omh_git_memory.init import initialise
+
+    report = initialise(here())
+    if as_json:
+        emit_json(
+            {
+                "config": str(report.config),
+                "config_created": report.config_created,
+                "gitignore": str(report.gitignore),
+                "gitignore_created": report.gitignore_created,
+                "store": str(report.store),
+                "store_created": report.store_created,
+            }
+        )
+        return
+    for path, created, what in (
+        (report.config, report.config_created, "key templates; commit it"),
+        (report.gitignore, report.gitignore_created, "commit it"),
+    ):
+        if created:
+            typer.echo(f"created {path} ({what})")
+        else:
+            typer.echo(f"kept {path} as it is (init never rewrites it)")
+    state = "created" if report.store_created else "found"
+    typer.echo(f"{state} the local store at {report.store}")
+
+
+@app.command()
+def demo(
+    keep: Annotated[
+        bool, typer.Option("--keep", help="Keep the demo repository instead of deleting it.")
+    ] = False,
+) -> None:
+    """Walk through omh on a throw-away repository made from the bundled fixtures."""
+    from omh_git_memory.cli.demo import run_demo
+
+    run_demo(keep=keep)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: run the app and turn failures into one line and an exit status."""
+    from omh_git_memory.errors import OmhError
+
+    command = typer.main.get_command(app)
+    try:
+        command.main(args=argv, prog_name="omh", standalone_mode=True)
+    except OmhError as err:
+        typer.echo(f"omh: {err}", err=True)
+        sys.exit(EXIT_FAILURE)
+    except KeyboardInterrupt:
+        sys.exit(EXIT_INTERRUPTED)
+    except Exception:
+        log = _write_crash_log()
+        typer.echo(f"omh: internal error (a bug); the traceback is in {log}", err=True)
+        sys.exit(EXIT_BUG)
+
+
+def _write_crash_log() -> str:
+    fd, path = tempfile.mkstemp(prefix="omh-crash-", suffix=".log")
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(f"argv: {sys.argv!r}\n")
+        traceback.print_exc(file=handle)
+    return path

@@ -1,0 +1,262 @@
+"""`omh memory …`: list, remember, show, remove and lint notes."""
+
+from __future__ import annotations
+
+import datetime as dt
+from enum import StrEnum
+from typing import Annotated
+
+import typer
+
+from omh_git_memory.cli.output import all_notes, emit_json, find_notes, here
+
+app = typer.Typer(
+    help="List, remember, show, remove and lint the notes of this repository.",
+    invoke_without_command=True,
+    rich_markup_mode=None,
+)
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+
+
+class LayerChoice(StrEnum):
+    team = "team"
+    local = "local"
+
+
+class IfExistsChoice(StrEnum):
+    error = "error"
+    skip = "skip"
+    suffix = "suffix"
+    override = "override"
+
+
+LayerOption = Annotated[
+    LayerChoice | None, typer.Option("--layer", help="Only this layer (default: both).")
+]
+
+
+@app.callback()
+def memory(ctx: typer.Context, as_json: JsonFlag = False) -> None:
+    """With no command: list the notes by layer, with how many notes link to each."""
+    if ctx.invoked_subcommand is None:
+        list_notes(as_json)
+
+
+@app.command("list")
+def list_notes(as_json: JsonFlag = False) -> None:
+    """List the notes by layer, with how many notes link to each."""
+    from omh_git_memory.layers import Layer
+
+    ws = here()
+    graph = all_notes(ws)
+    inbound = graph.inbound()
+    rows = []
+    for entry, note in graph.readable:
+        rows.append(
+            {
+                "key": note.key.value,
+                "layer": entry.layer.value,
+                "type": note.type,
+                "recorded": note.recorded.isoformat(),
+                "title": note.title,
+                "inbound": len(inbound.get((entry.layer, note.key.value), [])),
+                "path": entry.location,
+            }
+        )
+    unreadable = [
+        {"layer": e.layer.value, "path": e.location, "problem": e.problem}
+        for e in graph.entries
+        if e.note is None
+    ]
+    if as_json:
+        emit_json({"notes": rows, "unreadable": unreadable, "local_store": str(ws.local.root)})
+        return
+    for layer in Layer:
+        mine = [r for r in rows if r["layer"] == layer.value]
+        where = f" in {ws.local.root}" if layer is Layer.LOCAL else ""
+        typer.echo(f"{layer} · {_count(len(mine), 'note')}{where}")
+        width = max((len(str(r["key"])) for r in mine), default=0)
+        for r in mine:
+            typer.echo(
+                f"  {str(r['key']).ljust(width)}  {r['recorded']}  {r['type']:<8}  "
+                f"← {_count(int(str(r['inbound'])), 'link')}"
+            )
+    for u in unreadable:
+        typer.echo(f"unreadable: {u['path']}: {u['problem']} (omh memory lint says more)")
+
+
+@app.command()
+def remember(
+    expected: Annotated[str, typer.Option(help="What you thought would happen.")],
+    observed: Annotated[str, typer.Option(help="What happened; its first sentence is the title.")],
+    evidence: Annotated[str, typer.Option(help="The command, the error, the file that shows it.")],
+    answers: Annotated[
+        list[str] | None,
+        typer.Option("--answers", help="A question this note answers (repeat for more)."),
+    ] = None,
+    relates_to: Annotated[
+        list[str] | None,
+        typer.Option("--relates-to", help="Key of a related note (repeat for more)."),
+    ] = None,
+    invalidated_by: Annotated[
+        str | None, typer.Option(help="What makes the note stale, e.g. base:2026-09.")
+    ] = None,
+    source: Annotated[str, typer.Option(help="Who observed it.")] = "cli",
+    recorded: Annotated[
+        str | None, typer.Option(help="The day it happened, YYYY-MM-DD (default: today).")
+    ] = None,
+    if_exists: Annotated[
+        IfExistsChoice, typer.Option(help="When the key is taken: error, skip, suffix, override.")
+    ] = IfExistsChoice.error,
+    as_json: JsonFlag = False,
+) -> None:
+    """Record what surprised you as a note in the local layer."""
+    from omh_git_memory.errors import NoteRefused
+    from omh_git_memory.remember import Observation
+    from omh_git_memory.remember import remember as do_remember
+    from omh_git_memory.store import IfExists
+
+    day = None
+    if recorded is not None:
+        try:
+            day = dt.date.fromisoformat(recorded)
+        except ValueError:
+            raise NoteRefused(
+                f"--recorded {recorded!r} is not a date that exists (YYYY-MM-DD)"
+            ) from None
+    ws = here()
+    obs = Observation(
+        expected=expected,
+        observed=observed,
+        evidence=evidence,
+        answers=answers or [],
+        relates_to=relates_to or [],
+        invalidated_by=invalidated_by,
+        source=source,
+        recorded=day,
+    )
+    result = do_remember(ws.local, obs, ws.config().keys, IfExists(if_exists.value))
+    if as_json:
+        emit_json(
+            {
+                "key": result.key.value,
+                "layer": result.layer.value,
+                "path": result.path,
+                "written": result.written,
+            }
+        )
+    elif result.written:
+        typer.echo(f"remembered {result.layer}/{result.key}\n  {result.path}")
+    else:
+        typer.echo(f"kept the existing {result.layer}/{result.key} (--if-exists skip)")
+
+
+@app.command()
+def show(
+    key: Annotated[str, typer.Argument(help="The note's key.")],
+    layer: LayerOption = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Print a note as it is stored (both layers' notes when both hold the key)."""
+    from omh_git_memory.layers import Layer
+    from omh_git_memory.note import render
+
+    graph = all_notes(here())
+    found = find_notes(graph, key, Layer(layer.value) if layer else None)
+    if as_json:
+        emit_json(
+            {
+                "notes": [
+                    {"key": key, "layer": e.layer.value, "path": e.location,
+                     "text": render(e.note) if e.note else None}
+                    for e in found
+                ]
+            }
+        )
+        return
+    for index, entry in enumerate(found):
+        if len(found) > 1:
+            typer.echo(f"{'' if index == 0 else chr(10)}==> {entry.layer}/{key} <==")
+        assert entry.note is not None
+        typer.echo(render(entry.note), nl=False)
+
+
+@app.command()
+def rm(
+    key: Annotated[str, typer.Argument(help="The note's key.")],
+    layer: LayerOption = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Remove one note and say what linked to it. Never removes anything else."""
+    from omh_git_memory.errors import OmhError
+    from omh_git_memory.keys import Key
+    from omh_git_memory.layers import Layer
+
+    ws = here()
+    graph = all_notes(ws)
+    found = find_notes(graph, key, Layer(layer.value) if layer else None)
+    if len(found) > 1:
+        raise OmhError(f"{key} is in both layers; say which with --layer team or --layer local")
+    entry = found[0]
+    if entry.layer is Layer.TEAM:
+        raise OmhError(f"{key} is a team note; removing team notes is not supported yet")
+    linkers = sorted(graph.inbound().get((entry.layer, key), []))
+    path = ws.local.remove(Key(entry.relpath.removesuffix(".md")))
+    if as_json:
+        emit_json(
+            {
+                "removed": {"key": key, "layer": entry.layer.value, "path": str(path)},
+                "linked_from": [{"layer": lay.value, "key": k} for lay, k in linkers],
+            }
+        )
+        return
+    typer.echo(f"removed {entry.layer}/{key} ({path})")
+    if linkers:
+        typer.echo(f"{_count(len(linkers), 'note')} still link to it; those links now dangle:")
+        for lay, k in linkers:
+            typer.echo(f"  {lay}/{k}")
+    else:
+        typer.echo("no note linked to it")
+
+
+@app.command()
+def lint(as_json: JsonFlag = False) -> None:
+    """Check every note: six rules refuse a note, three warn. Fails only on refusals."""
+    from omh_git_memory.lint import RULES
+    from omh_git_memory.lint import lint as run_lint
+
+    ws = here()
+    report = run_lint(all_notes(ws))
+    if as_json:
+        emit_json(
+            {
+                "read": {"local": str(ws.local.root)},
+                "notes": report.notes,
+                "counts": report.counts,
+                "refused": report.refused,
+                "findings": [f.as_dict() for f in report.findings],
+            }
+        )
+    else:
+        for f in report.findings:
+            where = f"{f.path}:{f.line}" if f.line else f.path
+            typer.echo(f"{where}: {f.rule} ({f.severity}): {f.message}")
+        if report.findings:
+            typer.echo("")
+        width = max(len(rule.name) for rule in RULES)
+        for rule in RULES:
+            count = report.counts[rule.name]
+            typer.echo(f"  {rule.name.ljust(width)}  {rule.severity:<7}  {count}")
+        refusals = sum(1 for f in report.findings if f.severity.value == "refused")
+        warnings = len(report.findings) - refusals
+        typer.echo(
+            f"{_count(report.notes, 'note')} read from the local store {ws.local.root}: "
+            f"{_count(refusals, 'refusal')}, {_count(warnings, 'warning')}"
+        )
+    if report.refused:
+        raise typer.Exit(1)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"

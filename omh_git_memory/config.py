@@ -1,0 +1,68 @@
+"""`.omh/memory.toml`: the repository's committed settings for omh.
+
+Written once by `omh init` and never refreshed, because a template changed
+under an existing store would re-key every note written afterwards. With no
+file, the shipped defaults apply.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from omh_git_memory.errors import ConfigError
+from omh_git_memory.keys import DEFAULT_KEY_TEMPLATES, DEFAULT_TEMPLATES, KeyTemplates
+
+OMH_DIR: Final = ".omh"
+CONFIG_NAME: Final = "memory.toml"
+RETIRED_NAME: Final = "keys.toml"
+
+DEFAULT_CONFIG: Final = """\
+# omh git memory: settings for this repository. Committed, so clones share them.
+
+# How a note's key is derived. A key is identity, not a title: it is derived,
+# never picked, so one observation cannot be recorded twice under two spellings.
+# Changing a template re-keys every note written afterwards.
+[keys]
+surprise = "surprise/{{slug}}"
+topic    = "{{slug}}"
+stub     = "{{path}}"
+"""
+
+GITIGNORE: Final = """\
+# Written by `omh init`. Team notes live in notes/ and are committed; the local
+# layer lives outside the checkout. Ignore a local store mounted here by mistake
+# and any temporary file a writer leaves behind after a crash.
+/local/
+.omh-tmp-*
+"""
+
+
+@dataclass(frozen=True)
+class Config:
+    keys: KeyTemplates
+    path: Path | None  # the file read, or None when the defaults apply
+
+
+def load_config(checkout: Path) -> Config:
+    """Read `<checkout>/.omh/memory.toml`, or the shipped defaults when it is absent."""
+    omh_dir = checkout / OMH_DIR
+    retired = omh_dir / RETIRED_NAME
+    if retired.exists():
+        raise ConfigError(
+            f"{retired} is no longer read: move its [keys] table into "
+            f"{omh_dir / CONFIG_NAME} and delete it"
+        )
+    path = omh_dir / CONFIG_NAME
+    if not path.exists():
+        return Config(keys=DEFAULT_KEY_TEMPLATES, path=None)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+        raise ConfigError(f"{path} is not valid TOML: {err}; fix it or delete it") from None
+    table = data.get("keys", {})
+    if not isinstance(table, dict) or not all(isinstance(v, str) for v in table.values()):
+        raise ConfigError(f"{path}: [keys] must map note types to template strings")
+    return Config(keys=KeyTemplates({**DEFAULT_TEMPLATES, **table}), path=path)

@@ -1,0 +1,55 @@
+"""`omh init`: the repository's settings file, its ignore file, and the local store.
+
+Safe to run twice: each file is created only when absent, never refreshed.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from omh_git_memory.config import CONFIG_NAME, DEFAULT_CONFIG, GITIGNORE, OMH_DIR, load_config
+from omh_git_memory.errors import StoreError
+from omh_git_memory.workspace import Workspace
+
+
+@dataclass(frozen=True)
+class InitReport:
+    config: Path
+    config_created: bool
+    gitignore: Path
+    gitignore_created: bool
+    store: Path
+    store_created: bool
+
+
+def initialise(ws: Workspace) -> InitReport:
+    omh_dir = ws.checkout / OMH_DIR
+    try:
+        omh_dir.mkdir(exist_ok=True)
+    except OSError as err:
+        raise StoreError(f"cannot create {omh_dir}: {err.strerror}") from None
+    config = omh_dir / CONFIG_NAME
+    gitignore = omh_dir / ".gitignore"
+    config_created = _create_once(config, DEFAULT_CONFIG)
+    gitignore_created = _create_once(gitignore, GITIGNORE)
+    load_config(ws.checkout)  # an existing file must still be usable: say so now
+    store_created = not ws.local.root.is_dir()
+    ws.local.create_root()
+    return InitReport(
+        config, config_created, gitignore, gitignore_created, ws.local.root, store_created
+    )
+
+
+def _create_once(path: Path, text: str) -> bool:
+    """Write `path` unless it exists; True when this call created it."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        return False
+    except OSError as err:
+        raise StoreError(f"cannot create {path}: {err.strerror}") from None
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    return True

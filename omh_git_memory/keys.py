@@ -1,0 +1,200 @@
+"""Keys: a note's identity, derived from templates, and a path inside its store.
+
+A key is never chosen freely. :func:`slug` canonicalises text (one input, one
+key, whatever the spelling), :class:`KeyTemplates` expands the per-type
+templates of `.omh/memory.toml`, and :class:`Key` refuses anything that could
+name a file outside the store.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import total_ordering
+from pathlib import PurePosixPath
+from typing import Final
+
+from omh_git_memory.errors import ConfigError, InvalidKey
+
+NOTE_SUFFIX: Final = ".md"
+
+# A filename may hold 255 bytes on common filesystems; leave room for the
+# `.md` suffix, a `-NN` collision suffix and the writer's temporary name.
+MAX_SEGMENT_BYTES: Final = 200
+MAX_KEY_BYTES: Final = 1000
+
+# Characters refused in any segment: path separators of every OS, the
+# characters Windows refuses in names, and whitespace (a key sits inside
+# `[[...]]` links and on command lines).
+_FORBIDDEN = re.compile(r'[\\:*?"<>|\s]')
+
+_PLACEHOLDER = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
+
+
+@total_ordering
+@dataclass(frozen=True, slots=True)
+class Key:
+    """A validated key: slash-separated, lowercase segments, safe as a path."""
+
+    value: str
+
+    def __post_init__(self) -> None:
+        problem = key_problem(self.value)
+        if problem is not None:
+            raise InvalidKey(f"{self.value!r} is not a usable key: {problem}")
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, Key):
+            return NotImplemented
+        return self.value < other.value
+
+    @property
+    def segments(self) -> tuple[str, ...]:
+        return tuple(self.value.split("/"))
+
+    def relpath(self) -> PurePosixPath:
+        """The note file's path relative to its store root."""
+        return PurePosixPath(self.value + NOTE_SUFFIX)
+
+    def with_suffix_number(self, n: int) -> Key:
+        """`surprise/x` → `surprise/x-2`: the `--if-exists suffix` spelling."""
+        return Key(f"{self.value}-{n}")
+
+    @classmethod
+    def from_relpath(cls, relpath: str) -> Key:
+        """The key a file at `relpath` (POSIX, relative to the store) must carry."""
+        if not relpath.endswith(NOTE_SUFFIX):
+            raise InvalidKey(f"{relpath!r} is not a note file: it does not end in {NOTE_SUFFIX}")
+        return cls(relpath[: -len(NOTE_SUFFIX)])
+
+
+def key_problem(value: str) -> str | None:
+    """Why `value` cannot be a key, or None when it can."""
+    if not value:
+        return "it is empty"
+    if len(value.encode("utf-8")) > MAX_KEY_BYTES:
+        return f"it is longer than {MAX_KEY_BYTES} bytes"
+    if value.startswith("/"):
+        return "it is an absolute path; a key is relative to its store"
+    if "\x00" in value or any(unicodedata.category(c) == "Cc" for c in value):
+        return "it holds a control character"
+    if "\\" in value:
+        return "it holds a backslash; segments are separated by `/`"
+    if value != unicodedata.normalize("NFC", value):
+        return "it is not in Unicode normal form (NFC)"
+    for segment in value.split("/"):
+        if not segment:
+            return "it has an empty segment (`//`, or a leading or trailing `/`)"
+        if segment.startswith("."):
+            return f"segment {segment!r} starts with `.` (that includes `..`)"
+        if segment.endswith("."):
+            return f"segment {segment!r} ends with `.`"
+        if segment.lower() != segment:
+            return f"segment {segment!r} has capitals; keys are lowercase so one key is one file"
+        if _FORBIDDEN.search(segment):
+            return f"segment {segment!r} holds whitespace or one of \\ : * ? \" < > |"
+        if len(segment.encode("utf-8")) > MAX_SEGMENT_BYTES:
+            return f"segment {segment[:20]!r}… is longer than {MAX_SEGMENT_BYTES} bytes"
+    return None
+
+
+def slug(text: str) -> str:
+    """Canonical slug: Unicode-normalised, case-folded, runs of anything that is
+    not a letter or digit collapsed to one `-`, no `-` at either end.
+
+    Spelling variants (case, composed or decomposed accents, full-width forms,
+    runs of punctuation and whitespace) give the same slug. The result may be
+    empty when `text` has no letter or digit.
+    """
+    folded = unicodedata.normalize("NFKC", text)
+    folded = unicodedata.normalize("NFKC", folded.casefold())
+    out: list[str] = []
+    gap = False
+    for char in folded:
+        if char.isalnum():
+            if gap and out:
+                out.append("-")
+            out.append(char)
+            gap = False
+        else:
+            gap = True
+    return _truncate("".join(out))
+
+
+def _truncate(value: str) -> str:
+    """Cut a slug to MAX_SEGMENT_BYTES at a `-` boundary where one exists."""
+    if len(value.encode("utf-8")) <= MAX_SEGMENT_BYTES:
+        return value
+    cut = value
+    while len(cut.encode("utf-8")) > MAX_SEGMENT_BYTES:
+        cut = cut[:-1]
+    boundary = cut.rfind("-")
+    return cut[:boundary] if boundary > 0 else cut
+
+
+def path_slug(path: str) -> str:
+    """A document path as a key: `docs/Deploy Notes.md` → `docs/deploy-notes`."""
+    stem = path[: -len(".md")] if path.lower().endswith(".md") else path
+    return "/".join(slug(part) for part in stem.split("/") if part)
+
+
+# Each note type and the placeholders its template may use.
+BINDABLE: Final[Mapping[str, frozenset[str]]] = {
+    "surprise": frozenset({"slug"}),
+    "topic": frozenset({"slug"}),
+    "stub": frozenset({"path"}),
+}
+
+DEFAULT_TEMPLATES: Final[Mapping[str, str]] = {
+    "surprise": "surprise/{{slug}}",
+    "topic": "{{slug}}",
+    "stub": "{{path}}",
+}
+
+
+@dataclass(frozen=True)
+class KeyTemplates:
+    """The `[keys]` table: one template per note type."""
+
+    templates: Mapping[str, str]
+
+    def __post_init__(self) -> None:
+        for kind, template in self.templates.items():
+            if kind not in BINDABLE:
+                known = ", ".join(sorted(BINDABLE))
+                raise ConfigError(
+                    f"[keys] names type {kind!r}, which does not exist; use one of {known}"
+                )
+            for name in _PLACEHOLDER.findall(template):
+                if name not in BINDABLE[kind]:
+                    allowed = ", ".join("{{" + b + "}}" for b in sorted(BINDABLE[kind]))
+                    raise ConfigError(
+                        f"[keys] {kind} = {template!r}: placeholder {{{{{name}}}}} is bound "
+                        f"to nothing; a {kind} template can use {allowed}"
+                    )
+
+    def expand(self, kind: str, **values: str) -> Key:
+        """The key for a note of type `kind` with the placeholders bound to `values`."""
+        template = self.templates.get(kind, DEFAULT_TEMPLATES.get(kind))
+        if template is None:
+            raise ConfigError(f"no key template for type {kind!r}")
+
+        def bind(match: re.Match[str]) -> str:
+            name = match.group(1)
+            if name not in values:
+                raise ConfigError(f"placeholder {{{{{name}}}}} in {template!r} is bound to nothing")
+            return values[name]
+
+        expanded = _PLACEHOLDER.sub(bind, template)
+        try:
+            return Key(expanded)
+        except InvalidKey as err:
+            raise InvalidKey(f"template {template!r} gave an unusable key: {err}") from None
+
+
+DEFAULT_KEY_TEMPLATES: Final = KeyTemplates(DEFAULT_TEMPLATES)

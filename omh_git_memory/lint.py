@@ -1,0 +1,215 @@
+"""Lint: the store-quality meter. Problems found in notes are data, not exceptions.
+
+Each rule is one registry entry: a name, a severity and a check. Six rules
+describe one note's shape and refuse it; three describe the store and warn.
+Only a refusal makes lint fail, because `Orphan` fires on every note nothing
+links to and failing on warnings would fail on the store's shape.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Final
+
+from omh_git_memory.graph import Graph
+from omh_git_memory.layers import Layer
+from omh_git_memory.note import Note, render
+from omh_git_memory.store import StoredNote
+from omh_git_memory.triggers import trigger_problem
+
+
+class Severity(StrEnum):
+    REFUSED = "refused"
+    WARNING = "warning"
+
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str
+    severity: Severity
+    layer: Layer
+    key: str
+    path: str
+    line: int | None
+    message: str
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "rule": self.rule,
+            "severity": self.severity.value,
+            "layer": self.layer.value,
+            "key": self.key,
+            "path": self.path,
+            "line": self.line,
+            "message": self.message,
+        }
+
+
+# What a per-note check yields: (line or None, message).
+Problem = tuple[int | None, str]
+NoteCheck = Callable[[Note], Iterator[Problem]]
+StoreCheck = Callable[[Graph], Iterator[tuple[StoredNote, int | None, str]]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    severity: Severity
+    summary: str
+    note_check: NoteCheck | None = None  # shape of one note; also run at write time
+    store_check: StoreCheck | None = None  # needs the whole store
+
+
+def _unclosed_fence(note: Note) -> Iterator[Problem]:
+    for fence in note.fences:
+        if not fence.closed:
+            yield fence.line, "this code fence never closes, so everything after it is code"
+
+
+def _missing_section(note: Note) -> Iterator[Problem]:
+    present = {s.name for s in note.sections}
+    for name in note.spec.required:
+        if name not in present:
+            yield None, f"a {note.type} needs a `## {name}` section"
+
+
+def _prose_in_list_section(note: Note) -> Iterator[Problem]:
+    for section in note.sections:
+        if section.name not in note.spec.list_only:
+            continue
+        for block in section.blocks:
+            if block.kind != "list":
+                yield block.line, f"`## {section.name}` holds a list and nothing else"
+                break
+
+
+def _unevaluatable_trigger(note: Note) -> Iterator[Problem]:
+    value = note.invalidated_by
+    if value is not None:
+        problem = trigger_problem(value)
+        if problem is not None:
+            yield _line_of(note, "invalidated_by:"), f"invalidated_by: {problem}"
+
+
+def _unreadable(graph: Graph) -> Iterator[tuple[StoredNote, int | None, str]]:
+    for entry in graph.entries:
+        if entry.note is None:
+            yield entry, entry.problem_line, f"does not read back as a note: {entry.problem}"
+
+
+def _key_disagrees_with_path(graph: Graph) -> Iterator[tuple[StoredNote, int | None, str]]:
+    for entry, note in graph.readable:
+        path_key = entry.path_key
+        if path_key is None or path_key != note.key:
+            expected = entry.relpath.removesuffix(".md")
+            yield entry, _line_of(note, "key:"), (
+                f"key is {note.key} but the file says {expected}; rename one so they agree"
+            )
+
+
+def _duplicate_key(graph: Graph) -> Iterator[tuple[StoredNote, int | None, str]]:
+    for entry, note in graph.readable:
+        claimants = graph.claimants(entry.layer, note.key.value)
+        if len(claimants) > 1 and claimants[0] is not entry:
+            yield entry, _line_of(note, "key:"), (
+                f"key {note.key} is also claimed by {claimants[0].location}"
+            )
+
+
+def _dangling_link(graph: Graph) -> Iterator[tuple[StoredNote, int | None, str]]:
+    for entry, note in graph.readable:
+        for target in note.links:
+            if graph.resolve(target, entry.layer):
+                continue
+            if entry.layer is Layer.TEAM and graph.claimants(Layer.LOCAL, target):
+                why = "is only in your local layer, which teammates do not have; promote it too"
+            else:
+                why = "names no note in the store"
+            yield entry, _line_of(note, f"[[{target}"), f"[[{target}]] {why}"
+
+
+def _orphan(graph: Graph) -> Iterator[tuple[StoredNote, int | None, str]]:
+    inbound = graph.inbound()
+    for entry, note in graph.readable:
+        if not inbound.get((entry.layer, note.key.value)):
+            yield entry, None, "no note links here"
+
+
+RULES: Final[tuple[Rule, ...]] = (
+    Rule("Unreadable", Severity.REFUSED, "a file in the store that does not read back as a note",
+         store_check=_unreadable),
+    Rule("UnclosedFence", Severity.REFUSED, "a code fence that never closes",
+         note_check=_unclosed_fence),
+    Rule("MissingSection", Severity.REFUSED, "a section the note's type must have",
+         note_check=_missing_section),
+    Rule("ProseInListSection", Severity.REFUSED,
+         "a paragraph in a section that holds a list and nothing else",
+         note_check=_prose_in_list_section),
+    Rule("KeyDisagreesWithPath", Severity.REFUSED, "key says one thing and the filename another",
+         store_check=_key_disagrees_with_path),
+    Rule("UnevaluatableTrigger", Severity.REFUSED, "an invalidated_by omh has no way to check",
+         note_check=_unevaluatable_trigger),
+    Rule("DuplicateKey", Severity.WARNING, "one key claimed by two files",
+         store_check=_duplicate_key),
+    Rule("DanglingLink", Severity.WARNING, "a [[link]] to a key that is not in the store",
+         store_check=_dangling_link),
+    Rule("Orphan", Severity.WARNING, "a note nothing links to", store_check=_orphan),
+)
+RULES_BY_NAME: Final = {rule.name: rule for rule in RULES}
+
+
+@dataclass(frozen=True)
+class Report:
+    findings: tuple[Finding, ...]
+    notes: int  # files examined
+
+    @property
+    def counts(self) -> dict[str, int]:
+        tally = Counter(f.rule for f in self.findings)
+        return {rule.name: tally.get(rule.name, 0) for rule in RULES}
+
+    @property
+    def refused(self) -> bool:
+        return any(f.severity is Severity.REFUSED for f in self.findings)
+
+
+def lint(graph: Graph) -> Report:
+    findings: list[Finding] = []
+    for rule in RULES:
+        if rule.store_check is not None:
+            for entry, line, message in rule.store_check(graph):
+                findings.append(_finding(rule, entry, line, message))
+        if rule.note_check is not None:
+            for entry, note in graph.readable:
+                for line, message in rule.note_check(note):
+                    findings.append(_finding(rule, entry, line, message))
+    findings.sort(key=lambda f: (f.layer.value, f.key, f.path, f.line or 0, f.rule))
+    return Report(tuple(findings), len(graph.entries))
+
+
+def note_refusals(note: Note) -> list[tuple[str, int | None, str]]:
+    """The refusals one note earns on its own: what the write path checks."""
+    return [
+        (rule.name, line, message)
+        for rule in RULES
+        if rule.note_check is not None and rule.severity is Severity.REFUSED
+        for line, message in rule.note_check(note)
+    ]
+
+
+def _finding(rule: Rule, entry: StoredNote, line: int | None, message: str) -> Finding:
+    return Finding(rule.name, rule.severity, entry.layer, entry.key, entry.location, line, message)
+
+
+def _line_of(note: Note, needle: str) -> int | None:
+    text = render(note)
+    index = text.find(needle)
+    return None if index < 0 else text.count("\n", 0, index) + 1
+
+
+def lint_entries(*layers: Iterable[StoredNote]) -> Report:
+    return lint(Graph.of(*layers))

@@ -1,0 +1,410 @@
+"""The note file: parse, render and compose, byte for byte.
+
+A note is frontmatter (`name: value` lines between two `---`), a `# Title`, and
+sections introduced by `## Name` headings. The frontmatter parser is our own and
+total: it accepts exactly what :func:`render` writes back, so a note read and
+written again is the same bytes. Sections are found from the Markdown block
+structure (mistune), so a `## ` line inside a code fence is code, not a section.
+
+mistune lives only in this module; the rest of the package sees :class:`Note`,
+:class:`Section` and :class:`Block`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from mistune.block_parser import BlockParser
+from mistune.core import BlockState
+
+from omh_git_memory.errors import InvalidKey, OmhError
+from omh_git_memory.keys import Key
+
+
+class NoteParseError(OmhError):
+    """Text that does not read back as a note; `line` is 1-based when known."""
+
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+@dataclass(frozen=True)
+class TypeSpec:
+    required: tuple[str, ...]
+    list_only: tuple[str, ...]
+
+
+NOTE_TYPES: Final[dict[str, TypeSpec]] = {
+    "surprise": TypeSpec(
+        required=("Expected", "Observed", "Evidence", "Answers"),
+        list_only=("Answers", "Related"),
+    ),
+    "topic": TypeSpec(required=(), list_only=("Related",)),
+    "stub": TypeSpec(required=("Answers",), list_only=("Answers",)),
+}
+
+REQUIRED_FIELDS: Final = ("key", "type", "source", "recorded")
+KNOWN_FIELDS: Final = (*REQUIRED_FIELDS, "invalidated_by")
+
+_FIELD_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?: (.*))?")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_LINK = re.compile(r"\[\[([^\[\]\n]+)\]\]")
+_CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1", re.S)
+_FENCE_CLOSE = r"^ {{0,3}}{char}{{{n},}}[ \t]*$"
+
+
+@dataclass(frozen=True)
+class Block:
+    """One top-level Markdown block of a section: its kind and 1-based line."""
+
+    kind: str
+    line: int
+    items: tuple[str, ...] = ()  # a list's top-level items, as written
+
+
+@dataclass(frozen=True)
+class Section:
+    name: str
+    line: int  # the `## Name` heading's line in the file
+    text: str  # the section's content, without surrounding blank lines
+    blocks: tuple[Block, ...]
+
+    @property
+    def items(self) -> tuple[str, ...]:
+        """The bullet items of every list in the section, in order."""
+        return tuple(item for block in self.blocks for item in block.items)
+
+
+@dataclass(frozen=True)
+class Fence:
+    line: int
+    closed: bool
+
+
+@dataclass(frozen=True)
+class Note:
+    """A parsed note. Build one with :func:`parse` or :func:`compose`, never by hand,
+    so the structure always agrees with the text."""
+
+    fields: tuple[tuple[str, str], ...]
+    body: str
+    key: Key
+    type: str
+    source: str
+    recorded: dt.date
+    title: str
+    sections: tuple[Section, ...]
+    fences: tuple[Fence, ...]
+    links: tuple[str, ...]
+
+    def field(self, name: str) -> str | None:
+        for field_name, value in self.fields:
+            if field_name == name:
+                return value
+        return None
+
+    @property
+    def invalidated_by(self) -> str | None:
+        value = self.field("invalidated_by")
+        return value.strip() if value and value.strip() else None
+
+    @property
+    def spec(self) -> TypeSpec:
+        return NOTE_TYPES[self.type]
+
+    def section(self, name: str) -> Section | None:
+        return next((s for s in self.sections if s.name == name), None)
+
+
+def decode(data: bytes) -> str:
+    """Bytes of a note file as text, refusing what a note may not hold."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        raise NoteParseError("starts with a byte-order mark; save it as UTF-8 without BOM", 1)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        raise NoteParseError(f"is not valid UTF-8 (byte {err.start})", line) from None
+    if "\x00" in text:
+        raise NoteParseError("holds a NUL byte", text[: text.index("\x00")].count("\n") + 1)
+    if "\r" in text:
+        line = text[: text.index("\r")].count("\n") + 1
+        raise NoteParseError("has CR line endings; convert them to LF (\\n)", line)
+    return text
+
+
+def parse(text: str) -> Note:
+    """Read a note, or raise :class:`NoteParseError` saying where it went wrong."""
+    fields, body, body_line = _split_frontmatter(text)
+    values = dict(fields)
+    for name in REQUIRED_FIELDS:
+        if not values.get(name, "").strip():
+            state = "is empty" if name in values else "is missing"
+            raise NoteParseError(f"frontmatter field `{name}` {state}", 1)
+    try:
+        key = Key(values["key"].strip())
+    except InvalidKey as err:
+        raise NoteParseError(f"field `key`: {err}", _field_line(fields, "key")) from None
+    kind = values["type"].strip()
+    if kind not in NOTE_TYPES:
+        known = ", ".join(NOTE_TYPES)
+        raise NoteParseError(
+            f"type {kind!r} is not a note type; use one of {known}", _field_line(fields, "type")
+        )
+    recorded = _parse_date(values["recorded"].strip(), _field_line(fields, "recorded"))
+    title, sections, fences, links = _parse_body(body, body_line)
+    return Note(
+        fields=fields,
+        body=body,
+        key=key,
+        type=kind,
+        source=values["source"].strip(),
+        recorded=recorded,
+        title=title,
+        sections=sections,
+        fences=fences,
+        links=links,
+    )
+
+
+def render(note: Note) -> str:
+    """The note's file text. `render(parse(text)) == text` for every note."""
+    return _render_fields(note.fields) + note.body
+
+
+def _render_fields(fields: Sequence[tuple[str, str]]) -> str:
+    lines = [f"{name}: {value}" if value else f"{name}:" for name, value in fields]
+    return "---\n" + "".join(line + "\n" for line in lines) + "---\n"
+
+
+def with_field(note: Note, name: str, value: str) -> Note:
+    """The same note with frontmatter field `name` set to `value` (added at the end
+    when absent); the body is untouched."""
+    if "\n" in value:
+        raise NoteParseError(f"frontmatter field `{name}` must fit on one line")
+    fields = list(note.fields)
+    names = [n for n, _ in fields]
+    if name in names:
+        fields[names.index(name)] = (name, value)
+    else:
+        fields.append((name, value))
+    return parse(_render_fields(fields) + note.body)
+
+
+def compose(
+    fields: Sequence[tuple[str, str]],
+    title: str,
+    sections: Iterable[tuple[str, str | Sequence[str]]],
+    intro: str | None = None,
+) -> Note:
+    """Lay out a new note the way the tool writes one, then parse it back.
+
+    A section given a sequence is written as a bullet list; given a string, as
+    that text. Raises :class:`NoteParseError` when the result does not read back
+    with exactly the sections asked for (say, a value holding a `## ` line).
+    """
+    for name, field_value in fields:
+        if "\n" in field_value:
+            raise NoteParseError(f"frontmatter field `{name}` must fit on one line")
+    if "\n" in title:
+        raise NoteParseError("the title must fit on one line")
+    blocks = [f"# {title}"]
+    if intro:
+        blocks.append(intro.strip("\n"))
+    wanted: list[tuple[str, str | tuple[str, ...]]] = []
+    for name, value in sections:
+        if isinstance(value, str):
+            blocks.append(f"## {name}\n{value.strip(chr(10))}")
+            wanted.append((name, value.strip("\n")))
+        else:
+            items = tuple(value)
+            for item in items:
+                if "\n" in item:
+                    raise NoteParseError(f"each item of `{name}` must fit on one line")
+            blocks.append(f"## {name}\n\n" + "\n".join(f"- {item}" for item in items))
+            wanted.append((name, items))
+    note = parse(_render_fields(fields) + "\n" + "\n\n".join(blocks) + "\n")
+    got = [(s.name, s.text if isinstance(v, str) else s.items) for s, (_, v) in
+           zip(note.sections, wanted, strict=False)]
+    if len(note.sections) != len(wanted) or got != wanted or note.title != title:
+        raise NoteParseError(
+            "a value changed the note's structure when written (a line starting with `#`, "
+            "or an unclosed code fence?); indent such lines or put them in a closed fence"
+        )
+    return note
+
+
+def _split_frontmatter(text: str) -> tuple[tuple[tuple[str, str], ...], str, int]:
+    if not text.startswith("---\n"):
+        raise NoteParseError("does not start with a `---` frontmatter line", 1)
+    fields: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    pos = 4
+    line_no = 2
+    while True:
+        end = text.find("\n", pos)
+        if end == -1:
+            raise NoteParseError("frontmatter never closes: no `---` line after it", line_no)
+        line = text[pos:end]
+        pos = end + 1
+        if line == "---":
+            return tuple(fields), text[pos:], line_no + 1
+        match = _FIELD_LINE.fullmatch(line)
+        if match is None:
+            raise NoteParseError(f"frontmatter line {line!r} is not `name: value`", line_no)
+        name, value = match.group(1), match.group(2) or ""
+        if name in seen:
+            raise NoteParseError(f"frontmatter field `{name}` appears twice", line_no)
+        seen.add(name)
+        fields.append((name, value))
+        line_no += 1
+
+
+def _field_line(fields: Sequence[tuple[str, str]], name: str) -> int:
+    return 2 + next(i for i, (n, _) in enumerate(fields) if n == name)
+
+
+def _parse_date(value: str, line: int) -> dt.date:
+    if not _DATE.fullmatch(value):
+        raise NoteParseError(f"recorded {value!r} is not a date written YYYY-MM-DD", line)
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        raise NoteParseError(f"recorded {value!r} is not a date that exists", line) from None
+
+
+class _PositionedParser(BlockParser):
+    """mistune's block parser, noting where top-level ATX headings and fences start.
+
+    mistune's tokens carry no positions; its rule callbacks receive the regex
+    match, whose start is the block's offset in the source.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.starts: dict[int, int] = {}  # id(token) -> offset in the source
+        self.fence_end: dict[int, int] = {}  # id(fence token) -> offset after it
+        self.fence_closed: dict[int, bool] = {}
+
+    def parse_method(self, m: re.Match[str], state: BlockState) -> int | None:
+        before = len(state.tokens)
+        end = super().parse_method(m, state)
+        group = m.lastgroup
+        top_level = state.parent is None and len(state.tokens) > before
+        if top_level and group in ("atx_heading", "fenced_code"):
+            token = state.tokens[before]
+            self.starts[id(token)] = m.start()
+            if group == "fenced_code":
+                self.fence_end[id(token)] = end if end else len(state.src)
+                self.fence_closed[id(token)] = _fence_closed(m, state.src, end)
+        return end
+
+
+def _fence_closed(m: re.Match[str], src: str, end: int | None) -> bool:
+    marker = m.group("fenced_2")
+    closing = re.compile(_FENCE_CLOSE.format(char=re.escape(marker[0]), n=len(marker)), re.M)
+    return closing.search(src, m.end() + 1, end if end else len(src)) is not None
+
+
+def _parse_body(
+    body: str, body_line: int
+) -> tuple[str, tuple[Section, ...], tuple[Fence, ...], tuple[str, ...]]:
+    src = body if body.endswith("\n") else body + "\n"
+    parser = _PositionedParser()
+    state = BlockState()
+    state.process(src)
+    parser.parse(state)
+
+    def line_at(offset: int) -> int:
+        return body_line + src.count("\n", 0, offset)
+
+    tokens: list[dict[str, Any]] = state.tokens
+    content = [t for t in tokens if t["type"] != "blank_line"]
+    if not content or not _is_atx(content[0], 1, parser):
+        raise NoteParseError("has no `# Title` line after the frontmatter", body_line)
+    title = str(content[0]["text"]).strip()
+
+    fences = tuple(
+        Fence(line=line_at(parser.starts[id(t)]), closed=parser.fence_closed[id(t)])
+        for t in tokens
+        if id(t) in parser.fence_closed
+    )
+    heads = [t for t in tokens if _is_atx(t, 2, parser)]
+    sections: list[Section] = []
+    for index, head in enumerate(heads):
+        start = parser.starts[id(head)]
+        stop = parser.starts[id(heads[index + 1])] if index + 1 < len(heads) else len(src)
+        heading_end = src.find("\n", start) + 1
+        first = tokens.index(head) + 1
+        last = tokens.index(heads[index + 1]) if index + 1 < len(heads) else len(tokens)
+        section_tokens = [t for t in tokens[first:last] if t["type"] != "blank_line"]
+        raw = src[heading_end:stop]
+        sections.append(
+            Section(
+                name=str(head["text"]).strip(),
+                line=line_at(start),
+                text=raw.strip("\n"),
+                blocks=_blocks(section_tokens, raw, line_at(heading_end)),
+            )
+        )
+    return title, tuple(sections), fences, _links(src, tokens, parser)
+
+
+def _is_atx(token: dict[str, Any], level: int, parser: _PositionedParser) -> bool:
+    return (
+        token["type"] == "heading"
+        and token.get("style") == "atx"
+        and token["attrs"]["level"] == level
+        and id(token) in parser.starts
+    )
+
+
+_LIST_LINE = re.compile(r"^ {0,3}(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
+
+
+def _blocks(tokens: list[dict[str, Any]], raw: str, first_line: int) -> tuple[Block, ...]:
+    """The section's blocks. Lists keep their items; other blocks are located at the
+    first line that is neither blank, a list line, nor indented under a list."""
+    lines = raw.split("\n")
+    prose_line = next(
+        (
+            first_line + i
+            for i, line in enumerate(lines)
+            if line.strip() and not _LIST_LINE.match(line) and not line.startswith((" ", "\t"))
+        ),
+        first_line,
+    )
+    blocks: list[Block] = []
+    for token in tokens:
+        if token["type"] == "list":
+            items = tuple(_item_text(item) for item in token.get("children", []))
+            blocks.append(Block(kind="list", line=first_line, items=items))
+        else:
+            blocks.append(Block(kind=str(token["type"]), line=prose_line))
+    return tuple(blocks)
+
+
+def _item_text(item: dict[str, Any]) -> str:
+    for child in item.get("children", []):
+        if child["type"] in ("block_text", "paragraph"):
+            return " ".join(str(child["text"]).split())
+    return ""
+
+
+def _links(src: str, tokens: list[dict[str, Any]], parser: _PositionedParser) -> tuple[str, ...]:
+    """`[[key]]` targets outside code, in order of first appearance."""
+    text = src
+    for token in tokens:
+        if id(token) in parser.fence_end:
+            start, end = parser.starts[id(token)], parser.fence_end[id(token)]
+            text = text[:start] + " " * (end - start) + text[end:]
+    text = _CODE_SPAN.sub(" ", text)
+    seen: dict[str, None] = {}
+    for match in _LINK.finditer(text):
+        seen.setdefault(match.group(1).strip(), None)
+    return tuple(seen)
