@@ -69,3 +69,17 @@ def _common_dir(git_dir: Path) -> Path:
         return git_dir
     target = marker.read_text(encoding="utf-8").strip()
     return (git_dir / target).resolve()
+
+
+def create_repository(path: Path, message: str, name: str, email: str) -> GitRepo:
+    """A new repository at `path` whose first commit holds every file already there."""
+    try:
+        repo = pygit2.init_repository(str(path), initial_head="main")
+        repo.index.add_all()
+        repo.index.write()
+        tree = repo.index.write_tree()
+        signature = pygit2.Signature(name, email)
+        repo.create_commit("HEAD", signature, signature, message, tree, [])
+    except pygit2.GitError as err:
+        raise GitFailure(f"creating a repository at {path}: {err}") from None
+    return open_repo(path)

@@ -51,7 +51,7 @@ NOTE_TYPES: Final[dict[str, TypeSpec]] = {
 REQUIRED_FIELDS: Final = ("key", "type", "source", "recorded")
 KNOWN_FIELDS: Final = (*REQUIRED_FIELDS, "invalidated_by")
 
-_FIELD_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?: (.*))?")
+_FIELD_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(.*)")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _LINK = re.compile(r"\[\[([^\[\]\n]+)\]\]")
 _CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1", re.S)
@@ -91,7 +91,7 @@ class Note:
     """A parsed note. Build one with :func:`parse` or :func:`compose`, never by hand,
     so the structure always agrees with the text."""
 
-    fields: tuple[tuple[str, str], ...]
+    fields: tuple[tuple[str, str], ...]  # (name, text after the colon, as written)
     body: str
     key: Key
     type: str
@@ -103,9 +103,10 @@ class Note:
     links: tuple[str, ...]
 
     def field(self, name: str) -> str | None:
-        for field_name, value in self.fields:
+        """A frontmatter value with surrounding spaces removed; None when absent."""
+        for field_name, raw in self.fields:
             if field_name == name:
-                return value
+                return raw.strip()
         return None
 
     @property
@@ -141,29 +142,29 @@ def decode(data: bytes) -> str:
 def parse(text: str) -> Note:
     """Read a note, or raise :class:`NoteParseError` saying where it went wrong."""
     fields, body, body_line = _split_frontmatter(text)
-    values = dict(fields)
+    values = {name: raw.strip() for name, raw in fields}
     for name in REQUIRED_FIELDS:
-        if not values.get(name, "").strip():
+        if not values.get(name):
             state = "is empty" if name in values else "is missing"
             raise NoteParseError(f"frontmatter field `{name}` {state}", 1)
     try:
-        key = Key(values["key"].strip())
+        key = Key(values["key"])
     except InvalidKey as err:
         raise NoteParseError(f"field `key`: {err}", _field_line(fields, "key")) from None
-    kind = values["type"].strip()
+    kind = values["type"]
     if kind not in NOTE_TYPES:
         known = ", ".join(NOTE_TYPES)
         raise NoteParseError(
             f"type {kind!r} is not a note type; use one of {known}", _field_line(fields, "type")
         )
-    recorded = _parse_date(values["recorded"].strip(), _field_line(fields, "recorded"))
+    recorded = _parse_date(values["recorded"], _field_line(fields, "recorded"))
     title, sections, fences, links = _parse_body(body, body_line)
     return Note(
         fields=fields,
         body=body,
         key=key,
         type=kind,
-        source=values["source"].strip(),
+        source=values["source"],
         recorded=recorded,
         title=title,
         sections=sections,
@@ -178,8 +179,12 @@ def render(note: Note) -> str:
 
 
 def _render_fields(fields: Sequence[tuple[str, str]]) -> str:
-    lines = [f"{name}: {value}" if value else f"{name}:" for name, value in fields]
-    return "---\n" + "".join(line + "\n" for line in lines) + "---\n"
+    return "---\n" + "".join(f"{name}:{raw}\n" for name, raw in fields) + "---\n"
+
+
+def _raw(value: str) -> str:
+    """How the tool writes a value after the colon: `name: value`, or `name:`."""
+    return f" {value}" if value else ""
 
 
 def with_field(note: Note, name: str, value: str) -> Note:
@@ -190,9 +195,9 @@ def with_field(note: Note, name: str, value: str) -> Note:
     fields = list(note.fields)
     names = [n for n, _ in fields]
     if name in names:
-        fields[names.index(name)] = (name, value)
+        fields[names.index(name)] = (name, _raw(value))
     else:
-        fields.append((name, value))
+        fields.append((name, _raw(value)))
     return parse(_render_fields(fields) + note.body)
 
 
@@ -228,7 +233,8 @@ def compose(
                     raise NoteParseError(f"each item of `{name}` must fit on one line")
             blocks.append(f"## {name}\n\n" + "\n".join(f"- {item}" for item in items))
             wanted.append((name, items))
-    note = parse(_render_fields(fields) + "\n" + "\n\n".join(blocks) + "\n")
+    raw_fields = [(name, _raw(value)) for name, value in fields]
+    note = parse(_render_fields(raw_fields) + "\n" + "\n\n".join(blocks) + "\n")
     got = [(s.name, s.text if isinstance(v, str) else s.items) for s, (_, v) in
            zip(note.sections, wanted, strict=False)]
     if len(note.sections) != len(wanted) or got != wanted or note.title != title:
@@ -257,7 +263,7 @@ def _split_frontmatter(text: str) -> tuple[tuple[tuple[str, str], ...], str, int
         match = _FIELD_LINE.fullmatch(line)
         if match is None:
             raise NoteParseError(f"frontmatter line {line!r} is not `name: value`", line_no)
-        name, value = match.group(1), match.group(2) or ""
+        name, value = match.group(1), match.group(2)
         if name in seen:
             raise NoteParseError(f"frontmatter field `{name}` appears twice", line_no)
         seen.add(name)

@@ -2,5 +2,126 @@
 
 Builds a git repository from the bundled fixtures, points the local store at a
 temporary directory, and runs the real `omh` commands one after another,
-printing each with its output.
+printing each with its output. Nothing outside the temporary directory is
+touched.
 """
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from importlib import resources
+from pathlib import Path
+
+import typer
+
+from omh_git_memory.errors import OmhError
+
+
+def fixtures_dir() -> Path:
+    """The demo fixtures: inside the installed package, or in a source checkout."""
+    packaged = Path(str(resources.files("omh_git_memory"))) / "_fixtures" / "demo"
+    if packaged.is_dir():
+        return packaged
+    source = Path(__file__).resolve().parents[2] / "fixtures" / "demo"
+    if source.is_dir():
+        return source
+    raise OmhError("the demo fixtures are missing from this installation; reinstall omh")
+
+
+# (caption, arguments, plant the hand-edited fixture note in the store first)
+STEPS: list[tuple[str, list[str], bool]] = [
+    ("Set up omh in the repository (safe to run twice).", ["init"], False),
+    (
+        "An agent records what surprised it. The key is derived from what was observed.",
+        [
+            "memory", "remember",
+            "--expected", "A bind mount of the token file would persist the login.",
+            "--observed", "Mounting a credential file returns EBUSY.",
+            "--evidence", "EBUSY from the mount syscall",
+            "--answers", "why does mounting the token file fail?",
+            "--relates-to", "credentials-are-a-named-volume",
+            "--recorded", "2026-10-11",
+        ],
+        False,
+    ),
+    (
+        "The note, byte for byte as stored.",
+        ["memory", "show", "surprise/mounting-a-credential-file-returns-ebusy"],
+        False,
+    ),
+    (
+        "Writing the same observation again is a conflict, not a silent second copy.",
+        [
+            "memory", "remember",
+            "--expected", "The login would persist.",
+            "--observed", "mounting a CREDENTIAL file   returns ebusy!",
+            "--evidence", "the same error, spelled differently",
+            "--answers", "why does the mount fail?",
+        ],
+        False,
+    ),
+    (
+        "A second note that the first one links to.",
+        [
+            "memory", "remember",
+            "--expected", "Credentials could be files mounted one by one.",
+            "--observed", "Credentials are a named volume.",
+            "--evidence", "docker volume ls shows omh-credentials",
+            "--answers", "where do credentials live?",
+            "--relates-to", "surprise/mounting-a-credential-file-returns-ebusy",
+            "--recorded", "2026-10-12",
+        ],
+        False,
+    ),
+    ("The notes by layer, with how many notes link to each.", ["memory"], False),
+    ("A hand-edited note with problems has arrived in the store; lint names each rule.",
+     ["memory", "lint"], True),
+    ("Remove it. rm removes one note and says what linked to it.",
+     ["memory", "rm", "half-finished"], False),
+    (
+        "Lint again: no refusals, so it passes. The DanglingLink is real: the first note "
+        "links credentials-are-a-named-volume, but the template keyed the second "
+        "surprise/credentials-are-a-named-volume.",
+        ["memory", "lint"],
+        False,
+    ),
+]
+
+
+def run_demo(keep: bool = False) -> None:
+    from omh_git_memory.git import create_repository
+
+    fixtures = fixtures_dir()
+    top = Path(tempfile.mkdtemp(prefix="omh-demo-"))
+    repo_dir = top / "tinyhttp"
+    store = top / "local-store"
+    shutil.copytree(fixtures / "repo", repo_dir)
+    create_repository(repo_dir, "Tinyhttp: first commit", "omh demo", "demo@omh.invalid")
+    env = {**os.environ, "OMH_LOCAL_STORE": str(store), "NO_COLOR": "1"}
+    typer.echo(f"omh demo: a repository at {repo_dir}, its local store at {store}\n")
+    try:
+        for index, (caption, args, plant) in enumerate(STEPS, 1):
+            if plant:
+                target = store / "half-finished.md"
+                shutil.copyfile(fixtures / "store" / "half-finished.md", target)
+            typer.echo(f"── {index}. {caption}")
+            typer.echo(f"$ omh {shlex.join(args)}")
+            done = subprocess.run(
+                [sys.executable, "-m", "omh_git_memory", *args],
+                cwd=repo_dir, env=env, capture_output=True, text=True, check=False,
+            )
+            typer.echo(done.stdout + done.stderr, nl=False)
+            if done.returncode:
+                typer.echo(f"(exit status {done.returncode})")
+            typer.echo("")
+    finally:
+        if keep:
+            typer.echo(f"kept {top}")
+        else:
+            shutil.rmtree(top, ignore_errors=True)
+    typer.echo("That is what exists so far: see the README for what each command does.")

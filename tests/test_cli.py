@@ -1,0 +1,181 @@
+"""The real `omh` command, in subprocesses, in real repositories."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.helpers import FIXTURES, SEED_ARGS, SEED_NOTE, git, omh
+
+SEED_KEY = "surprise/mounting-a-credential-file-returns-ebusy"
+
+
+def _store(repo: Path) -> Path:
+    return Path(omh(repo, "memory", "--json").json()["local_store"])
+
+
+def test_init_then_remember_writes_the_seed_example_byte_for_byte(repo_dir: Path) -> None:
+    assert omh(repo_dir, "init").code == 0
+    run = omh(repo_dir, *SEED_ARGS)
+    assert run.code == 0, run.err
+    written = _store(repo_dir) / f"{SEED_KEY}.md"
+    assert written.read_bytes() == SEED_NOTE.encode()
+
+
+def test_init_writes_its_files_once_and_is_safe_to_run_twice(repo_dir: Path) -> None:
+    first = omh(repo_dir, "init", "--json").json()
+    assert first["config_created"] and first["gitignore_created"] and first["store_created"]
+    config = repo_dir / ".omh/memory.toml"
+    config.write_text(config.read_text() + "# edited by a person\n")
+    second = omh(repo_dir, "init", "--json").json()
+    assert not (second["config_created"] or second["gitignore_created"] or second["store_created"])
+    assert config.read_text().endswith("# edited by a person\n")
+    assert "memory.toml" in omh(repo_dir, "init").out
+
+
+def test_remember_writes_only_to_the_local_layer(repo_dir: Path) -> None:
+    # Invariant 3: nothing lands in the checkout, so `git add -A` cannot publish it.
+    omh(repo_dir, "init")
+    git(repo_dir, "add", "-A")
+    git(repo_dir, "commit", "-qm", "omh init")
+    assert omh(repo_dir, *SEED_ARGS).code == 0
+    assert git(repo_dir, "status", "--porcelain", "--untracked-files=all") == ""
+    assert not _store(repo_dir).is_relative_to(repo_dir)
+    listed = omh(repo_dir, "memory", "--json").json()["notes"]
+    assert [(n["key"], n["layer"]) for n in listed] == [(SEED_KEY, "local")]
+
+
+def test_remembering_one_observation_twice_is_a_conflict(repo_dir: Path) -> None:
+    # Invariant 5, at the command line, with another spelling of the same observation.
+    assert omh(repo_dir, *SEED_ARGS).code == 0
+    again = [a if a != "Mounting a credential file returns EBUSY." else "MOUNTING a credential"
+             " file — returns ebusy." for a in SEED_ARGS]
+    run = omh(repo_dir, *again)
+    assert run.code == 1
+    assert "already exists" in run.err and "update it instead" in run.err
+    assert run.err.count("\n") == 1  # one line
+
+
+def test_remember_refuses_empty_answers_with_the_published_message(repo_dir: Path) -> None:
+    args = [*SEED_ARGS[: SEED_ARGS.index("--answers")], "--recorded", "2026-10-11"]
+    run = omh(repo_dir, *args)
+    assert run.code == 1
+    assert run.err == "omh: `answers` is empty; a note nobody can find is a note nobody wrote\n"
+    assert not (_store(repo_dir) / f"{SEED_KEY}.md").exists()
+
+
+def test_remember_refuses_bad_input_and_writes_nothing(repo_dir: Path) -> None:
+    for bad, message in [
+        (["--recorded", "2026-13-45"], "not a date that exists"),
+        (["--relates-to", "../etc/passwd"], "not a usable key"),
+        (["--invalidated-by", "whenever"], "not a trigger omh can evaluate"),
+        (["--evidence", "```\nunclosed"], "structure"),
+    ]:
+        run = omh(repo_dir, *SEED_ARGS, *bad)
+        assert run.code == 1, bad
+        assert message in run.err, (bad, run.err)
+    assert omh(repo_dir, "memory", "--json").json()["notes"] == []
+
+
+def test_if_exists_suffix_writes_a_second_key_that_its_file_agrees_with(repo_dir: Path) -> None:
+    omh(repo_dir, *SEED_ARGS)
+    run = omh(repo_dir, *SEED_ARGS, "--if-exists", "suffix", "--json")
+    assert run.json()["key"] == f"{SEED_KEY}-2"
+    assert omh(repo_dir, "memory", "lint", "--json").json()["counts"]["KeyDisagreesWithPath"] == 0
+
+
+def test_memory_lists_notes_by_layer_with_inbound_counts(repo_dir: Path) -> None:
+    omh(repo_dir, *SEED_ARGS)
+    omh(repo_dir, "memory", "remember", "--expected", "e", "--observed", "Credentials live apart.",
+        "--evidence", "v", "--answers", "q", "--relates-to", SEED_KEY)
+    notes = {n["key"]: n for n in omh(repo_dir, "memory", "--json").json()["notes"]}
+    assert notes[SEED_KEY]["inbound"] == 1
+    assert notes["surprise/credentials-live-apart"]["inbound"] == 0
+    text = omh(repo_dir, "memory").out
+    assert "local · 2 notes" in text and "← 1 link" in text
+
+
+def test_show_prints_the_stored_note_and_suggests_near_keys(repo_dir: Path) -> None:
+    omh(repo_dir, *SEED_ARGS)
+    assert omh(repo_dir, "memory", "show", SEED_KEY).out == SEED_NOTE
+    missing = omh(repo_dir, "memory", "show", "surprise/mounting-a-credential")
+    assert missing.code == 1 and f"did you mean {SEED_KEY}" in missing.err
+
+
+def test_rm_removes_one_note_reports_inbound_links_and_never_cascades(repo_dir: Path) -> None:
+    # Invariant 7: rm never cascades.
+    omh(repo_dir, *SEED_ARGS)
+    omh(repo_dir, "memory", "remember", "--expected", "e", "--observed", "Links point here.",
+        "--evidence", "v", "--answers", "q", "--relates-to", SEED_KEY)
+    run = omh(repo_dir, "memory", "rm", SEED_KEY, "--json")
+    assert run.code == 0, run.err
+    assert run.json()["linked_from"] == [{"layer": "local", "key": "surprise/links-point-here"}]
+    remaining = [n["key"] for n in omh(repo_dir, "memory", "--json").json()["notes"]]
+    assert remaining == ["surprise/links-point-here"]
+    lint = omh(repo_dir, "memory", "lint", "--json").json()
+    assert lint["counts"]["DanglingLink"] == 1
+
+
+def test_lint_over_one_violation_of_each_rule_fails_naming_each_once(repo_dir: Path) -> None:
+    store = repo_dir.parent / "store"
+    shutil.copytree(FIXTURES / "lint/store", store)
+    env = {"OMH_LOCAL_STORE": str(store)}
+    run = omh(repo_dir, "memory", "lint", env=env)
+    assert run.code == 1
+    for rule in ("Unreadable", "UnclosedFence", "MissingSection", "ProseInListSection",
+                 "KeyDisagreesWithPath", "UnevaluatableTrigger", "DuplicateKey", "DanglingLink",
+                 "Orphan"):
+        assert run.out.count(f": {rule} (") == 1, rule
+    counts = omh(repo_dir, "memory", "lint", "--json", env=env).json()["counts"]
+    assert set(counts.values()) == {1}
+
+
+def test_lint_passes_with_warnings_only(repo_dir: Path) -> None:
+    omh(repo_dir, *SEED_ARGS)
+    run = omh(repo_dir, "memory", "lint")
+    assert run.code == 0
+    assert "0 refusals, 2 warnings" in run.out
+
+
+def test_outside_a_repository_the_error_says_what_to_do(tmp_path: Path) -> None:
+    run = omh(tmp_path, "memory")
+    assert run.code == 1
+    assert "not inside a git repository" in run.err and "git init" in run.err
+
+
+def test_a_broken_config_is_one_clear_line(repo_dir: Path) -> None:
+    (repo_dir / ".omh").mkdir()
+    (repo_dir / ".omh/memory.toml").write_text('[keys]\nsurprise = "s/{{slugg}}"\n')
+    run = omh(repo_dir, *SEED_ARGS)
+    assert run.code == 1
+    assert "{{slugg}}" in run.err and run.err.count("\n") == 1
+
+
+def test_usage_errors_exit_2(repo_dir: Path) -> None:
+    assert omh(repo_dir, "memory", "remember").code == 2
+    assert omh(repo_dir, "memory", "remember", *SEED_ARGS[2:], "--if-exists", "maybe").code == 2
+
+
+def test_help_does_not_import_the_heavy_modules() -> None:
+    probe = (
+        "import sys; sys.argv=['omh','--help']\n"
+        "from omh_git_memory.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "heavy = [m for m in ('mcp', 'pygit2', 'mistune', 'pydantic', 'rapidfuzz') "
+        "if m in sys.modules]\n"
+        "print(heavy, file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stderr.strip() == "[]"
+    assert "memory" in done.stdout
+
+
+def test_demo_walks_through_every_step(tmp_path: Path) -> None:
+    run = omh(tmp_path, "demo")
+    assert run.code == 0, run.err
+    assert SEED_NOTE in run.out
+    assert "already exists" in run.out
+    assert "ProseInListSection (refused)" in run.out
+    assert "removed local/half-finished" in run.out
