@@ -115,3 +115,10 @@ def test_broken_toml_is_a_config_error(tmp_path: Path) -> None:
     (tmp_path / ".omh/memory.toml").write_text("[keys\n")
     with pytest.raises(ConfigError, match="not valid TOML"):
         load_config(tmp_path)
+
+
+def test_a_key_not_in_normal_form_is_refused() -> None:
+    # Two spellings of one key would be two files: keys are NFC.
+    with pytest.raises(InvalidKey, match="NFC"):
+        Key(unicodedata.normalize("NFD", "café"))
+    assert Key("café").value == "café"
