@@ -6,6 +6,8 @@ pygit2 lives only in this module; the rest of the package talks to
 
 from __future__ import annotations
 
+import contextlib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,3 +85,197 @@ def create_repository(path: Path, message: str, name: str, email: str) -> GitRep
     except pygit2.GitError as err:
         raise GitFailure(f"creating a repository at {path}: {err}") from None
     return open_repo(path)
+
+
+@dataclass(frozen=True)
+class TreeFile:
+    """A file in a commit's tree."""
+
+    path: str  # repository-relative, POSIX
+    blob_id: str
+    data: bytes | None  # None when the entry is not a regular file
+    kind: str  # "file", "symlink", "submodule"
+
+
+def resolve_commit(repo: GitRepo, rev: str) -> pygit2.Commit | None:
+    """The commit `rev` names; None for `HEAD` on a branch with no commit yet."""
+    if rev == "HEAD" and repo.repo.head_is_unborn:
+        return None
+    try:
+        obj = repo.repo.revparse_single(rev)
+        commit = obj.peel(pygit2.Commit)
+    except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+        raise GitFailure(f"{rev!r} names no commit in {repo.common_dir}") from None
+    return commit
+
+
+def files_under(repo: GitRepo, commit: pygit2.Commit | None, prefix: str) -> list[TreeFile]:
+    """Every file below directory `prefix` in `commit`'s tree, read without touching
+    the working tree or the index."""
+    if commit is None:
+        return []
+    try:
+        entry = commit.tree[prefix]
+    except KeyError:
+        return []
+    if not isinstance(entry, pygit2.Tree):
+        return []
+    found: list[TreeFile] = []
+    _walk(repo.repo, entry, prefix, found)
+    return found
+
+
+def _walk(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str, out: list[TreeFile]) -> None:
+    for entry in tree:
+        path = f"{prefix}/{entry.name}"
+        mode = entry.filemode
+        if mode == pygit2.enums.FileMode.TREE:
+            _walk(repo, repo[entry.id].peel(pygit2.Tree), path, out)
+        elif mode == pygit2.enums.FileMode.LINK:
+            out.append(TreeFile(path, str(entry.id), None, "symlink"))
+        elif mode == pygit2.enums.FileMode.COMMIT:
+            out.append(TreeFile(path, str(entry.id), None, "submodule"))
+        else:
+            out.append(TreeFile(path, str(entry.id), repo[entry.id].read_raw(), "file"))
+
+
+def path_in_tree(commit: pygit2.Commit | None, path: str) -> bool:
+    if commit is None:
+        return False
+    try:
+        commit.tree[path]
+    except KeyError:
+        return False
+    return True
+
+
+def path_is_dirty(repo: GitRepo, path: str) -> bool:
+    """True when `path` exists in the index or the working tree."""
+    index = repo.repo.index
+    index.read(False)
+    if path in index:
+        return True
+    return repo.workdir is not None and os.path.lexists(repo.workdir / path)
+
+
+@dataclass(frozen=True)
+class Change:
+    """Files to add (path → bytes) and paths to delete, in one commit."""
+
+    add: dict[str, bytes]
+    delete: tuple[str, ...]
+    message: str
+
+
+def commit_change(repo: GitRepo, change: Change) -> str:
+    """Commit `change` on the current branch without touching other work, then bring
+    the index entries and working-tree files of exactly those paths in line.
+
+    The branch moves only if it still points where it did when we read it
+    (compare-and-swap). Any failure before the working tree is updated leaves the
+    repository as it was: a moved branch is moved back.
+    """
+    r = repo.repo
+    if r.head_is_detached:
+        raise GitFailure("HEAD is detached; check out a branch first (git switch <branch>)")
+    branch = r.references["HEAD"].target
+    assert isinstance(branch, str)
+    if (repo.git_dir / "index.lock").exists():
+        raise GitFailure(
+            f"{repo.git_dir / 'index.lock'} exists: another git command is running, or one "
+            "crashed; wait for it, or remove the file if no git command is running"
+        )
+    try:
+        signature = r.default_signature
+    except (KeyError, pygit2.GitError):
+        raise GitFailure(
+            "git does not know who you are: set it with git config user.name 'Your Name' "
+            "and git config user.email you@example.com"
+        ) from None
+    ref = r.references.get(branch)
+    parent = ref.target if ref is not None else None
+    assert parent is None or isinstance(parent, pygit2.Oid)
+    tree = pygit2.Index()
+    if parent is not None:
+        tree.read_tree(r[parent].peel(pygit2.Commit).tree)
+    blobs = {path: r.create_blob(data) for path, data in change.add.items()}
+    for path, blob in blobs.items():
+        tree.add(pygit2.IndexEntry(path, blob, pygit2.enums.FileMode.BLOB))
+    for path in change.delete:
+        tree.remove(path)
+    try:
+        new = r.create_commit(
+            None, signature, signature, change.message, tree.write_tree(r),
+            [parent] if parent is not None else [],
+        )
+        if ref is None:
+            r.references.create(branch, new)
+        else:
+            ref.set_target(new, f"omh: {change.message.splitlines()[0]}")
+    except pygit2.GitError as err:
+        raise GitFailure(
+            f"could not move {branch}: {err} (another process committed meanwhile?); "
+            "nothing was changed, run the command again"
+        ) from None
+    try:
+        _update_index(repo, blobs, change.delete)
+    except (pygit2.GitError, OSError) as err:
+        _move_back(r, branch, new, parent)
+        raise GitFailure(f"updating the index failed ({err}); the commit was undone") from None
+    try:
+        _update_workdir(repo, change)
+    except OSError as err:
+        with contextlib.suppress(pygit2.GitError, OSError):
+            _forget_added(repo, change)
+        _move_back(r, branch, new, parent)
+        raise GitFailure(
+            f"writing the working tree failed ({err.strerror}); the commit was undone"
+        ) from None
+    return str(new)
+
+
+def _forget_added(repo: GitRepo, change: Change) -> None:
+    index = repo.repo.index
+    index.read(False)
+    for path in change.add:
+        if path in index:
+            index.remove(path)
+        if repo.workdir is not None:
+            with contextlib.suppress(FileNotFoundError):
+                (repo.workdir / path).unlink()
+    index.write()
+
+
+def _update_index(repo: GitRepo, blobs: dict[str, pygit2.Oid], delete: tuple[str, ...]) -> None:
+    index = repo.repo.index
+    index.read(False)
+    for path, blob in blobs.items():
+        index.add(pygit2.IndexEntry(path, blob, pygit2.enums.FileMode.BLOB))
+    for path in delete:
+        if path in index:
+            index.remove(path)
+    index.write()
+
+
+def _move_back(r: pygit2.Repository, branch: str, new: pygit2.Oid, old: pygit2.Oid | None) -> None:
+    ref = r.references.get(branch)
+    if ref is None or ref.target != new:
+        return  # somebody moved it since: leave their work alone
+    if old is None:
+        ref.delete()
+    else:
+        ref.set_target(old, "omh: undo")
+
+
+def _update_workdir(repo: GitRepo, change: Change) -> None:
+    if repo.workdir is None:
+        return
+    for path, data in change.add.items():
+        target = repo.workdir / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".omh-tmp-{target.name}")
+        tmp.write_bytes(data)
+        os.replace(tmp, target)
+    for path in change.delete:
+        with contextlib.suppress(FileNotFoundError):
+            (repo.workdir / path).unlink()

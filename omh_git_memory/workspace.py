@@ -8,7 +8,9 @@ from pathlib import Path
 
 from omh_git_memory.config import Config, load_config
 from omh_git_memory.git import GitRepo, open_repo
+from omh_git_memory.graph import Graph
 from omh_git_memory.store import LocalStore, local_store_root
+from omh_git_memory.team import scan_team
 
 
 @dataclass(frozen=True)
@@ -19,6 +21,11 @@ class Workspace:
 
     def config(self) -> Config:
         return load_config(self.checkout)
+
+    def graph(self, rev: str = "HEAD", local: bool = True) -> Graph:
+        """Every note: the team layer at `rev` and (unless `local` is False) the local one."""
+        team = scan_team(self.repo, rev)
+        return Graph.of(team, self.local.scan() if local else [])
 
 
 def open_workspace(start: Path, environ: Mapping[str, str] | None = None) -> Workspace:

@@ -199,14 +199,18 @@ def rm(
     if len(found) > 1:
         raise OmhError(f"{key} is in both layers; say which with --layer team or --layer local")
     entry = found[0]
-    if entry.layer is Layer.TEAM:
-        raise OmhError(f"{key} is a team note; removing team notes is not supported yet")
     linkers = sorted(graph.inbound().get((entry.layer, key), []))
-    path = ws.local.remove(Key(entry.relpath.removesuffix(".md")))
+    if entry.layer is Layer.TEAM:
+        from omh_git_memory.promote import remove_team_note
+
+        commit = remove_team_note(ws, Key(entry.relpath.removesuffix(".md")))
+        path = f"{entry.location.split(':', 1)[1]} (commit {commit[:12]})"
+    else:
+        path = str(ws.local.remove(Key(entry.relpath.removesuffix(".md"))))
     if as_json:
         emit_json(
             {
-                "removed": {"key": key, "layer": entry.layer.value, "path": str(path)},
+                "removed": {"key": key, "layer": entry.layer.value, "path": path},
                 "linked_from": [{"layer": lay.value, "key": k} for lay, k in linkers],
             }
         )
@@ -221,20 +225,63 @@ def rm(
 
 
 @app.command()
-def lint(as_json: JsonFlag = False) -> None:
-    """Check every note: six rules refuse a note, three warn. Fails only on refusals."""
-    from omh_git_memory.lint import RULES
-    from omh_git_memory.lint import lint as run_lint
+def promote(
+    keys: Annotated[list[str], typer.Argument(help="Keys of local notes to share.")],
+    as_json: JsonFlag = False,
+) -> None:
+    """Share local notes with the team: one commit adding them under .omh/notes/."""
+    from omh_git_memory.promote import promote as do_promote
 
-    ws = here()
-    report = run_lint(all_notes(ws))
+    result = do_promote(here(), keys)
     if as_json:
         emit_json(
             {
-                "read": {"local": str(ws.local.root)},
+                "commit": result.commit,
+                "promoted": [k.value for k in result.keys],
+                "paths": list(result.paths),
+                "left_in_local": [k.value for k in result.left_in_local],
+            }
+        )
+        return
+    typer.echo(f"committed {result.commit[:12]}: {_count(len(result.keys), 'note')} now in team")
+    for path in result.paths:
+        typer.echo(f"  {path}")
+    for key in result.left_in_local:
+        typer.echo(f"warning: the local copy of {key} could not be removed; remove it by hand")
+    typer.echo("push the branch to share them")
+
+
+@app.command()
+def lint(
+    ref: Annotated[
+        str | None,
+        typer.Option(
+            "--ref",
+            help="Lint the team notes committed at this revision only (for CI); team "
+            "links that reach no team note then fail too.",
+        ),
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Check every note: six rules refuse a note, three warn. Fails only on refusals."""
+    from omh_git_memory.lint import RULES, Severity
+    from omh_git_memory.lint import lint as run_lint
+
+    ws = here()
+    graph = ws.graph(ref or "HEAD", local=ref is None)
+    report = run_lint(graph)
+    read = f"the team notes at {ref}" if ref else f"team notes at HEAD and {ws.local.root}"
+    failed = report.refused or (
+        ref is not None and any(f.rule == "DanglingLink" for f in report.findings)
+    )
+    if as_json:
+        emit_json(
+            {
+                "read": read,
                 "notes": report.notes,
                 "counts": report.counts,
                 "refused": report.refused,
+                "failed": failed,
                 "findings": [f.as_dict() for f in report.findings],
             }
         )
@@ -248,13 +295,15 @@ def lint(as_json: JsonFlag = False) -> None:
         for rule in RULES:
             count = report.counts[rule.name]
             typer.echo(f"  {rule.name.ljust(width)}  {rule.severity:<7}  {count}")
-        refusals = sum(1 for f in report.findings if f.severity.value == "refused")
+        refusals = sum(1 for f in report.findings if f.severity is Severity.REFUSED)
         warnings = len(report.findings) - refusals
         typer.echo(
-            f"{_count(report.notes, 'note')} read from the local store {ws.local.root}: "
+            f"{_count(report.notes, 'note')} read from {read}: "
             f"{_count(refusals, 'refusal')}, {_count(warnings, 'warning')}"
         )
-    if report.refused:
+        if ref is not None and failed and not report.refused:
+            typer.echo("failed: a team note links to a key no team note has at " + ref)
+    if failed:
         raise typer.Exit(1)
 
 

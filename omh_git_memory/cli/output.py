@@ -26,9 +26,7 @@ def emit_json(data: object) -> None:
 
 
 def all_notes(ws: Workspace) -> Graph:
-    from omh_git_memory.graph import Graph
-
-    return Graph.of(ws.local.scan())
+    return ws.graph()
 
 
 def find_notes(graph: Graph, key: str, layer: Layer | None) -> list[StoredNote]:
