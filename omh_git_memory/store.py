@@ -105,12 +105,13 @@ def repo_id(repo: GitRepo) -> str:
 
 
 class LocalStore:
-    """The local layer's directory. Every path it touches is checked to stay inside."""
+    """A directory of note files — the local layer's, or (read-only, for linting
+    before a commit) the checkout's `.omh/notes/`. Every path it touches is
+    checked to stay inside."""
 
-    layer: Final = Layer.LOCAL
-
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, layer: Layer = Layer.LOCAL) -> None:
         self.root = root
+        self.layer = layer
 
     def create_root(self) -> None:
         try:

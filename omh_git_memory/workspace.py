@@ -9,8 +9,9 @@ from pathlib import Path
 from omh_git_memory.config import Config, load_config
 from omh_git_memory.git import GitRepo, open_repo
 from omh_git_memory.graph import Graph
+from omh_git_memory.layers import Layer
 from omh_git_memory.store import LocalStore, local_store_root
-from omh_git_memory.team import scan_team
+from omh_git_memory.team import NOTES_DIR, scan_team
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,10 @@ class Workspace:
         """Every note: the team layer at `rev` and (unless `local` is False) the local one."""
         team = scan_team(self.repo, rev)
         return Graph.of(team, self.local.scan() if local else [])
+
+    def worktree_team_graph(self) -> Graph:
+        """The team notes as they are in this checkout's working tree (before a commit)."""
+        return Graph.of(LocalStore(self.checkout / NOTES_DIR, Layer.TEAM).scan())
 
 
 def open_workspace(start: Path, environ: Mapping[str, str] | None = None) -> Workspace:

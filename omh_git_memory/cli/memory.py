@@ -261,18 +261,34 @@ def lint(
             "links that reach no team note then fail too.",
         ),
     ] = None,
+    worktree: Annotated[
+        bool,
+        typer.Option(
+            "--worktree",
+            help="Lint the team notes as they are in the working tree (for a pre-commit "
+            "hook); team links that reach no team note then fail too.",
+        ),
+    ] = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Check every note: six rules refuse a note, three warn. Fails only on refusals."""
+    from omh_git_memory.errors import OmhError
     from omh_git_memory.lint import RULES, Severity
     from omh_git_memory.lint import lint as run_lint
 
+    if ref is not None and worktree:
+        raise OmhError("--ref and --worktree name two different sets of notes; give one")
     ws = here()
-    graph = ws.graph(ref or "HEAD", local=ref is None)
+    if worktree:
+        graph, read = ws.worktree_team_graph(), "the team notes in the working tree"
+    elif ref is not None:
+        graph, read = ws.graph(ref, local=False), f"the team notes at {ref}"
+    else:
+        graph, read = ws.graph(), f"team notes at HEAD and {ws.local.root}"
     report = run_lint(graph)
-    read = f"the team notes at {ref}" if ref else f"team notes at HEAD and {ws.local.root}"
+    team_only = worktree or ref is not None
     failed = report.refused or (
-        ref is not None and any(f.rule == "DanglingLink" for f in report.findings)
+        team_only and any(f.rule == "DanglingLink" for f in report.findings)
     )
     if as_json:
         emit_json(
@@ -301,8 +317,8 @@ def lint(
             f"{_count(report.notes, 'note')} read from {read}: "
             f"{_count(refusals, 'refusal')}, {_count(warnings, 'warning')}"
         )
-        if ref is not None and failed and not report.refused:
-            typer.echo("failed: a team note links to a key no team note has at " + ref)
+        if failed and not report.refused:
+            typer.echo("failed: a team note links to a key no team note has")
     if failed:
         raise typer.Exit(1)
 
