@@ -179,3 +179,6 @@ def test_demo_walks_through_every_step(tmp_path: Path) -> None:
     assert "already exists" in run.out
     assert "ProseInListSection (refused)" in run.out
     assert "removed local/half-finished" in run.out
+    assert "would dangle for a teammate" in run.out
+    assert "1 note now in team" in run.out
+    assert "team · 1 note" in run.out

@@ -78,7 +78,31 @@ STEPS: list[tuple[str, list[str], bool]] = [
         ],
         False,
     ),
+    (
+        "Sharing a note whose link would dangle for a teammate is refused.",
+        ["memory", "promote", "surprise/credentials-are-a-named-volume"],
+        False,
+    ),
+    (
+        "A note that stands alone.",
+        [
+            "memory", "remember",
+            "--expected", "Port 8080 would be free on CI.",
+            "--observed", "CI already listens on port 8080.",
+            "--evidence", "bind: address already in use",
+            "--answers", "why do the tests fail to bind on CI?",
+            "--recorded", "2026-10-13",
+        ],
+        False,
+    ),
+    (
+        "Promote it: one commit adding .omh/notes/<key>.md, then the local copy goes.",
+        ["memory", "promote", "surprise/ci-already-listens-on-port-8080"],
+        False,
+    ),
     ("The notes by layer, with how many notes link to each.", ["memory"], False),
+    ("What CI runs on a pushed commit: lint the team notes committed at HEAD.",
+     ["memory", "lint", "--ref", "HEAD"], False),
     ("A hand-edited note with problems has arrived in the store; lint names each rule.",
      ["memory", "lint"], True),
     ("Remove it. rm removes one note and says what linked to it.",
@@ -101,7 +125,9 @@ def run_demo(keep: bool = False) -> None:
     repo_dir = top / "tinyhttp"
     store = top / "local-store"
     shutil.copytree(fixtures / "repo", repo_dir)
-    create_repository(repo_dir, "Tinyhttp: first commit", "omh demo", "demo@omh.invalid")
+    repo = create_repository(repo_dir, "Tinyhttp: first commit", "omh demo", "demo@omh.invalid")
+    repo.repo.config["user.name"] = "omh demo"  # promote commits as this identity
+    repo.repo.config["user.email"] = "demo@omh.invalid"
     env = {**os.environ, "OMH_LOCAL_STORE": str(store), "NO_COLOR": "1"}
     typer.echo(f"omh demo: a repository at {repo_dir}, its local store at {store}\n")
     try:
