@@ -258,3 +258,31 @@ def test_the_pre_commit_hook_runs_the_worktree_lint() -> None:
     hooks = (Path(__file__).resolve().parents[1] / ".pre-commit-hooks.yaml").read_text()
     assert "entry: omh memory lint --worktree" in hooks
     assert "pass_filenames: false" in hooks
+
+
+def test_a_working_tree_write_failure_undoes_the_commit(
+    linked: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    head = _head(linked)
+    real_replace = os.replace
+
+    def refusing_replace(src, dst):  # type: ignore[no-untyped-def]
+        if ".omh/notes" in str(dst):
+            raise OSError(28, "No space left on device")
+        return real_replace(src, dst)
+
+    with monkeypatch.context() as patch, pytest.raises(GitFailure, match="undone"):
+        patch.setattr(os, "replace", refusing_replace)
+        promote(open_workspace(linked), [A, B])
+    assert _head(linked) == head
+    assert git(linked, "status", "--porcelain") == ""
+    assert _layers(linked) == {("local", A), ("local", B)}
+
+
+def test_a_key_the_team_already_has_is_refused(linked: Path) -> None:
+    assert omh(linked, "memory", "promote", A, B).code == 0
+    _remember(linked, "Ports are taken.")
+    head = _head(linked)
+    run = omh(linked, "memory", "promote", A)
+    assert run.code == 1 and "the team layer already has" in run.err
+    assert _head(linked) == head
