@@ -9,7 +9,7 @@ links to and failing on warnings would fail on the store's shape.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
@@ -210,6 +210,3 @@ def _line_of(note: Note, needle: str) -> int | None:
     index = text.find(needle)
     return None if index < 0 else text.count("\n", 0, index) + 1
 
-
-def lint_entries(*layers: Iterable[StoredNote]) -> Report:
-    return lint(Graph.of(*layers))

@@ -49,7 +49,6 @@ NOTE_TYPES: Final[dict[str, TypeSpec]] = {
 }
 
 REQUIRED_FIELDS: Final = ("key", "type", "source", "recorded")
-KNOWN_FIELDS: Final = (*REQUIRED_FIELDS, "invalidated_by")
 
 _FIELD_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(.*)")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")

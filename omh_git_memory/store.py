@@ -156,12 +156,6 @@ class LocalStore:
                     continue
                 yield name if rel_dir == "." else f"{rel_dir}/{name}"
 
-    def read(self, key: Key) -> StoredNote | None:
-        path = self.path_for(key)
-        if not os.path.lexists(path):
-            return None
-        return self._read_file(key.relpath().as_posix())
-
     def _read_file(self, relpath: str) -> StoredNote:
         path = self.root / relpath
         location = str(path)
