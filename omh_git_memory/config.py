@@ -29,6 +29,12 @@ DEFAULT_CONFIG: Final = """\
 surprise = "surprise/{{slug}}"
 topic    = "{{slug}}"
 stub     = "{{path}}"
+
+# Every Markdown file git tracks outside .omh/ becomes a stub: a pointer at the
+# document, derived when the index is built and never written as a file.
+# Exclude files by glob, matched against the path from the repository root.
+[stubs]
+exclude = []
 """
 
 GITIGNORE: Final = """\
@@ -44,6 +50,7 @@ GITIGNORE: Final = """\
 class Config:
     keys: KeyTemplates
     path: Path | None  # the file read, or None when the defaults apply
+    stub_exclude: tuple[str, ...] = ()  # globs of documents that get no stub
 
 
 def load_config(checkout: Path) -> Config:
@@ -65,4 +72,10 @@ def load_config(checkout: Path) -> Config:
     table = data.get("keys", {})
     if not isinstance(table, dict) or not all(isinstance(v, str) for v in table.values()):
         raise ConfigError(f"{path}: [keys] must map note types to template strings")
-    return Config(keys=KeyTemplates({**DEFAULT_TEMPLATES, **table}), path=path)
+    stubs = data.get("stubs", {})
+    exclude = stubs.get("exclude", []) if isinstance(stubs, dict) else None
+    if not isinstance(exclude, list) or not all(isinstance(g, str) for g in exclude):
+        raise ConfigError(f"{path}: [stubs] exclude must be a list of glob strings")
+    return Config(
+        keys=KeyTemplates({**DEFAULT_TEMPLATES, **table}), path=path, stub_exclude=tuple(exclude)
+    )

@@ -7,6 +7,7 @@ pygit2 lives only in this module; the rest of the package talks to
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -279,3 +280,48 @@ def _update_workdir(repo: GitRepo, change: Change) -> None:
     for path in change.delete:
         with contextlib.suppress(FileNotFoundError):
             (repo.workdir / path).unlink()
+
+
+@dataclass(frozen=True)
+class TreeEntry:
+    path: str
+    blob_id: str
+    kind: str  # "file", "symlink", "submodule"
+
+
+def list_tree(repo: GitRepo, commit: pygit2.Commit) -> list[TreeEntry]:
+    """Every file of `commit`'s tree with its blob id, without reading any blob."""
+    out: list[TreeEntry] = []
+    stack: list[tuple[str, pygit2.Tree]] = [("", commit.tree)]
+    r = repo.repo
+    while stack:
+        prefix, tree = stack.pop()
+        for entry in tree:
+            path = f"{prefix}{entry.name}"
+            mode = entry.filemode
+            if mode == pygit2.enums.FileMode.TREE:
+                stack.append((path + "/", r[entry.id].peel(pygit2.Tree)))
+            elif mode == pygit2.enums.FileMode.LINK:
+                out.append(TreeEntry(path, str(entry.id), "symlink"))
+            elif mode == pygit2.enums.FileMode.COMMIT:
+                out.append(TreeEntry(path, str(entry.id), "submodule"))
+            else:
+                out.append(TreeEntry(path, str(entry.id), "file"))
+    return out
+
+
+def read_blob(repo: GitRepo, blob_id: str) -> bytes:
+    try:
+        return repo.repo[blob_id].read_raw()
+    except (KeyError, ValueError) as err:
+        raise GitFailure(f"reading blob {blob_id}: {err}") from None
+
+
+def commit_id(commit: pygit2.Commit) -> str:
+    return str(commit.id)
+
+
+def commit_date(commit: pygit2.Commit) -> dt.date:
+    """The day the commit was made, in its committer's time zone."""
+    tz = dt.timezone(dt.timedelta(minutes=commit.commit_time_offset))
+    return dt.datetime.fromtimestamp(commit.commit_time, tz).date()

@@ -20,6 +20,8 @@ NoteId = tuple[Layer, str]
 @dataclass
 class Graph:
     entries: list[StoredNote]
+    # Keys of the derived team notes (stubs, the repo topic): linkable, never files.
+    derived: frozenset[str] = frozenset()
     _claims: dict[NoteId, list[StoredNote]] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -29,8 +31,8 @@ class Graph:
                 self._claims[(entry.layer, entry.note.key.value)].append(entry)
 
     @classmethod
-    def of(cls, *layers: Iterable[StoredNote]) -> Graph:
-        return cls([entry for layer in layers for entry in layer])
+    def of(cls, *layers: Iterable[StoredNote], derived: Iterable[str] = ()) -> Graph:
+        return cls([entry for layer in layers for entry in layer], frozenset(derived))
 
     @property
     def readable(self) -> list[tuple[StoredNote, Note]]:
@@ -43,6 +45,13 @@ class Graph:
     def resolve(self, target: str, source: Layer) -> list[StoredNote]:
         """What `[[target]]` written in a note of layer `source` reaches."""
         return [e for layer in reachable_layers(source) for e in self.claimants(layer, target)]
+
+    def reaches(self, target: str, source: Layer) -> bool:
+        """Whether `[[target]]` in a note of layer `source` reaches any note,
+        written or derived."""
+        if self.resolve(target, source):
+            return True
+        return Layer.TEAM in reachable_layers(source) and target in self.derived
 
     def inbound(self) -> dict[NoteId, list[NoteId]]:
         """For each note, the distinct notes linking to it."""

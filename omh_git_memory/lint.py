@@ -123,7 +123,7 @@ def _duplicate_key(graph: Graph) -> Iterator[tuple[StoredNote, int | None, str]]
 def _dangling_link(graph: Graph) -> Iterator[tuple[StoredNote, int | None, str]]:
     for entry, note in graph.readable:
         for target in note.links:
-            if graph.resolve(target, entry.layer):
+            if graph.reaches(target, entry.layer):
                 continue
             if entry.layer is Layer.TEAM and graph.claimants(Layer.LOCAL, target):
                 why = "is only in your local layer, which teammates do not have; promote it too"

@@ -413,3 +413,17 @@ def _links(src: str, tokens: list[dict[str, Any]], parser: _PositionedParser) ->
     for match in _LINK.finditer(text):
         seen.setdefault(match.group(1).strip(), None)
     return tuple(seen)
+
+
+def outline(markdown: str) -> tuple[str | None, list[str]]:
+    """A Markdown document's first `# ` heading (None if it has none) and its
+    top-level `## ` headings, word for word — what a stub is made of. Headings
+    inside code fences are code, not headings."""
+    src = markdown if markdown.endswith("\n") else markdown + "\n"
+    parser = _PositionedParser()
+    state = BlockState()
+    state.process(src)
+    parser.parse(state)
+    tokens: list[dict[str, Any]] = state.tokens
+    title = next((str(t["text"]).strip() for t in tokens if _is_atx(t, 1, parser)), None)
+    return title or None, [str(t["text"]).strip() for t in tokens if _is_atx(t, 2, parser)]

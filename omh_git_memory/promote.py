@@ -84,7 +84,7 @@ def plan(ws: Workspace, graph: Graph, keys: Sequence[str]) -> list[tuple[Key, St
     for key, entry in chosen:
         assert entry.note is not None
         for target in entry.note.links:
-            if target in batch or graph.resolve(target, Layer.TEAM):
+            if target in batch or graph.reaches(target, Layer.TEAM):
                 continue
             if graph.claimants(Layer.LOCAL, target):
                 problems.append(

@@ -9,7 +9,9 @@ from pathlib import Path
 from omh_git_memory.config import Config, load_config
 from omh_git_memory.git import GitRepo, open_repo
 from omh_git_memory.graph import Graph
+from omh_git_memory.index import Progress, Snapshot, local_docs, snapshot_for
 from omh_git_memory.layers import Layer
+from omh_git_memory.recall import Searcher
 from omh_git_memory.store import LocalStore, local_store_root
 from omh_git_memory.team import NOTES_DIR, scan_team
 
@@ -24,13 +26,27 @@ class Workspace:
         return load_config(self.checkout)
 
     def graph(self, rev: str = "HEAD", local: bool = True) -> Graph:
-        """Every note: the team layer at `rev` and (unless `local` is False) the local one."""
+        """Every note: the team layer at `rev` (written and derived) and, unless
+        `local` is False, the local one."""
         team = scan_team(self.repo, rev)
-        return Graph.of(team, self.local.scan() if local else [])
+        local_notes = self.local.scan() if local else []
+        return Graph.of(team, local_notes, derived=self.derived_keys(rev))
 
     def worktree_team_graph(self) -> Graph:
         """The team notes as they are in this checkout's working tree (before a commit)."""
-        return Graph.of(LocalStore(self.checkout / NOTES_DIR, Layer.TEAM).scan())
+        team = LocalStore(self.checkout / NOTES_DIR, Layer.TEAM).scan()
+        return Graph.of(team, derived=self.derived_keys("HEAD"))
+
+    def snapshot(self, rev: str = "HEAD", progress: Progress | None = None,
+                 rebuild: bool = False) -> Snapshot:
+        return snapshot_for(self.repo, self.config(), rev, progress, rebuild)
+
+    def derived_keys(self, rev: str = "HEAD") -> set[str]:
+        return {d.key for _, d in self.snapshot(rev).live() if d.source[:2] in ("s:", "t:")}
+
+    def searcher(self, progress: Progress | None = None) -> Searcher:
+        """Recall's view: the team layer at HEAD and the local layer as it is now."""
+        return Searcher(self.snapshot(progress=progress), local_docs(self.local.scan()))
 
 
 def open_workspace(start: Path, environ: Mapping[str, str] | None = None) -> Workspace:

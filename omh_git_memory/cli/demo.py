@@ -101,6 +101,12 @@ STEPS: list[tuple[str, list[str], bool]] = [
         False,
     ),
     ("The notes by layer, with how many notes link to each.", ["memory"], False),
+    (
+        "Recall: the best notes for a question, each with its neighbours, every line "
+        "with its layer and date. Stubs for the repository's documents come for free.",
+        ["memory", "recall", "why do the tests fail on CI?", "--also", "rolling back a deploy"],
+        False,
+    ),
     ("What CI runs on a pushed commit: lint the team notes committed at HEAD.",
      ["memory", "lint", "--ref", "HEAD"], False),
     ("A hand-edited note with problems has arrived in the store; lint names each rule.",

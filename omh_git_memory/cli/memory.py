@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from omh_git_memory.cli.output import all_notes, emit_json, find_notes, here
+from omh_git_memory.cli.output import all_notes, emit_json, find_notes, here, progress_bar
 
 app = typer.Typer(
     help="List, remember, show, remove and lint the notes of this repository.",
@@ -47,34 +47,42 @@ def memory(ctx: typer.Context, as_json: JsonFlag = False) -> None:
 def list_notes(as_json: JsonFlag = False) -> None:
     """List the notes by layer, with how many notes link to each."""
     from omh_git_memory.layers import Layer
+    from omh_git_memory.recall import date_of
 
     ws = here()
-    graph = all_notes(ws)
-    inbound = graph.inbound()
+    searcher = ws.searcher(progress=progress_bar())
+    inbound = searcher.inbound()
     rows = []
-    for entry, note in graph.readable:
+    unreadable: list[dict[str, str | None]] = []
+    for slot, doc in enumerate(searcher.docs):
+        if doc is None:
+            continue
+        if doc.problem:
+            unreadable.append({"layer": doc.layer, "path": doc.location, "problem": doc.problem})
+            continue
         rows.append(
             {
-                "key": note.key.value,
-                "layer": entry.layer.value,
-                "type": note.type,
-                "recorded": note.recorded.isoformat(),
-                "title": note.title,
-                "inbound": len(inbound.get((entry.layer, note.key.value), [])),
-                "path": entry.location,
+                "key": doc.key,
+                "layer": doc.layer,
+                "type": doc.kind,
+                "recorded": date_of(doc),
+                "title": doc.title,
+                "inbound": len(inbound.get(slot, [])),
+                "path": doc.location,
             }
         )
-    unreadable = [
+    unreadable += [
         {"layer": e.layer.value, "path": e.location, "problem": e.problem}
-        for e in graph.entries
+        for e in ws.local.scan()
         if e.note is None
     ]
+    rows.sort(key=lambda r: (str(r["layer"]), str(r["key"])))
     if as_json:
         emit_json({"notes": rows, "unreadable": unreadable, "local_store": str(ws.local.root)})
         return
     for layer in Layer:
         mine = [r for r in rows if r["layer"] == layer.value]
-        where = f" in {ws.local.root}" if layer is Layer.LOCAL else ""
+        where = f" in {ws.local.root}" if layer is Layer.LOCAL else " at HEAD"
         typer.echo(f"{layer} · {_count(len(mine), 'note')}{where}")
         width = max((len(str(r["key"])) for r in mine), default=0)
         for r in mine:
@@ -84,6 +92,71 @@ def list_notes(as_json: JsonFlag = False) -> None:
             )
     for u in unreadable:
         typer.echo(f"unreadable: {u['path']}: {u['problem']} (omh memory lint says more)")
+
+
+@app.command()
+def recall(
+    question: Annotated[str, typer.Argument(help="What you want to know, in your words.")],
+    also: Annotated[
+        list[str] | None,
+        typer.Option("--also", help="The same question in other words (repeat for more)."),
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """The notes that best answer a question, each with the notes linked to it."""
+    from omh_git_memory.recall import date_of, render_tree
+    from omh_git_memory.recall import recall as do_recall
+
+    answer = do_recall(here().searcher(progress=progress_bar()), question, also or [])
+    if as_json:
+        emit_json(
+            {
+                "results": [
+                    {
+                        "key": h.doc.key,
+                        "layer": h.doc.layer,
+                        "recorded": date_of(h.doc),
+                        "score": round(h.score, 4),
+                        "neighbours": [
+                            {"key": n.key, "layer": n.layer, "recorded": date_of(n)}
+                            for n in h.neighbours
+                        ],
+                    }
+                    for h in answer.results
+                ],
+                "left_out": answer.left_out,
+            }
+        )
+        return
+    typer.echo(render_tree(answer), nl=False)
+
+
+@app.command()
+def reindex(
+    full: Annotated[
+        bool, typer.Option("--full", help="Rebuild from scratch instead of from the last index.")
+    ] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Build the recall index of HEAD now (recall builds it on demand anyway)."""
+    import time
+
+    ws = here()
+    started = time.perf_counter()
+    snap = ws.snapshot(progress=progress_bar(), rebuild=full)
+    took = time.perf_counter() - started
+    live = sum(1 for _ in snap.live())
+    if as_json:
+        emit_json({"commit": snap.commit, "documents": live, "analysed": snap.analysed,
+                   "reused": snap.reused, "seconds": round(took, 3)})
+        return
+    if snap.commit is None:
+        typer.echo("nothing to index: HEAD has no commit yet")
+        return
+    typer.echo(
+        f"indexed {snap.commit[:12]}: {_count(live, 'document')} "
+        f"({snap.analysed} analysed, {snap.reused} reused) in {took:.2f} s"
+    )
 
 
 @app.command()
@@ -159,27 +232,31 @@ def show(
     as_json: JsonFlag = False,
 ) -> None:
     """Print a note as it is stored (both layers' notes when both hold the key)."""
+    from omh_git_memory.index import derived_note
     from omh_git_memory.layers import Layer
     from omh_git_memory.note import render
 
-    graph = all_notes(here())
-    found = find_notes(graph, key, Layer(layer.value) if layer else None)
+    ws = here()
+    graph = all_notes(ws)
+    wanted = Layer(layer.value) if layer else None
+    shown: list[tuple[str, str, str]] = []  # (layer, location, text)
+    if wanted in (None, Layer.TEAM) and key in graph.derived:
+        for _, doc in ws.snapshot().live():
+            if doc.key == key and doc.source[:2] in ("s:", "t:"):
+                note = derived_note(ws.repo, ws.config(), doc)
+                if note is not None:
+                    shown.append(("team", f"derived from {doc.location}", render(note)))
+    if not shown:
+        shown = [(e.layer.value, e.location, render(e.note))
+                 for e in find_notes(graph, key, wanted) if e.note is not None]
     if as_json:
-        emit_json(
-            {
-                "notes": [
-                    {"key": key, "layer": e.layer.value, "path": e.location,
-                     "text": render(e.note) if e.note else None}
-                    for e in found
-                ]
-            }
-        )
+        emit_json({"notes": [{"key": key, "layer": lay, "path": where, "text": text}
+                             for lay, where, text in shown]})
         return
-    for index, entry in enumerate(found):
-        if len(found) > 1:
-            typer.echo(f"{'' if index == 0 else chr(10)}==> {entry.layer}/{key} <==")
-        assert entry.note is not None
-        typer.echo(render(entry.note), nl=False)
+    for index, (lay, _where, text) in enumerate(shown):
+        if len(shown) > 1:
+            typer.echo(f"{'' if index == 0 else chr(10)}==> {lay}/{key} <==")
+        typer.echo(text, nl=False)
 
 
 @app.command()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,6 +20,30 @@ def here() -> Workspace:
     from omh_git_memory.workspace import open_workspace
 
     return open_workspace(Path.cwd())
+
+
+def progress_bar() -> Callable[[int, int], None]:
+    """A progress callback drawing `indexing ███░░ n/total` on stderr when it is a
+    terminal and the work is long enough to notice."""
+    import sys
+    import time
+
+    shown = [0.0]
+
+    def report(done: int, total: int) -> None:
+        if total < 200 or not sys.stderr.isatty():
+            return
+        now = time.monotonic()
+        if done < total and now - shown[0] < 0.1:
+            return
+        shown[0] = now
+        filled = 30 * done // total
+        bar = "█" * filled + "░" * (30 - filled)
+        end = "\n" if done == total else ""
+        sys.stderr.write(f"\rindexing documents {bar} {done}/{total}{end}")
+        sys.stderr.flush()
+
+    return report
 
 
 def emit_json(data: object) -> None:

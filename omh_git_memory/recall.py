@@ -1,0 +1,182 @@
+"""Recall: rank the notes a question matches, and return each with its neighbours.
+
+Ranking is Okapi BM25 (k1 = 1.2, b = 0.75, the published defaults) over stemmed,
+identifier-aware words (see :mod:`omh_git_memory.tokens`): a word's weight is its
+rarity in this store (no stopword list), the words of a note's key are counted a
+second time, and ties break on the more recent note, then on the one more notes
+link to. At most eight matched notes are returned, each with its one-hop
+neighbourhood (the notes it links to and the notes linking to it), and the
+answer says how many more matched. Every line of the rendered answer carries the
+note's layer and date (invariant 1).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from omh_git_memory.index import Doc, Snapshot, decode
+from omh_git_memory.layers import Layer, reachable_layers
+from omh_git_memory.tokens import words
+
+K1: Final = 1.2
+B: Final = 0.75
+MAX_RESULTS: Final = 8  # the seed's budget: eight matched notes
+MAX_NEIGHBOURS: Final = MAX_RESULTS  # the same budget for one note's neighbourhood
+
+# `docs: …`, `fix(git): …`, `ws: …` — an area label in front of the question.
+_AREA = re.compile(r"^\s*[\w./-]+(?:\([\w./ -]+\))?!?:\s+(?=\S)")
+
+
+class Searcher:
+    """The team snapshot plus the local overlay, ready to answer questions."""
+
+    def __init__(self, team: Snapshot, local: Sequence[tuple[Doc, dict[str, int]]]) -> None:
+        self.docs: list[Doc | None] = list(team.docs)
+        self._team = team.postings
+        self._local: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        for doc, terms in local:
+            self.docs.append(doc)
+            slot = len(self.docs) - 1
+            for term, tf in terms.items():
+                self._local[term].append((slot, tf))
+        usable = [(slot, d) for slot, d in enumerate(self.docs) if d is not None and not d.problem]
+        self.count = len(usable)
+        average = sum(d.length for _, d in usable) / self.count if self.count else 1.0
+        # The length part of BM25's denominator, once per document.
+        self._norm = [K1 * (1 - B + B * (d.length / average)) if d else 0.0 for d in self.docs]
+        self._by_key: dict[tuple[str, str], list[int]] = defaultdict(list)
+        for slot, d in usable:
+            self._by_key[(d.layer, d.key)].append(slot)
+        self._inbound: dict[int, list[int]] | None = None
+
+    def postings(self, term: str) -> list[tuple[int, int]]:
+        found: list[tuple[int, int]] = []
+        if term in self._team:
+            slots, counts = decode(self._team[term])
+            found.extend(zip(slots, counts, strict=True))
+        found.extend(self._local.get(term, ()))
+        return found
+
+    def scores(self, question: str) -> dict[int, float]:
+        """BM25 of every matched document for one phrasing."""
+        acc: dict[int, float] = defaultdict(float)
+        for term in dict.fromkeys(words(question)):
+            hits = self.postings(term)
+            if not hits:
+                continue
+            df = len(hits)
+            idf = math.log(1 + (self.count - df + 0.5) / (df + 0.5))
+            for slot, tf in hits:
+                acc[slot] += idf * tf * (K1 + 1) / (tf + self._norm[slot])
+        return acc
+
+    def resolve(self, target: str, source_layer: str) -> list[int]:
+        """The documents `[[target]]` reaches from a note of `source_layer`."""
+        return [slot for layer in reachable_layers(Layer(source_layer))
+                for slot in self._by_key.get((layer.value, target), ())]
+
+    def inbound(self) -> dict[int, list[int]]:
+        if self._inbound is None:
+            links: dict[int, list[int]] = defaultdict(list)
+            for slot, d in enumerate(self.docs):
+                if d is None or d.problem:
+                    continue
+                for target in d.links:
+                    for reached in self.resolve(target, d.layer):
+                        if reached != slot and slot not in links[reached]:
+                            links[reached].append(slot)
+            self._inbound = links
+        return self._inbound
+
+
+@dataclass(frozen=True)
+class Hit:
+    doc: Doc
+    score: float
+    neighbours: tuple[Doc, ...]
+    more_neighbours: int  # linked notes not shown
+
+
+@dataclass(frozen=True)
+class Answer:
+    results: tuple[Hit, ...]
+    left_out: int  # matched notes beyond the eight returned
+
+
+def phrasings(question: str, also: Iterable[str] = ()) -> list[str]:
+    return [q for q in (question, *also) if q.strip()]
+
+
+def recall(searcher: Searcher, question: str, also: Iterable[str] = ()) -> Answer:
+    """The best notes for `question`, each keeping its best score over the phrasings."""
+    best: dict[int, float] = {}
+    for phrasing in phrasings(question, also):
+        for slot, score in searcher.scores(phrasing).items():
+            if score > best.get(slot, 0.0):
+                best[slot] = score
+    inbound = searcher.inbound()
+
+    def order(slot: int) -> tuple[float, int, int, str]:
+        d = searcher.docs[slot]
+        assert d is not None
+        return (-best[slot], -d.recorded, -len(inbound.get(slot, ())), d.key)
+
+    ranked = sorted((s for s in best if best[s] > 0), key=order)
+    hits = tuple(_hit(searcher, slot, best[slot], inbound) for slot in ranked[:MAX_RESULTS])
+    return Answer(hits, max(0, len(ranked) - MAX_RESULTS))
+
+
+def _hit(searcher: Searcher, slot: int, score: float, inbound: dict[int, list[int]]) -> Hit:
+    doc = searcher.docs[slot]
+    assert doc is not None
+    near: dict[int, None] = {}
+    for target in doc.links:
+        for reached in searcher.resolve(target, doc.layer):
+            if reached != slot:
+                near.setdefault(reached, None)
+    for linker in inbound.get(slot, ()):
+        near.setdefault(linker, None)
+    shown = [d for d in (searcher.docs[s] for s in list(near)[:MAX_NEIGHBOURS]) if d]
+    return Hit(doc, score, tuple(shown), max(0, len(near) - MAX_NEIGHBOURS))
+
+
+def date_of(doc: Doc) -> str:
+    return dt.date.fromordinal(doc.recorded).isoformat() if doc.recorded else "undated"
+
+
+def render_tree(answer: Answer) -> str:
+    """The seed's tree. Every line that names a note carries its layer and date."""
+    blocks: list[list[tuple[str, Doc | None]]] = []
+    for hit in answer.results:
+        block: list[tuple[str, Doc | None]] = [(hit.doc.key, hit.doc)]
+        for index, doc in enumerate(hit.neighbours):
+            last = index == len(hit.neighbours) - 1 and not hit.more_neighbours
+            block.append((("└─ " if last else "├─ ") + doc.key, doc))
+        if hit.more_neighbours:
+            block.append((f"└─ … and {hit.more_neighbours} more linked notes "
+                          f"(omh memory show {hit.doc.key})", None))
+        blocks.append(block)
+    width = max((len(label) for block in blocks for label, doc in block if doc), default=0)
+    lines = [
+        f"{label.ljust(width)}  {doc.layer} · {date_of(doc)}" if doc else label
+        for block in blocks
+        for label, doc in block
+    ]
+    if not answer.results:
+        lines.append("no note matched; try other words, or add --also with another phrasing")
+    elif answer.left_out:
+        lines.append(f"{answer.left_out} more matched notes were left out; "
+                     "ask more precisely to see them")
+    return "\n".join(lines) + "\n"
+
+
+def area_label(question: str) -> str | None:
+    """The area label in front of a question (`docs: …` → `docs`), if any."""
+    match = _AREA.match(question)
+    return match.group().strip().rstrip(":").rstrip("!") if match else None

@@ -1,0 +1,125 @@
+"""Derived notes: a stub per Markdown document and one topic for the repository.
+
+They are computed from a commit's tree when its index is built and never written
+as files, so they cannot drift from the documents they point at and cost no
+commits. They belong to the `team` layer: they derive from committed files, so
+team notes may link to them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import fnmatch
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from omh_git_memory.errors import OmhError
+from omh_git_memory.keys import KeyTemplates, path_slug, slug
+from omh_git_memory.note import Note, compose, outline
+
+STUB_SOURCE_PREFIX: Final = "stub"
+
+# Files whose presence says something about the repository: (glob, fact).
+_MARKERS: Final[tuple[tuple[str, str], ...]] = (
+    ("pyproject.toml", "a Python project"),
+    ("setup.py", "a Python project"),
+    ("package.json", "a JavaScript/TypeScript package"),
+    ("Cargo.toml", "a Rust crate"),
+    ("go.mod", "a Go module"),
+    ("pom.xml", "a Java project built with Maven"),
+    ("build.gradle", "a Java/Kotlin project built with Gradle"),
+    ("CMakeLists.txt", "a C/C++ project built with CMake"),
+    ("Makefile", "built with make"),
+    ("Dockerfile", "has a container recipe"),
+    ("Containerfile", "has a container recipe"),
+    (".github/workflows/*", "runs GitHub Actions workflows"),
+    (".gitlab-ci.yml", "runs GitLab CI"),
+    ("LICENSE*", "carries a licence file"),
+)
+
+_LANGUAGES: Final[dict[str, str]] = {
+    ".py": "Python", ".rs": "Rust", ".go": "Go", ".js": "JavaScript", ".ts": "TypeScript",
+    ".tsx": "TypeScript", ".jsx": "JavaScript", ".c": "C", ".h": "C/C++ headers",
+    ".cc": "C++", ".cpp": "C++", ".hpp": "C++", ".java": "Java", ".kt": "Kotlin",
+    ".rb": "Ruby", ".php": "PHP", ".cs": "C#", ".swift": "Swift", ".sh": "shell",
+}
+
+
+def is_document(path: str, exclude: Sequence[str]) -> bool:
+    """A Markdown file outside `.omh/` that no exclusion pattern matches."""
+    if not path.lower().endswith(".md") or path.startswith(".omh/"):
+        return False
+    return not any(fnmatch.fnmatchcase(path, pattern) for pattern in exclude)
+
+
+def stub_note(path: str, text: str, templates: KeyTemplates, recorded: dt.date) -> Note | None:
+    """The stub for the document at `path`, or None when no usable key derives from it."""
+    title, headings = outline(text)
+    answers = [" ".join(h.split()) for h in headings if h.strip()] or [f"the whole of `{path}`"]
+    try:
+        key = templates.expand("stub", path=path_slug(path))
+        return compose(
+            [("key", key.value), ("type", "stub"), ("source", path),
+             ("recorded", recorded.isoformat())],
+            " ".join((title or path).split()),
+            [("Answers", answers)],
+            intro=f"Repo document. Read `{path}`; this note points at it and does not restate it.",
+        )
+    except OmhError:  # a path no template can key, or a heading that breaks the layout
+        return None
+
+
+@dataclass(frozen=True)
+class RepoFacts:
+    name: str
+    facts: tuple[tuple[str, str], ...]  # (fact, the file it came from)
+
+
+def repo_facts(name: str, paths: Sequence[str], readme: tuple[str, str] | None) -> RepoFacts:
+    """What the repository's files say about it, each fact with its file."""
+    facts: list[tuple[str, str]] = []
+    if readme is not None:
+        readme_path, readme_text = readme
+        title, _ = outline(readme_text)
+        if title:
+            facts.append((f"describes itself as “{' '.join(title.split())}”", readme_path))
+    seen: set[str] = set()
+    for pattern, fact in _MARKERS:
+        match = next((p for p in paths if fnmatch.fnmatchcase(p, pattern)), None)
+        if match is not None and fact not in seen:
+            seen.add(fact)
+            facts.append((fact, match))
+    counts: dict[str, list[str]] = {}
+    for path in paths:
+        dot = path.rfind(".")
+        language = _LANGUAGES.get(path[dot:].lower()) if dot > path.rfind("/") else None
+        if language is not None:
+            counts.setdefault(language, []).append(path)
+    for language, files in sorted(counts.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:5]:
+        noun = "file" if len(files) == 1 else "files"
+        facts.append((f"holds {len(files)} {language} {noun}, among them this one", files[0]))
+    return RepoFacts(name, tuple(facts))
+
+
+def topic_note(
+    facts: RepoFacts, stub_keys: Sequence[str], templates: KeyTemplates, recorded: dt.date
+) -> Note | None:
+    """The repository's topic: its facts, and a link to every stub."""
+    key_slug = slug(facts.name) or "repo"
+    lines = [f"- {fact} (from `{source}`)" for fact, source in facts.facts]
+    intro = "What omh derived from this repository's files, each with the file it came from."
+    sections: list[tuple[str, str | Sequence[str]]] = []
+    if lines:
+        sections.append(("Facts", "\n".join(lines)))
+    if stub_keys:
+        sections.append(("Related", [f"[[{k}]]" for k in stub_keys]))
+    try:
+        key = templates.expand("topic", slug=key_slug)
+        return compose(
+            [("key", key.value), ("type", "topic"), ("source", "derived from the repository"),
+             ("recorded", recorded.isoformat())],
+            facts.name, sections, intro=intro,
+        )
+    except OmhError:  # a repository name no template can key
+        return None
