@@ -14,9 +14,11 @@ remembered a moment ago is found at once.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import dataclasses
 import datetime as dt
+import functools
 import hashlib
 import marshal
 import os
@@ -89,19 +91,63 @@ def doc_for(note: Note, layer: Layer, source: str, location: str,
                note.links, source, sum(terms.values()), location)
 
 
+class Postings:
+    """Word → (document slots, counts), stored as one blob of uint32 arrays and a
+    table of where each word's arrays start, so a query decodes only its words."""
+
+    def __init__(self, table: dict[str, tuple[int, int]], blob: bytes) -> None:
+        self.table = table  # word -> (byte offset, number of postings)
+        self.blob = blob
+
+    @classmethod
+    def build(cls, pairs: dict[str, tuple[bytes, bytes]]) -> Postings:
+        table: dict[str, tuple[int, int]] = {}
+        chunks: list[bytes] = []
+        offset = 0
+        for term in sorted(pairs):
+            slots, counts = pairs[term]
+            table[term] = (offset, len(slots) // 4)
+            chunks += (slots, counts)
+            offset += len(slots) + len(counts)
+        return cls(table, b"".join(chunks))
+
+    def __contains__(self, term: str) -> bool:
+        return term in self.table
+
+    def raw(self, term: str) -> tuple[bytes, bytes]:
+        offset, count = self.table[term]
+        middle = offset + 4 * count
+        return self.blob[offset:middle], self.blob[middle : middle + 4 * count]
+
+    def get(self, term: str) -> tuple[array[int], array[int]] | None:
+        if term not in self.table:
+            return None
+        slots, counts = self.raw(term)
+        a, b = array("I"), array("I")
+        a.frombytes(slots)
+        b.frombytes(counts)
+        return a, b
+
+    def pairs(self) -> dict[str, tuple[bytes, bytes]]:
+        return {term: self.raw(term) for term in self.table}
+
+
 @dataclass
 class Snapshot:
-    """The team layer of one commit, indexed."""
+    """The team layer of one commit, indexed. Slots of removed documents are None."""
 
     commit: str | None
     docs: list[Doc | None]
-    postings: dict[str, tuple[bytes, bytes]]  # word -> (slots, counts) as uint32 arrays
-    forward: list[dict[str, int] | None] = field(default_factory=list)  # slot -> its words
+    postings: Postings
+    topic_terms: dict[str, int] = field(default_factory=dict)  # the topic cannot be re-read
     reused: int = 0
     analysed: int = 0
 
     def live(self) -> Iterable[tuple[int, Doc]]:
         return ((slot, d) for slot, d in enumerate(self.docs) if d is not None)
+
+
+EMPTY = Postings({}, b"")
 
 
 def index_dir(repo: GitRepo) -> Path:
@@ -115,126 +161,145 @@ def snapshot_for(
     """The snapshot of `rev`: read from the cache, or built (incrementally) and saved."""
     commit = resolve_commit(repo, rev)
     if commit is None:
-        return Snapshot(None, [], {})
+        return Snapshot(None, [], EMPTY)
     sha = commit_id(commit)
     folder = index_dir(repo)
     if not rebuild:
-        cached = _load(folder / f"{sha}.docs")
+        cached = _load(folder, sha)
         if cached is not None:
             return cached
     base = None if rebuild else _newest(folder)
-    snap = _build(repo, config, sha, commit_date(commit), list_tree(repo, commit), base, progress)
+    snap = _Builder(repo, config, sha, commit_date(commit), list_tree(repo, commit),
+                    base, progress).build()
+    if base is not None and sum(d is None for d in snap.docs) * 2 > len(snap.docs):
+        # Mostly tombstones: start afresh rather than carry the holes.
+        snap = _Builder(repo, config, sha, commit_date(commit), list_tree(repo, commit),
+                        None, progress).build()
     _save(folder, snap)
     return snap
 
 
-def _build(repo: GitRepo, config: Config, sha: str, day: dt.date, entries: list[TreeEntry],
-           base: Snapshot | None, progress: Progress | None) -> Snapshot:
-    prefix = NOTES_DIR + "/"
-    notes = [e for e in entries if e.path.startswith(prefix) and e.path.endswith(".md")
-             and not any(p.startswith(".") for p in e.path[len(prefix):].split("/"))]
-    documents = sorted((e for e in entries if e.kind == "file"
-                        and is_document(e.path, config.stub_exclude)), key=lambda e: e.path)
-    by_source: dict[str, int] = {}
-    if base is not None:
-        by_source = {d.source: slot for slot, d in base.live()}
-    docs: list[Doc | None] = list(base.docs) if base else []
-    forward: list[dict[str, int] | None] = list(base.forward) if base else []
-    keep: set[int] = set()
-    added: list[int] = []
-    todo = [e for e in notes if f"n:{e.blob_id}:{e.path}" not in by_source]
-    todo += [e for e in documents if f"s:{e.blob_id}:{e.path}" not in by_source]
-    done = 0
+class _Builder:
+    """One commit's snapshot, from a base snapshot when there is one."""
 
-    def tick() -> None:
-        nonlocal done
-        done += 1
-        if progress is not None:
-            progress(done, len(todo))
+    def __init__(self, repo: GitRepo, config: Config, sha: str, day: dt.date,
+                 entries: list[TreeEntry], base: Snapshot | None,
+                 progress: Progress | None) -> None:
+        self.repo, self.config, self.sha, self.day = repo, config, sha, day
+        self.entries, self.base, self.progress = entries, base, progress
+        self.docs: list[Doc | None] = list(base.docs) if base else []
+        self.by_source = {d.source: slot for slot, d in base.live()} if base else {}
+        self.keep: set[int] = set()
+        self.added: dict[int, dict[str, int]] = {}
+        self.done = 0
+        self.total = 0
 
-    def put(source: str, make: Callable[[], tuple[Doc, dict[str, int]] | None]) -> int | None:
-        if source in by_source:
-            keep.add(by_source[source])
-            return by_source[source]
+    def build(self) -> Snapshot:
+        prefix = NOTES_DIR + "/"
+        notes = [e for e in self.entries if e.path.startswith(prefix) and e.path.endswith(".md")
+                 and not any(p.startswith(".") for p in e.path[len(prefix):].split("/"))]
+        documents = sorted((e for e in self.entries if e.kind == "file"
+                            and is_document(e.path, self.config.stub_exclude)),
+                           key=lambda e: e.path)
+        self.total = sum(f"{_kind(e, prefix)}:{e.blob_id}:{e.path}" not in self.by_source
+                         for e in (*notes, *documents))
+        for e in notes:
+            self._put(f"n:{e.blob_id}:{e.path}", functools.partial(self._note, e, prefix))
+        stub_keys: list[str] = []
+        for e in documents:
+            slot = self._put(f"s:{e.blob_id}:{e.path}", functools.partial(self._stub, e))
+            doc = self.docs[slot] if slot is not None else None
+            if doc is not None:
+                stub_keys.append(doc.key)
+        topic_terms = self._put_topic(stub_keys)
+        base_slots = len(self.base.docs) if self.base else 0
+        removed = [s for s in range(base_slots) if self.docs[s] is not None and s not in self.keep]
+        gone_terms = {s: self._terms_of(self.docs[s]) for s in removed}
+        for slot in removed:
+            self.docs[slot] = None
+        today = self.day.toordinal()
+        for slot, d in enumerate(self.docs):  # derived notes are dated as of this commit
+            if d is not None and d.source[:2] in ("s:", "t:") and d.recorded != today:
+                self.docs[slot] = dataclasses.replace(d, recorded=today)
+        pairs = self.base.postings.pairs() if self.base else {}
+        _patch(pairs, gone_terms, self.added)
+        return Snapshot(self.sha, self.docs, Postings.build(pairs), topic_terms,
+                        len(self.keep), len(self.added))
+
+    def _put(self, source: str, make: Callable[[], tuple[Doc, dict[str, int]] | None]
+             ) -> int | None:
+        if source in self.by_source:
+            self.keep.add(self.by_source[source])
+            return self.by_source[source]
         made = make()
         if made is None:
             return None
         doc, terms = made
-        docs.append(doc)
-        forward.append(terms)
-        added.append(len(docs) - 1)
-        return len(docs) - 1
+        self.docs.append(doc)
+        self.added[len(self.docs) - 1] = terms
+        return len(self.docs) - 1
 
-    for e in notes:
-        source = f"n:{e.blob_id}:{e.path}"
+    def _tick(self) -> None:
+        self.done += 1
+        if self.progress is not None:
+            self.progress(self.done, self.total)
+
+    def _note(self, e: TreeEntry, prefix: str) -> tuple[Doc, dict[str, int]]:
+        self._tick()
         relpath = e.path[len(prefix):]
+        location = f"{self.sha[:12]}:{e.path}"
+        if e.kind != "file":
+            stored = StoredNote(Layer.TEAM, relpath, location, None, f"is a {e.kind} in the tree")
+        else:
+            stored = read_note_bytes(Layer.TEAM, relpath, location,
+                                     read_blob(self.repo, e.blob_id))
+        return _stored_doc(stored, f"n:{e.blob_id}:{e.path}")
 
-        def make_note(e: TreeEntry = e, relpath: str = relpath) -> tuple[Doc, dict[str, int]]:
-            tick()
-            location = f"{sha[:12]}:{e.path}"
-            if e.kind != "file":
-                stored = StoredNote(Layer.TEAM, relpath, location, None,
-                                    f"is a {e.kind} in the tree")
-            else:
-                stored = read_note_bytes(Layer.TEAM, relpath, location, read_blob(repo, e.blob_id))
-            return _stored_doc(stored, f"n:{e.blob_id}:{e.path}")
-
-        put(source, make_note)
-
-    stub_keys: list[str] = []
-    for e in documents:
-        source = f"s:{e.blob_id}:{e.path}"
-
-        def make_stub(e: TreeEntry = e) -> tuple[Doc, dict[str, int]] | None:
-            tick()
-            text = read_blob(repo, e.blob_id).decode("utf-8", errors="replace")
-            note = stub_note(e.path, text, config.keys, day)
-            if note is None:
-                return None
-            terms = analyse(note)
-            return doc_for(note, Layer.TEAM, f"s:{e.blob_id}:{e.path}", e.path, terms), dict(terms)
-
-        slot = put(source, make_stub)
-        if slot is not None:
-            doc = docs[slot]
-            assert doc is not None
-            stub_keys.append(doc.key)
-
-    readme = next((e for e in entries if e.path.lower() == "readme.md"), None)
-    topic_source = "t:" + hashlib.sha1(
-        repr((repo.main_checkout.name, readme.blob_id if readme else None,
-              sorted(e.path for e in entries if "/" not in e.path or e.path.startswith(".github/")),
-              stub_keys)).encode()
-    ).hexdigest()
-
-    def make_topic() -> tuple[Doc, dict[str, int]] | None:
-        note = _topic(repo, config, entries, stub_keys, day)
+    def _stub(self, e: TreeEntry) -> tuple[Doc, dict[str, int]] | None:
+        self._tick()
+        text = read_blob(self.repo, e.blob_id).decode("utf-8", errors="replace")
+        note = stub_note(e.path, text, self.config.keys, self.day)
         if note is None:
             return None
         terms = analyse(note)
-        return doc_for(note, Layer.TEAM, topic_source, "derived from the repository",
-                       terms), dict(terms)
+        return doc_for(note, Layer.TEAM, f"s:{e.blob_id}:{e.path}", e.path, terms), dict(terms)
 
-    put(topic_source, make_topic)
+    def _put_topic(self, stub_keys: list[str]) -> dict[str, int]:
+        readme = next((e for e in self.entries if e.path.lower() == "readme.md"), None)
+        top_level = sorted(e.path for e in self.entries
+                           if "/" not in e.path or e.path.startswith(".github/"))
+        identity = repr((self.repo.main_checkout.name, readme.blob_id if readme else None,
+                         top_level, stub_keys))
+        source = "t:" + hashlib.sha1(identity.encode()).hexdigest()
+        if source in self.by_source and self.base is not None:
+            self.keep.add(self.by_source[source])
+            return self.base.topic_terms
+        note = _topic(self.repo, self.config, self.entries, stub_keys, self.day)
+        if note is None:
+            return {}
+        terms = dict(analyse(note))
+        self.docs.append(doc_for(note, Layer.TEAM, source, "derived from the repository",
+                                 Counter(terms)))
+        self.added[len(self.docs) - 1] = terms
+        return terms
 
-    removed = [slot for slot, d in enumerate(docs) if d is not None and slot < len(base.docs)
-               and slot not in keep] if base else []
-    for slot in removed:
-        docs[slot] = None
-    day_ordinal = day.toordinal()
-    for slot, d in enumerate(docs):  # derived notes are as of this commit
-        if d is not None and d.source[:2] in ("s:", "t:") and d.recorded != day_ordinal:
-            docs[slot] = dataclasses.replace(d, recorded=day_ordinal)
-    reused = len(keep)
-    if base is None or sum(d is None for d in docs) * 2 > len(docs):
-        docs, forward = _compact(docs, forward)
-        postings = _invert(forward)
-    else:
-        postings = dict(base.postings)
-        _patch(postings, forward, removed, added)
-        for slot in removed:
-            forward[slot] = None
-    return Snapshot(sha, docs, postings, forward, reused, len(added))
+    def _terms_of(self, doc: Doc | None) -> dict[str, int]:
+        """The words a removed document was indexed under, re-read from git."""
+        if doc is None or doc.problem:
+            return {}
+        if doc.source.startswith("t:"):
+            return self.base.topic_terms if self.base else {}
+        _, blob_id, path = doc.source.split(":", 2)
+        data = read_blob(self.repo, blob_id)
+        if doc.source.startswith("s:"):
+            note = stub_note(path, data.decode("utf-8", "replace"), self.config.keys, self.day)
+        else:
+            note = read_note_bytes(Layer.TEAM, path, path, data).note
+        return dict(analyse(note)) if note is not None else {}
+
+
+def _kind(e: TreeEntry, prefix: str) -> str:
+    return "n" if e.path.startswith(prefix) else "s"
 
 
 def _stored_doc(stored: StoredNote, source: str) -> tuple[Doc, dict[str, int]]:
@@ -246,59 +311,38 @@ def _stored_doc(stored: StoredNote, source: str) -> tuple[Doc, dict[str, int]]:
     return doc_for(stored.note, stored.layer, source, stored.location, terms), dict(terms)
 
 
-def _compact(docs: list[Doc | None], forward: list[dict[str, int] | None]
-             ) -> tuple[list[Doc | None], list[dict[str, int] | None]]:
-    pairs = [(d, f) for d, f in zip(docs, forward, strict=True) if d is not None]
-    return [d for d, _ in pairs], [f for _, f in pairs]
+def _patch(pairs: dict[str, tuple[bytes, bytes]], removed: dict[int, dict[str, int]],
+           added: dict[int, dict[str, int]]) -> None:
+    """Remove the postings of `removed` slots and add those of `added` slots (which
+    are all higher than any existing slot, so every array stays sorted)."""
+    touched: dict[str, tuple[array[int], array[int]]] = {}
 
+    def arrays(term: str) -> tuple[array[int], array[int]]:
+        if term not in touched:
+            a, b = array("I"), array("I")
+            if term in pairs:
+                a.frombytes(pairs[term][0])
+                b.frombytes(pairs[term][1])
+            touched[term] = (a, b)
+        return touched[term]
 
-def _invert(forward: Sequence[dict[str, int] | None]) -> dict[str, tuple[bytes, bytes]]:
-    slots: dict[str, array[int]] = {}
-    counts: dict[str, array[int]] = {}
-    for slot, terms in enumerate(forward):
-        if terms is None:
-            continue
-        for term, tf in terms.items():
-            if term not in slots:
-                slots[term] = array("I")
-                counts[term] = array("I")
-            slots[term].append(slot)
-            counts[term].append(tf)
-    return {t: (slots[t].tobytes(), counts[t].tobytes()) for t in slots}
-
-
-def _patch(postings: dict[str, tuple[bytes, bytes]], forward: list[dict[str, int] | None],
-           removed: Sequence[int], added: Sequence[int]) -> None:
-    gone = set(removed)
-    touched: set[str] = set()
-    for slot in (*removed, *added):
-        terms = forward[slot]
-        if terms is not None:
-            touched.update(terms)
-    for term in touched:
-        slots, counts = array("I"), array("I")
-        if term in postings:
-            old_s, old_c = decode(postings[term])
-            for s, c in zip(old_s, old_c, strict=True):
-                if s not in gone:
-                    slots.append(s)
-                    counts.append(c)
-        for slot in added:
-            terms = forward[slot]
-            if terms is not None and term in terms:
-                slots.append(slot)
-                counts.append(terms[term])
+    for slot, terms in removed.items():
+        for term in terms:
+            slots, counts = arrays(term)
+            at = bisect.bisect_left(slots, slot)
+            if at < len(slots) and slots[at] == slot:
+                del slots[at]
+                del counts[at]
+    for slot in sorted(added):
+        for term, tf in added[slot].items():
+            slots, counts = arrays(term)
+            slots.append(slot)
+            counts.append(tf)
+    for term, (slots, counts) in touched.items():
         if slots:
-            postings[term] = (slots.tobytes(), counts.tobytes())
+            pairs[term] = (slots.tobytes(), counts.tobytes())
         else:
-            postings.pop(term, None)
-
-
-def decode(entry: tuple[bytes, bytes]) -> tuple[array[int], array[int]]:
-    slots, counts = array("I"), array("I")
-    slots.frombytes(entry[0])
-    counts.frombytes(entry[1])
-    return slots, counts
+            pairs.pop(term, None)
 
 
 def _save(folder: Path, snap: Snapshot) -> None:
@@ -307,9 +351,10 @@ def _save(folder: Path, snap: Snapshot) -> None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
         docs = [d.as_tuple() if d else None for d in snap.docs]
-        _write_atomic(folder / f"{snap.commit}.docs",
-                      marshal.dumps((VERSION, snap.commit, docs, snap.postings)))
-        _write_atomic(folder / f"{snap.commit}.fwd", marshal.dumps((VERSION, snap.forward)))
+        # The postings first: an index file is only ever next to its postings.
+        _write_atomic(folder / f"{snap.commit}.post", snap.postings.blob)
+        _write_atomic(folder / f"{snap.commit}.idx", marshal.dumps(
+            (VERSION, snap.commit, docs, snap.postings.table, snap.topic_terms)))
         _prune(folder)
     except OSError:
         pass  # a cache that cannot be written is rebuilt next time; recall stays correct
@@ -322,36 +367,32 @@ def _write_atomic(path: Path, data: bytes) -> None:
 
 
 def _prune(folder: Path) -> None:
-    snaps = sorted(folder.glob("*.docs"), key=lambda p: p.stat().st_mtime, reverse=True)
+    snaps = sorted(folder.glob("*.idx"), key=lambda p: p.stat().st_mtime, reverse=True)
     for old in snaps[KEEP_SNAPSHOTS:]:
-        for path in (old, old.with_suffix(".fwd")):
+        for path in (old, old.with_suffix(".post")):
             with contextlib.suppress(OSError):
                 path.unlink()
 
 
-def _load(path: Path, with_forward: bool = False) -> Snapshot | None:
+def _load(folder: Path, sha: str) -> Snapshot | None:
     try:
-        version, sha, docs, postings = marshal.loads(path.read_bytes())
-        if version != VERSION:
+        version, commit, docs, table, topic_terms = marshal.loads(
+            (folder / f"{sha}.idx").read_bytes())
+        if version != VERSION or commit != sha:
             return None
-        forward: list[dict[str, int] | None] = []
-        if with_forward:
-            fversion, forward = marshal.loads(path.with_suffix(".fwd").read_bytes())
-            if fversion != VERSION or len(forward) != len(docs):
-                return None
+        blob = (folder / f"{sha}.post").read_bytes()
     except (OSError, ValueError, EOFError, TypeError):
         return None
-    return Snapshot(sha, [Doc.from_tuple(d) if d else None for d in docs], postings, forward)
+    return Snapshot(sha, [Doc.from_tuple(d) if d else None for d in docs],
+                    Postings(table, blob), topic_terms)
 
 
 def _newest(folder: Path) -> Snapshot | None:
     try:
-        snaps = sorted(folder.glob("*.docs"), key=lambda p: p.stat().st_mtime, reverse=True)
+        snaps = sorted(folder.glob("*.idx"), key=lambda p: p.stat().st_mtime, reverse=True)
     except OSError:
         return None
-    for path in snaps[:1]:
-        return _load(path, with_forward=True)
-    return None
+    return _load(folder, snaps[0].stem) if snaps else None
 
 
 def local_docs(entries: Iterable[StoredNote]) -> list[tuple[Doc, dict[str, int]]]:

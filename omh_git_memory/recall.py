@@ -13,6 +13,7 @@ note's layer and date (invariant 1).
 from __future__ import annotations
 
 import datetime as dt
+import heapq
 import math
 import re
 from collections import defaultdict
@@ -20,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from omh_git_memory.index import Doc, Snapshot, decode
+from omh_git_memory.index import Doc, Snapshot
 from omh_git_memory.layers import Layer, reachable_layers
 from omh_git_memory.tokens import words
 
@@ -54,26 +55,34 @@ class Searcher:
         for slot, d in usable:
             self._by_key[(d.layer, d.key)].append(slot)
         self._inbound: dict[int, list[int]] | None = None
+        self._decoded: dict[str, tuple[Sequence[int], Sequence[int]]] = {}
 
-    def postings(self, term: str) -> list[tuple[int, int]]:
-        found: list[tuple[int, int]] = []
-        if term in self._team:
-            slots, counts = decode(self._team[term])
-            found.extend(zip(slots, counts, strict=True))
-        found.extend(self._local.get(term, ()))
+    def postings(self, term: str) -> tuple[Sequence[int], Sequence[int]]:
+        """The slots holding `term` and its count in each (decoded once, then kept)."""
+        found = self._decoded.get(term)
+        if found is None:
+            team = self._team.get(term)
+            slots: list[int] = list(team[0]) if team else []
+            counts: list[int] = list(team[1]) if team else []
+            for slot, tf in self._local.get(term, ()):
+                slots.append(slot)
+                counts.append(tf)
+            found = self._decoded[term] = (slots, counts)
         return found
 
     def scores(self, question: str) -> dict[int, float]:
         """BM25 of every matched document for one phrasing."""
         acc: dict[int, float] = defaultdict(float)
+        norm = self._norm
         for term in dict.fromkeys(words(question)):
-            hits = self.postings(term)
-            if not hits:
+            slots, counts = self.postings(term)
+            df = len(slots)
+            if not df:
                 continue
-            df = len(hits)
             idf = math.log(1 + (self.count - df + 0.5) / (df + 0.5))
-            for slot, tf in hits:
-                acc[slot] += idf * tf * (K1 + 1) / (tf + self._norm[slot])
+            boost = idf * (K1 + 1)
+            for slot, tf in zip(slots, counts, strict=True):
+                acc[slot] += boost * tf / (tf + norm[slot])
         return acc
 
     def resolve(self, target: str, source_layer: str) -> list[int]:
@@ -127,9 +136,10 @@ def recall(searcher: Searcher, question: str, also: Iterable[str] = ()) -> Answe
         assert d is not None
         return (-best[slot], -d.recorded, -len(inbound.get(slot, ())), d.key)
 
-    ranked = sorted((s for s in best if best[s] > 0), key=order)
-    hits = tuple(_hit(searcher, slot, best[slot], inbound) for slot in ranked[:MAX_RESULTS])
-    return Answer(hits, max(0, len(ranked) - MAX_RESULTS))
+    matched = [s for s in best if best[s] > 0]
+    top = heapq.nsmallest(MAX_RESULTS, matched, key=order)
+    hits = tuple(_hit(searcher, slot, best[slot], inbound) for slot in top)
+    return Answer(hits, max(0, len(matched) - MAX_RESULTS))
 
 
 def _hit(searcher: Searcher, slot: int, score: float, inbound: dict[int, list[int]]) -> Hit:

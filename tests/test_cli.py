@@ -185,5 +185,7 @@ def test_demo_walks_through_every_step(tmp_path: Path) -> None:
     assert "removed local/half-finished" in run.out
     assert "would dangle for a teammate" in run.out
     assert "1 note now in team" in run.out
-    assert "surprise/ci-already-listens-on-port-8080  team ·" in run.out
+    recall_lines = [line for line in run.out.splitlines()
+                    if line.startswith("surprise/ci-already-listens-on-port-8080 ")]
+    assert recall_lines and "team · 2026-10-13" in recall_lines[0]
     assert "docs/deploy" in run.out  # a derived stub
