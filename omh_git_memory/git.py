@@ -325,3 +325,12 @@ def commit_date(commit: pygit2.Commit) -> dt.date:
     """The day the commit was made, in its committer's time zone."""
     tz = dt.timezone(dt.timedelta(minutes=commit.commit_time_offset))
     return dt.datetime.fromtimestamp(commit.commit_time, tz).date()
+
+
+def config_value(repo: GitRepo, name: str) -> str | None:
+    """A git configuration value as git itself would read it, or None."""
+    try:
+        value = repo.repo.config[name]
+    except KeyError:
+        return None
+    return str(value)

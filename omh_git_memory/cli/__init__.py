@@ -68,6 +68,32 @@ def init(as_json: JsonFlag = False) -> None:
     typer.echo(f"{state} the local store at {report.store}")
 
 
+hooks_app = typer.Typer(help="Git hooks that keep the recall index warm.", rich_markup_mode=None)
+app.add_typer(hooks_app, name="hooks")
+
+
+@hooks_app.command("install")
+def hooks_install(
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace hooks omh did not write.")
+    ] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Install post-merge, post-checkout and post-rewrite hooks that warm the index."""
+    from omh_git_memory.cli.output import emit_json, here
+    from omh_git_memory.hooks import install
+
+    results = install(here().repo, force)
+    if as_json:
+        emit_json([{"hook": r.name, "path": str(r.path), "action": r.action,
+                    "reason": r.reason} for r in results])
+    else:
+        for r in results:
+            typer.echo(f"{r.action} {r.path}" + (f": {r.reason}" if r.reason else ""))
+    if any(r.action == "skipped" for r in results):
+        raise typer.Exit(EXIT_FAILURE)
+
+
 @app.command()
 def demo(
     keep: Annotated[

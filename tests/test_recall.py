@@ -1,0 +1,255 @@
+"""Recall against real repositories: ranking rules, the tree, the cache, stubs."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from omh_git_memory.index import Doc, analyse, index_dir, snapshot_for
+from omh_git_memory.note import parse
+from omh_git_memory.recall import Answer, Hit, recall, render_tree
+from omh_git_memory.workspace import open_workspace
+from tests.helpers import git, make_repo, note_text, omh
+
+
+def _commit_notes(repo: Path, notes: dict[str, str], message: str = "notes") -> None:
+    for key, text in notes.items():
+        path = repo / ".omh/notes" / f"{key}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", message)
+
+
+def _keys(repo: Path, question: str, *also: str) -> list[str]:
+    answer = recall(open_workspace(repo).searcher(), question, also)
+    return [h.doc.key for h in answer.results]
+
+
+def _topic(key: str, body: str, recorded: str = "2026-11-01") -> str:
+    return note_text(key, body=body, recorded=recorded)
+
+
+def test_whole_words_stemmed(repo_dir: Path) -> None:
+    _commit_notes(repo_dir, {
+        "mounts": _topic("mounts", "Mounting the token file fails.\n"),
+        "other": _topic("other", "Remounting is something else; amount too.\n"),
+    })
+    assert _keys(repo_dir, "mounted") == ["mounts"]
+
+
+def test_rarer_words_count_more_without_a_stopword_list(repo_dir: Path) -> None:
+    _commit_notes(repo_dir, {
+        "a": _topic("a", "the the the the socket\n"),
+        "b": _topic("b", "the the the the the ebusy\n"),
+        "c": _topic("c", "the the the the the nothing\n"),
+    })
+    assert _keys(repo_dir, "the ebusy")[0] == "b"
+
+
+def test_a_word_in_the_key_counts_double(repo_dir: Path) -> None:
+    text = note_text("proxy-timeouts").replace("# proxy-timeouts", "# Proxy timeouts")
+    terms = analyse(parse(text + "\nNothing else.\n"))
+    assert terms["proxi"] == 2 and terms["timeout"] == 2 and terms["noth"] == 1
+    _commit_notes(repo_dir, {
+        "proxy-timeouts": note_text("proxy-timeouts").replace("# proxy-timeouts", "# Waits"),
+        "waits": _topic("waits", "A note about proxy settings.\n"),
+    })
+    assert _keys(repo_dir, "proxy") == ["proxy-timeouts", "waits"]
+
+
+def test_ties_break_on_recency_then_inbound_links(repo_dir: Path) -> None:
+    _commit_notes(repo_dir, {
+        "old": _topic("old", "same words here\n", "2026-01-01"),
+        "new": _topic("new", "same words here\n", "2026-06-01"),
+        "linked": _topic("linked", "same words here\n", "2026-01-01"),
+        "hub": _topic("hub", "Related: [[linked]]\n", "2026-01-01"),
+    })
+    assert _keys(repo_dir, "same words") == ["new", "linked", "old"]
+
+
+def test_at_most_eight_notes_and_a_count_of_the_rest(repo_dir: Path) -> None:
+    _commit_notes(repo_dir, {f"n{i}": _topic(f"n{i}", "common socket words\n")
+                             for i in range(11)})
+    answer = recall(open_workspace(repo_dir).searcher(), "socket")
+    assert len(answer.results) == 8 and answer.left_out == 3
+    assert render_tree(answer).splitlines()[-1].startswith("3 more matched notes")
+
+
+def test_also_phrased_as_keeps_each_notes_best_score(repo_dir: Path) -> None:
+    _commit_notes(repo_dir, {
+        "ebusy": _topic("ebusy", "Mounting a token file returns EBUSY.\n"),
+        "volume": _topic("volume", "Credentials live on a named volume.\n"),
+    })
+    assert _keys(repo_dir, "credential volume") == ["volume"]
+    assert _keys(repo_dir, "credential volume", "ebusy mount") == ["ebusy", "volume"]
+    # a second phrasing never lowers a note found by the first
+    first = recall(open_workspace(repo_dir).searcher(), "credential volume").results[0].score
+    both = recall(open_workspace(repo_dir).searcher(), "credential volume", ["x"]).results[0]
+    assert both.score == first
+    # the best score, not a sum: the same words twice score as once
+    again = recall(open_workspace(repo_dir).searcher(), "credential volume",
+                   ["volume credential"]).results[0]
+    assert again.score == first
+
+
+def test_neighbours_are_one_hop_both_ways(repo_dir: Path) -> None:
+    _commit_notes(repo_dir, {
+        "why": _topic("why", "Background. Related: [[what]]\n"),
+        "what": _topic("what", "The ebusy error.\n"),
+        "far": _topic("far", "Two hops away. [[why]]\n"),
+    })
+    hit = recall(open_workspace(repo_dir).searcher(), "ebusy").results[0]
+    assert hit.doc.key == "what"
+    assert [n.key for n in hit.neighbours] == ["why"]
+
+
+def test_a_new_local_note_is_found_at_once(repo_dir: Path) -> None:
+    assert _keys(repo_dir, "ebusy") == []
+    run = omh(repo_dir, "memory", "remember", "--expected", "x", "--observed",
+              "Mounting returns EBUSY.", "--evidence", "e", "--answers", "why?")
+    assert run.code == 0
+    assert _keys(repo_dir, "ebusy") == ["surprise/mounting-returns-ebusy"]
+
+
+def test_both_layers_are_retrieved_for_one_key(repo_dir: Path) -> None:
+    _commit_notes(repo_dir, {"deploy": _topic("deploy", "Deploy with care.\n")})
+    store = Path(omh(repo_dir, "memory", "--json").json()["local_store"])
+    store.mkdir(parents=True, exist_ok=True)
+    (store / "deploy.md").write_text(_topic("deploy", "My own deploy gotcha.\n"))
+    answer = recall(open_workspace(repo_dir).searcher(), "deploy")
+    assert sorted(h.doc.layer for h in answer.results) == ["local", "team"]
+
+
+def _doc(key: str, layer: str, recorded: int) -> Doc:
+    return Doc(layer, key, "topic", recorded, key, (), "x", 1, key)
+
+
+def test_every_line_of_the_tree_carries_layer_and_date() -> None:
+    # Invariant 1: a note is never retrieved without its date and layer.
+    a, b, c = _doc("a", "team", 739000), _doc("b/deeper", "local", 739100), _doc("c", "team", 0)
+    answer = Answer((Hit(a, 1.0, (b, c), 0), Hit(b, 0.5, (), 0)), left_out=0)
+    lines = render_tree(answer).splitlines()
+    assert len(lines) == 4
+    for line in lines:
+        assert re.search(r"(team|local) · (\d{4}-\d{2}-\d{2}|undated)$", line), line
+
+
+def test_json_recall_has_the_documented_shape(repo_dir: Path) -> None:
+    _commit_notes(repo_dir, {"a": _topic("a", "ebusy [[b]]\n"), "b": _topic("b", "x\n")})
+    out = omh(repo_dir, "memory", "recall", "ebusy", "--json").json()
+    assert out["left_out"] == 0
+    (result,) = [r for r in out["results"] if r["key"] == "a"]
+    assert set(result) == {"key", "layer", "recorded", "score", "neighbours"}
+    assert result["neighbours"] == [{"key": "b", "layer": "team", "recorded": "2026-11-01"}]
+
+
+def test_the_index_is_cached_per_commit_under_the_common_git_dir(
+    repo_dir: Path, tmp_path: Path
+) -> None:
+    _commit_notes(repo_dir, {"a": _topic("a", "ebusy\n")})
+    ws = open_workspace(repo_dir)
+    snap = snapshot_for(ws.repo, ws.config())
+    assert (index_dir(ws.repo) / f"{snap.commit}.idx").is_file()
+    assert index_dir(ws.repo).is_relative_to(repo_dir / ".git")
+    git(repo_dir, "worktree", "add", "-q", str(tmp_path / "wt"))
+    wt = open_workspace(tmp_path / "wt")
+    assert index_dir(wt.repo) == index_dir(ws.repo)
+    assert git(repo_dir, "status", "--porcelain") == ""
+
+
+def test_one_changed_note_reuses_every_other_analysis(repo_dir: Path) -> None:
+    _commit_notes(repo_dir, {f"n{i}": _topic(f"n{i}", f"zz{chr(97 + i)} text\n")
+                             for i in range(20)})
+    ws = open_workspace(repo_dir)
+    first = snapshot_for(ws.repo, ws.config())
+    _commit_notes(repo_dir, {"n3": _topic("n3", "replaced with ebusy\n")}, "edit one")
+    second = snapshot_for(ws.repo, ws.config())
+    assert second.analysed == 1
+    assert second.reused == first.reused + first.analysed - 1
+    assert _keys(repo_dir, "ebusy") == ["n3"]
+    assert _keys(repo_dir, "zzd") == []  # n3's old text is gone from the index
+    assert _keys(repo_dir, "zze") == ["n4"]
+
+
+def test_no_stale_index_after_a_commit(repo_dir: Path) -> None:
+    _commit_notes(repo_dir, {"a": _topic("a", "sockets\n")})
+    assert _keys(repo_dir, "sockets") == ["a"]
+    git(repo_dir, "rm", "-q", ".omh/notes/a.md")
+    git(repo_dir, "commit", "-qm", "remove")
+    assert _keys(repo_dir, "sockets") == []
+
+
+def test_a_full_rebuild_equals_the_incremental_one(repo_dir: Path) -> None:
+    _commit_notes(repo_dir, {f"n{i}": _topic(f"n{i}", f"alpha word{i}\n") for i in range(6)})
+    ws = open_workspace(repo_dir)
+    snapshot_for(ws.repo, ws.config())
+    _commit_notes(repo_dir, {"n1": _topic("n1", "beta\n"), "n9": _topic("n9", "alpha\n")})
+    git(repo_dir, "rm", "-q", ".omh/notes/n2.md")
+    git(repo_dir, "commit", "-qm", "more")
+    incremental = recall(ws.searcher(), "alpha beta word1 word2")
+    snapshot_for(ws.repo, ws.config(), rebuild=True)
+    full = recall(ws.searcher(), "alpha beta word1 word2")
+    assert [(h.doc.key, round(h.score, 9)) for h in incremental.results] == [
+        (h.doc.key, round(h.score, 9)) for h in full.results]
+
+
+@pytest.fixture
+def docs_repo(tmp_path: Path) -> Path:
+    path = tmp_path / "docsrepo"
+    make_repo(path, {
+        "README.md": "# Tinyhttp\n\n## Building\n\nmake\n",
+        "docs/Deploy Notes.md": "# Deploying\n\n## Staging\n\n## Rolling back\n\n```\n## code\n```\n",
+        "NOTES.md": "just text, no headings\n",
+        "vendor/lib/README.md": "# Vendored\n",
+        "src/app.py": "print('hi')\n",
+    })
+    return path
+
+
+def test_stubs_and_the_repo_topic_are_derived_team_notes(docs_repo: Path) -> None:
+    notes = {n["key"]: n for n in omh(docs_repo, "memory", "--json").json()["notes"]}
+    assert {k: (n["layer"], n["type"]) for k, n in notes.items()} == {
+        "readme": ("team", "stub"), "docs/deploy-notes": ("team", "stub"),
+        "notes": ("team", "stub"), "vendor/lib/readme": ("team", "stub"),
+        "docsrepo": ("team", "topic"),
+    }
+    assert not (docs_repo / ".omh").exists()  # never written as files
+    shown = omh(docs_repo, "memory", "show", "docs/deploy-notes").out
+    assert "## Answers\n\n- Staging\n- Rolling back\n" in shown
+    assert "source: docs/Deploy Notes.md" in shown
+    assert "- the whole of `NOTES.md`" in omh(docs_repo, "memory", "show", "notes").out
+    topic = omh(docs_repo, "memory", "show", "docsrepo").out
+    assert "- [[docs/deploy-notes]]" in topic and "(from `README.md`)" in topic
+    assert "(from `src/app.py`)" in topic
+
+
+def test_recall_finds_stubs_with_date_and_layer(docs_repo: Path) -> None:
+    out = omh(docs_repo, "memory", "recall", "how do I roll back?").out
+    first = out.splitlines()[0]
+    assert first.startswith("docs/deploy-notes ") and re.search(r"team · \d{4}-\d{2}-\d{2}$",
+                                                                 first)
+
+
+def test_stubs_can_be_excluded_in_memory_toml(docs_repo: Path) -> None:
+    (docs_repo / ".omh").mkdir()
+    (docs_repo / ".omh/memory.toml").write_text('[stubs]\nexclude = ["vendor/**"]\n')
+    git(docs_repo, "add", "-A")
+    git(docs_repo, "commit", "-qm", "exclude vendor")
+    keys = {n["key"] for n in omh(docs_repo, "memory", "--json").json()["notes"]}
+    assert "vendor/lib/readme" not in keys and "readme" in keys
+
+
+def test_team_notes_may_link_to_stubs(docs_repo: Path) -> None:
+    _commit_notes(docs_repo, {"how-to-ship": _topic("how-to-ship", "See [[docs/deploy-notes]].\n")})
+    run = omh(docs_repo, "memory", "lint", "--ref", "HEAD", "--json").json()
+    assert run["counts"]["DanglingLink"] == 0 and not run["failed"]
+
+
+def test_reindex_reports_what_it_did(docs_repo: Path) -> None:
+    out = omh(docs_repo, "memory", "reindex", "--json").json()
+    assert out["documents"] == 5 and out["analysed"] == 5  # four stubs and the topic
+    again = omh(docs_repo, "memory", "reindex", "--full", "--json").json()
+    assert again["documents"] == 5
