@@ -201,7 +201,9 @@ def docs_repo(tmp_path: Path) -> Path:
     path = tmp_path / "docsrepo"
     make_repo(path, {
         "README.md": "# Tinyhttp\n\n## Building\n\nmake\n",
-        "docs/Deploy Notes.md": "# Deploying\n\n## Staging\n\n## Rolling back\n\n```\n## code\n```\n",
+        "docs/Deploy Notes.md": (
+            "# Deploying\n\n## Staging\n\n## Rolling back\n\n```\n## code\n```\n"
+        ),
         "NOTES.md": "just text, no headings\n",
         "vendor/lib/README.md": "# Vendored\n",
         "src/app.py": "print('hi')\n",
