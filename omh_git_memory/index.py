@@ -104,8 +104,7 @@ class Postings:
         table: dict[str, tuple[int, int]] = {}
         chunks: list[bytes] = []
         offset = 0
-        for term in sorted(pairs):
-            slots, counts = pairs[term]
+        for term, (slots, counts) in pairs.items():
             table[term] = (offset, len(slots) // 4)
             chunks += (slots, counts)
             offset += len(slots) + len(counts)
@@ -130,6 +129,24 @@ class Postings:
 
     def pairs(self) -> dict[str, tuple[bytes, bytes]]:
         return {term: self.raw(term) for term in self.table}
+
+    def patched(self, changes: dict[str, tuple[bytes, bytes] | None]) -> Postings:
+        """These postings with `changes` applied (None removes a word). Changed
+        words are appended to the blob; once over half of it is dead space left by
+        earlier versions, it is rewritten compactly."""
+        table = dict(self.table)
+        chunks = [self.blob]
+        offset = len(self.blob)
+        for term, pair in changes.items():
+            if pair is None:
+                table.pop(term, None)
+                continue
+            table[term] = (offset, len(pair[0]) // 4)
+            chunks += pair
+            offset += len(pair[0]) + len(pair[1])
+        result = Postings(table, b"".join(chunks))
+        live = 8 * sum(count for _, count in table.values())
+        return Postings.build(result.pairs()) if live * 2 < len(result.blob) else result
 
 
 @dataclass
@@ -221,9 +238,9 @@ class _Builder:
         for slot, d in enumerate(self.docs):  # derived notes are dated as of this commit
             if d is not None and d.source[:2] in ("s:", "t:") and d.recorded != today:
                 self.docs[slot] = dataclasses.replace(d, recorded=today)
-        pairs = self.base.postings.pairs() if self.base else {}
-        _patch(pairs, gone_terms, self.added)
-        return Snapshot(self.sha, self.docs, Postings.build(pairs), topic_terms,
+        base = self.base.postings if self.base else EMPTY
+        postings = base.patched(_patch(base, gone_terms, self.added))
+        return Snapshot(self.sha, self.docs, postings, topic_terms,
                         len(self.keep), len(self.added))
 
     def _put(self, source: str, make: Callable[[], tuple[Doc, dict[str, int]] | None]
@@ -311,19 +328,16 @@ def _stored_doc(stored: StoredNote, source: str) -> tuple[Doc, dict[str, int]]:
     return doc_for(stored.note, stored.layer, source, stored.location, terms), dict(terms)
 
 
-def _patch(pairs: dict[str, tuple[bytes, bytes]], removed: dict[int, dict[str, int]],
-           added: dict[int, dict[str, int]]) -> None:
-    """Remove the postings of `removed` slots and add those of `added` slots (which
-    are all higher than any existing slot, so every array stays sorted)."""
+def _patch(postings: Postings, removed: dict[int, dict[str, int]],
+           added: dict[int, dict[str, int]]) -> dict[str, tuple[bytes, bytes] | None]:
+    """The new postings of every word `removed` or `added` slots touch (None when a
+    word is left in no document). Added slots are higher than any existing one, so
+    every array stays sorted."""
     touched: dict[str, tuple[array[int], array[int]]] = {}
 
     def arrays(term: str) -> tuple[array[int], array[int]]:
         if term not in touched:
-            a, b = array("I"), array("I")
-            if term in pairs:
-                a.frombytes(pairs[term][0])
-                b.frombytes(pairs[term][1])
-            touched[term] = (a, b)
+            touched[term] = postings.get(term) or (array("I"), array("I"))
         return touched[term]
 
     for slot, terms in removed.items():
@@ -338,11 +352,8 @@ def _patch(pairs: dict[str, tuple[bytes, bytes]], removed: dict[int, dict[str, i
             slots, counts = arrays(term)
             slots.append(slot)
             counts.append(tf)
-    for term, (slots, counts) in touched.items():
-        if slots:
-            pairs[term] = (slots.tobytes(), counts.tobytes())
-        else:
-            pairs.pop(term, None)
+    return {term: (slots.tobytes(), counts.tobytes()) if slots else None
+            for term, (slots, counts) in touched.items()}
 
 
 def _save(folder: Path, snap: Snapshot) -> None:
