@@ -1,6 +1,6 @@
 """Recall speed on synthetic stores, beside `git grep` over the same notes.
 
-    python bench/recall_speed.py [--sizes 1000,10000,100000] [--queries 200]
+    python bench/recall_speed.py [--sizes 1000,10000,100000] [--queries 200] [--documents 5000]
 
 For each size: a repository whose HEAD commits N notes under .omh/notes/ (words
 drawn from the recall-dev corpus with its own word frequencies), then
@@ -10,6 +10,9 @@ drawn from the recall-dev corpus with its own word frequencies), then
 - warm in-process recall, p50 and p95 over the corpus questions;
 - the CLI's cold `omh memory recall` wall time (index built), median of 7;
 - `git grep -i -w` over the same notes at HEAD, one question's words, median of 7.
+
+and a repository of 5,000 Markdown documents (no notes): the stubs' first
+build and the commands after it.
 
 Every figure is also printed as a ratio to `git grep` measured in the same run,
 because these machines are noisy.
@@ -131,10 +134,38 @@ def measure(n: int, questions: list[str], tmp: Path) -> dict[str, float]:
             "cli": cli, "grep": grep}
 
 
+def documents(n: int, tmp: Path) -> None:
+    """A repository of `n` Markdown documents and no notes: the stubs' first build."""
+    rng = random.Random(11)
+    vocab = vocabulary()
+    where = tmp / f"docs-{n}"
+    repo = pygit2.init_repository(str(where), initial_head="main")
+    index = pygit2.Index()
+    for i in range(n):
+        heads = "\n\n".join(
+            f"## {' '.join(rng.choices(vocab[0], vocab[1], k=4))}\n\n"
+            + " ".join(rng.choices(vocab[0], vocab[1], k=80)) for _ in range(rng.randint(1, 6)))
+        text = f"# Document {i}\n\n{heads}\n".encode()
+        index.add(pygit2.IndexEntry(f"docs/part{i % 50}/doc-{i}.md", repo.create_blob(text),
+                                    pygit2.enums.FileMode.BLOB))
+    repo.create_commit("HEAD", SIG, SIG, "docs", index.write_tree(repo), [])
+    env = {**os.environ, "OMH_LOCAL_STORE": str(tmp / "local-docs")}
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "omh_git_memory", "memory", "reindex"], cwd=where,
+                   env=env, check=True, capture_output=True)
+    first = time.perf_counter() - started
+    cli = wall([sys.executable, "-m", "omh_git_memory", "memory", "recall", "how to deploy"],
+               where, env)
+    listing = wall([sys.executable, "-m", "omh_git_memory", "memory"], where, env)
+    print(f"\n{n:,} Markdown documents: first build (CLI) {first:.2f} s; then "
+          f"`omh memory recall` {cli * 1000:.0f} ms, `omh memory` {listing * 1000:.0f} ms")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="1000,10000")
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--documents", type=int, default=5000)
     args = parser.parse_args()
     with (CORPUS / "queries.tsv").open() as handle:
         questions = [row["query"] for row in csv.DictReader(handle, delimiter="\t")]
@@ -150,6 +181,8 @@ def main() -> None:
                   f"{m['p95'] * 1000:.1f} ms | {m['cli'] * 1000:.0f} ms | "
                   f"{m['grep'] * 1000:.0f} ms | {m['p95'] / m['grep']:.2f} | "
                   f"{m['cli'] / m['grep']:.2f} |", flush=True)
+        if args.documents:
+            documents(args.documents, Path(tmp))
 
 
 if __name__ == "__main__":

@@ -255,3 +255,15 @@ def test_reindex_reports_what_it_did(docs_repo: Path) -> None:
     assert out["documents"] == 5 and out["analysed"] == 5  # four stubs and the topic
     again = omh(docs_repo, "memory", "reindex", "--full", "--json").json()
     assert again["documents"] == 5
+
+
+def test_the_first_build_reports_progress_and_a_rebuild_does_not_repeat_it(
+    docs_repo: Path,
+) -> None:
+    ws = open_workspace(docs_repo)
+    calls: list[tuple[int, int]] = []
+    snapshot_for(ws.repo, ws.config(), progress=lambda done, total: calls.append((done, total)))
+    assert calls[-1] == (4, 4) and [d for d, _ in calls] == [1, 2, 3, 4]
+    calls.clear()
+    snapshot_for(ws.repo, ws.config(), progress=lambda done, total: calls.append((done, total)))
+    assert calls == []  # cached: nothing analysed
