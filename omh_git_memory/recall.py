@@ -12,12 +12,13 @@ note's layer and date (invariant 1).
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import heapq
 import math
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -32,6 +33,22 @@ MAX_NEIGHBOURS: Final = MAX_RESULTS  # the same budget for one note's neighbourh
 
 # `docs: …`, `fix(git): …`, `ws: …` — an area label in front of the question.
 _AREA = re.compile(r"^\s*[\w./-]+(?:\([\w./ -]+\))?!?:\s+(?=\S)")
+
+
+# How results are ordered: (slot, score) -> a key, smallest first.
+Order = Callable[[int, float], tuple[float, int, int, str]]
+
+
+@dataclass(frozen=True)
+class _Term:
+    slots: Sequence[int]  # ascending
+    counts: Sequence[int]
+    idf: float
+
+    @property
+    def bound(self) -> float:
+        """The most this word can add to any document's score."""
+        return self.idf * (K1 + 1)
 
 
 class Searcher:
@@ -70,20 +87,54 @@ class Searcher:
             found = self._decoded[term] = (slots, counts)
         return found
 
-    def scores(self, question: str) -> dict[int, float]:
-        """BM25 of every matched document for one phrasing."""
-        acc: dict[int, float] = defaultdict(float)
-        norm = self._norm
+    def terms(self, question: str) -> list[_Term]:
+        """The question's distinct words that occur in the store, with their weights."""
+        found = []
         for term in dict.fromkeys(words(question)):
             slots, counts = self.postings(term)
-            df = len(slots)
-            if not df:
-                continue
-            idf = math.log(1 + (self.count - df + 0.5) / (df + 0.5))
-            boost = idf * (K1 + 1)
-            for slot, tf in zip(slots, counts, strict=True):
+            if slots:
+                df = len(slots)
+                idf = math.log(1 + (self.count - df + 0.5) / (df + 0.5))
+                found.append(_Term(slots, counts, idf))
+        return found
+
+    def contribution(self, term: _Term, slot: int) -> float:
+        """One word's BM25 share of one document's score (0 when absent)."""
+        at = bisect.bisect_left(term.slots, slot)
+        if at == len(term.slots) or term.slots[at] != slot:
+            return 0.0
+        tf = term.counts[at]
+        return term.idf * (K1 + 1) * tf / (tf + self._norm[slot])
+
+    def best(self, terms: Sequence[_Term], k: int, order: Order) -> dict[int, float]:
+        """The exact BM25 scores of every document that can be among the `k` best
+        (by `order`), without scoring the rest.
+
+        MaxScore pruning: words are taken rarest first; once the words left could
+        add less to an unseen document than the k-th best score so far, the
+        common words' long lists are only consulted for the documents still in
+        the running. Results equal a full scoring (tested)."""
+        ordered = sorted(terms, key=lambda t: -t.idf)
+        acc: dict[int, float] = defaultdict(float)
+        remaining = sum(t.bound for t in ordered)
+        norm = self._norm
+        done = 0
+        for term in ordered:
+            if len(acc) >= k and heapq.nlargest(k, acc.values())[-1] > remaining:
+                break
+            boost = term.idf * (K1 + 1)
+            for slot, tf in zip(term.slots, term.counts, strict=True):
                 acc[slot] += boost * tf / (tf + norm[slot])
-        return acc
+            remaining -= term.bound
+            done += 1
+        rest = ordered[done:]
+        if rest:
+            threshold = heapq.nlargest(k, acc.values())[-1]
+            acc = defaultdict(float, {s: v for s, v in acc.items() if v + remaining >= threshold})
+            for slot in acc:
+                acc[slot] += sum(self.contribution(t, slot) for t in rest)
+        top = heapq.nsmallest(k, acc, key=lambda s: order(s, acc[s]))
+        return {slot: acc[slot] for slot in top}
 
     def resolve(self, target: str, source_layer: str) -> list[int]:
         """The documents `[[target]]` reaches from a note of `source_layer`."""
@@ -124,22 +175,28 @@ def phrasings(question: str, also: Iterable[str] = ()) -> list[str]:
 
 def recall(searcher: Searcher, question: str, also: Iterable[str] = ()) -> Answer:
     """The best notes for `question`, each keeping its best score over the phrasings."""
-    best: dict[int, float] = {}
-    for phrasing in phrasings(question, also):
-        for slot, score in searcher.scores(phrasing).items():
-            if score > best.get(slot, 0.0):
-                best[slot] = score
     inbound = searcher.inbound()
 
-    def order(slot: int) -> tuple[float, int, int, str]:
+    def order(slot: int, score: float) -> tuple[float, int, int, str]:
         d = searcher.docs[slot]
         assert d is not None
-        return (-best[slot], -d.recorded, -len(inbound.get(slot, ())), d.key)
+        return (-score, -d.recorded, -len(inbound.get(slot, ())), d.key)
 
-    matched = [s for s in best if best[s] > 0]
-    top = heapq.nsmallest(MAX_RESULTS, matched, key=order)
+    per_phrasing = [searcher.terms(p) for p in phrasings(question, also)]
+    # A note in the final eight is among the best eight of the phrasing that gave
+    # its best score, so the candidates are the union of each phrasing's best.
+    candidates: set[int] = set()
+    matched: set[int] = set()
+    for terms in per_phrasing:
+        candidates.update(searcher.best(terms, MAX_RESULTS, order))
+        for term in terms:
+            matched.update(term.slots)
+    best = {slot: max(sum(searcher.contribution(t, slot) for t in terms)
+                      for terms in per_phrasing) for slot in candidates}
+    top = heapq.nsmallest(MAX_RESULTS, (s for s in best if best[s] > 0),
+                          key=lambda s: order(s, best[s]))
     hits = tuple(_hit(searcher, slot, best[slot], inbound) for slot in top)
-    return Answer(hits, max(0, len(matched) - MAX_RESULTS))
+    return Answer(hits, max(0, len(matched) - len(top)))
 
 
 def _hit(searcher: Searcher, slot: int, score: float, inbound: dict[int, list[int]]) -> Hit:

@@ -267,3 +267,35 @@ def test_the_first_build_reports_progress_and_a_rebuild_does_not_repeat_it(
     calls.clear()
     snapshot_for(ws.repo, ws.config(), progress=lambda done, total: calls.append((done, total)))
     assert calls == []  # cached: nothing analysed
+
+
+def test_pruned_ranking_equals_scoring_every_document(tmp_path: Path) -> None:
+    import random
+
+    rng = random.Random(5)
+    vocab = [f"w{chr(97 + i)}{chr(97 + j)}" for i in range(6) for j in range(6)]
+    notes = {}
+    for i in range(120):
+        body = " ".join(rng.choices(vocab, weights=range(len(vocab), 0, -1), k=rng.randint(3, 40)))
+        notes[f"n{i}"] = _topic(f"n{i}", body + "\n", f"2026-0{1 + i % 9}-01")
+    repo = tmp_path / "r"
+    make_repo(repo)
+    _commit_notes(repo, notes)
+    searcher = open_workspace(repo).searcher()
+    inbound = searcher.inbound()
+    for _ in range(40):
+        question = " ".join(rng.choices(vocab, k=rng.randint(1, 6)))
+        got = recall(searcher, question)
+        terms = searcher.terms(question)
+        full = {s: sum(searcher.contribution(t, s) for t in terms)
+                for s, d in enumerate(searcher.docs) if d is not None}
+
+        def order(s: int) -> tuple[float, int, int, str]:
+            d = searcher.docs[s]
+            assert d is not None
+            return (-full[s], -d.recorded, -len(inbound.get(s, ())), d.key)
+
+        expected = sorted((s for s in full if full[s] > 0), key=order)
+        assert [h.doc.key for h in got.results] == [
+            searcher.docs[s].key for s in expected[:8]]  # type: ignore[union-attr]
+        assert got.left_out == max(0, len(expected) - 8)
