@@ -290,7 +290,7 @@ def test_pruned_ranking_equals_scoring_every_document(tmp_path: Path) -> None:
         full = {s: sum(searcher.contribution(t, s) for t in terms)
                 for s, d in enumerate(searcher.docs) if d is not None}
 
-        def order(s: int) -> tuple[float, int, int, str]:
+        def order(s: int, full: dict[int, float] = full) -> tuple[float, int, int, str]:
             d = searcher.docs[s]
             assert d is not None
             return (-full[s], -d.recorded, -len(inbound.get(s, ())), d.key)
