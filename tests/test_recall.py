@@ -299,3 +299,8 @@ def test_pruned_ranking_equals_scoring_every_document(tmp_path: Path) -> None:
         assert [h.doc.key for h in got.results] == [
             searcher.docs[s].key for s in expected[:8]]  # type: ignore[union-attr]
         assert got.left_out == max(0, len(expected) - 8)
+
+
+def test_rm_of_a_derived_stub_says_how_to_exclude_it(docs_repo: Path) -> None:
+    run = omh(docs_repo, "memory", "rm", "docs/deploy-notes")
+    assert run.code == 1 and "[stubs] exclude" in run.err

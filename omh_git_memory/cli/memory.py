@@ -272,7 +272,14 @@ def rm(
 
     ws = here()
     graph = all_notes(ws)
-    found = find_notes(graph, key, Layer(layer.value) if layer else None)
+    wanted = Layer(layer.value) if layer else None
+    written = [e for lay in Layer for e in graph.claimants(lay, key) if wanted in (None, lay)]
+    if not written and key in graph.derived and wanted in (None, Layer.TEAM):
+        raise OmhError(
+            f"{key} is derived from a document, not written; to drop it, add the document's "
+            "path to [stubs] exclude in .omh/memory.toml"
+        )
+    found = find_notes(graph, key, wanted)
     if len(found) > 1:
         raise OmhError(f"{key} is in both layers; say which with --layer team or --layer local")
     entry = found[0]
