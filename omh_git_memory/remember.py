@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from omh_git_memory.errors import InvalidKey, NoteRefused
@@ -118,9 +118,21 @@ def remember(
     templates: KeyTemplates,
     if_exists: IfExists = IfExists.ERROR,
     today: dt.date | None = None,
+    known_keys: Collection[str] | None = None,
 ) -> Remembered:
-    """Write the note to the local layer (and only there: invariant 3)."""
+    """Write the note to the local layer (and only there: invariant 3).
+
+    Strict mode is `known_keys` given: every `relates_to` must name a note that
+    exists (one a link from the local layer reaches), so a writer cannot leave
+    dangling links behind."""
     note = build_surprise(obs, templates, today or dt.date.today())
+    if known_keys is not None:
+        for target in note.links:
+            if target not in known_keys:
+                raise NoteRefused(
+                    f"relates_to: {target} names no note in the store; link only to keys "
+                    "that exist (recall finds them), or leave relates_to out"
+                )
 
     def text_for(key: Key) -> str:
         # Under --if-exists suffix the file's key must name the key it lands at.

@@ -68,6 +68,77 @@ def init(as_json: JsonFlag = False) -> None:
     typer.echo(f"{state} the local store at {report.store}")
 
 
+mcp_app = typer.Typer(help="The MCP server agents use, and its harness set-up.",
+                       rich_markup_mode=None)
+app.add_typer(mcp_app, name="mcp")
+
+
+@mcp_app.command("serve")
+def mcp_serve() -> None:
+    """Serve the remember and recall tools over MCP on stdin/stdout."""
+    from pathlib import Path
+
+    from omh_git_memory.mcp_server import serve
+
+    serve(Path.cwd())
+
+
+@mcp_app.command("config")
+def mcp_config(
+    harness: Annotated[str, typer.Argument(help="claude, cursor, opencode or codex.")],
+    write: Annotated[
+        bool, typer.Option("--write", help="Merge it into the harness's project file.")
+    ] = False,
+) -> None:
+    """Print the project-scoped MCP configuration for a harness (or write it)."""
+    from omh_git_memory import harness as harnesses
+    from omh_git_memory.cli.output import here
+
+    chosen = harnesses.harness(harness)
+    if not write:
+        typer.echo(f"# {chosen.path}")
+        typer.echo(chosen.snippet(), nl=False)
+        return
+    path = harnesses.write(here().checkout, chosen)
+    typer.echo(f"wrote the omh server into {path} (other servers untouched)")
+
+
+@mcp_app.command("rm")
+def mcp_rm(
+    harness: Annotated[
+        str | None, typer.Argument(help="One harness (default: every one configured).")
+    ] = None,
+) -> None:
+    """Remove the omh server from the harnesses' project files, leaving the rest."""
+    from omh_git_memory import harness as harnesses
+    from omh_git_memory.cli.output import here
+
+    checkout = here().checkout
+    chosen = [harnesses.harness(harness)] if harness else list(harnesses.HARNESSES.values())
+    changed = [p for p in (harnesses.remove(checkout, h) for h in chosen) if p is not None]
+    for path in changed:
+        typer.echo(f"removed the omh server from {path}")
+    if not changed:
+        typer.echo("no harness file here configures the omh server")
+
+
+@app.command()
+def doctor(as_json: JsonFlag = False) -> None:
+    """Start the MCP server as a harness would and check it, the store and its census."""
+    from omh_git_memory.cli.output import emit_json, here
+    from omh_git_memory.doctor import Status, diagnose
+
+    checks = diagnose(here())
+    if as_json:
+        emit_json([{"check": c.name, "status": c.status.value, "detail": c.detail}
+                   for c in checks])
+    else:
+        for c in checks:
+            typer.echo(f"{c.status.value:<4}  {c.name:<11}  {c.detail}")
+    if any(c.status is Status.FAIL for c in checks):
+        raise typer.Exit(EXIT_FAILURE)
+
+
 hooks_app = typer.Typer(help="Git hooks that keep the recall index warm.", rich_markup_mode=None)
 app.add_typer(hooks_app, name="hooks")
 

@@ -131,6 +131,21 @@ def recall(
     typer.echo(render_tree(answer), nl=False)
 
 
+@app.command("agents-md")
+def agents_md(as_json: JsonFlag = False) -> None:
+    """Write or refresh the omh block in AGENTS.md; text outside its markers is kept."""
+    from omh_git_memory.agents_md import refresh
+    from omh_git_memory.census import take_census
+
+    ws = here()
+    path = ws.checkout / "AGENTS.md"
+    changed = refresh(path, take_census(ws.searcher().docs))
+    if as_json:
+        emit_json({"path": str(path), "changed": changed})
+    else:
+        typer.echo(f"{'refreshed' if changed else 'already current:'} {path}")
+
+
 @app.command()
 def reindex(
     full: Annotated[
@@ -182,6 +197,9 @@ def remember(
     if_exists: Annotated[
         IfExistsChoice, typer.Option(help="When the key is taken: error, skip, suffix, override.")
     ] = IfExistsChoice.error,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Refuse links to notes that do not exist.")
+    ] = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Record what surprised you as a note in the local layer."""
@@ -209,7 +227,11 @@ def remember(
         source=source,
         recorded=day,
     )
-    result = do_remember(ws.local, obs, ws.config().keys, IfExists(if_exists.value))
+    known = None
+    if strict:
+        known = {d.key for d in ws.searcher().docs if d is not None and not d.problem}
+    result = do_remember(ws.local, obs, ws.config().keys, IfExists(if_exists.value),
+                         known_keys=known)
     if as_json:
         emit_json(
             {

@@ -1,0 +1,91 @@
+"""`omh doctor`: prove the server a harness will start actually starts and answers.
+
+It starts the configured server command the way a harness would (a subprocess
+speaking MCP over stdio), runs initialize and tools/list, checks both tools and
+their descriptions, and reports the store's path and census. What it cannot
+prove is whether a harness re-reads the description every session.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+
+from omh_git_memory.census import take_census
+from omh_git_memory.harness import configured_command
+from omh_git_memory.workspace import Workspace
+
+
+class Status(StrEnum):
+    OK = "ok"
+    WARN = "warn"
+    FAIL = "fail"
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    status: Status
+    detail: str
+
+
+def diagnose(ws: Workspace, environ: Mapping[str, str] | None = None) -> list[Check]:
+    env = dict(os.environ if environ is None else environ)
+    checks = [Check("repository", Status.OK, str(ws.checkout))]
+    root = ws.local.root
+    if not root.is_dir():
+        checks.append(Check("local store", Status.FAIL,
+                            f"{root} does not exist; run `omh init` (or fix OMH_LOCAL_STORE)"))
+        return checks
+    checks.append(Check("local store", Status.OK, str(root)))
+    census = take_census(ws.searcher().docs)
+    local = census.by_layer.get("local", 0)
+    if env.get("OMH_LOCAL_STORE") and local == 0:
+        checks.append(Check("census", Status.FAIL,
+                            f"0 local notes in {root}, which OMH_LOCAL_STORE names: a mounted "
+                            "store is expected to hold notes; check the mount"))
+    elif census.total == 0:
+        checks.append(Check("census", Status.WARN,
+                            "0 notes: nothing committed, no documents, nothing remembered yet"))
+    else:
+        checks.append(Check("census", Status.OK, census.sentence()))
+    checks.extend(_server_checks(ws, env, census.total))
+    return checks
+
+
+def _server_checks(ws: Workspace, env: dict[str, str], total: int) -> list[Check]:
+    command, args = configured_command(ws.checkout)
+    shown = " ".join([command, *args])
+    if shutil.which(command, path=env.get("PATH")) is None:
+        return [Check("server", Status.FAIL,
+                      f"`{command}` is not on PATH, so a harness cannot start `{shown}`; "
+                      "install omh where the harness runs, or configure the full path")]
+    from omh_git_memory.mcp_server import probe
+
+    try:
+        seen = probe(command, args, ws.checkout, env)
+    except Exception as err:
+        detail = str(err) or type(err).__name__
+        return [Check("server", Status.FAIL, f"`{shown}` did not answer initialize and "
+                      f"tools/list: {detail}; run it by hand to see its error")]
+    checks = [Check("server", Status.OK, f"`{shown}` started and answered tools/list")]
+    names = sorted(seen.tools)
+    if names != ["recall", "remember"]:
+        checks.append(Check("tools", Status.FAIL,
+                            f"expected exactly recall and remember, got {', '.join(names)}"))
+        return checks
+    description = seen.tools["recall"]
+    noun = "note" if total == 1 else "notes"
+    if f"{total} {noun}" not in description:
+        checks.append(Check("tools", Status.FAIL,
+                            f"recall's description does not carry the census ({total} {noun}): "
+                            f"the server reads another store than this one"))
+    elif "·" not in seen.recall_text and "no note matched" not in seen.recall_text:
+        checks.append(Check("tools", Status.FAIL, "recall answered without layers and dates"))
+    else:
+        checks.append(Check("tools", Status.OK,
+                            "remember and recall, with the census in recall's description"))
+    return checks
