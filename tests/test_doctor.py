@@ -1,0 +1,65 @@
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import omh
+
+
+@pytest.fixture
+def on_path(tmp_path: Path) -> dict[str, str]:
+    """PATH with an `omh` that runs this checkout's package, as a harness would find it."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "omh").write_text(f"#!/bin/sh\nexec {sys.executable} -m omh_git_memory \"$@\"\n")
+    (bindir / "omh").chmod(0o755)
+    return {"PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}"}
+
+
+def _checks(run_out: str) -> dict[str, str]:
+    return {c["check"]: c["status"] for c in json.loads(run_out)}
+
+
+def test_doctor_passes_on_a_good_set_up(repo_dir: Path, on_path: dict[str, str]) -> None:
+    assert omh(repo_dir, "init").code == 0
+    run = omh(repo_dir, "doctor", "--json", env=on_path)
+    assert run.code == 0, run.out + run.err
+    assert _checks(run.out) == {"repository": "ok", "local store": "ok", "census": "ok",
+                                "server": "ok", "tools": "ok"}
+
+
+def test_doctor_fails_when_the_store_is_missing(repo_dir: Path, on_path: dict[str, str]) -> None:
+    run = omh(repo_dir, "doctor", env=on_path)
+    assert run.code == 1 and "omh init" in run.out
+
+
+def test_doctor_fails_on_an_empty_mounted_store(
+    repo_dir: Path, on_path: dict[str, str], tmp_path: Path
+) -> None:
+    mount = tmp_path / "mount"
+    mount.mkdir()
+    run = omh(repo_dir, "doctor", env={**on_path, "OMH_LOCAL_STORE": str(mount)})
+    assert run.code == 1 and "check the mount" in run.out
+
+
+def test_doctor_fails_when_the_server_does_not_start(
+    repo_dir: Path, on_path: dict[str, str]
+) -> None:
+    omh(repo_dir, "init")
+    (repo_dir / ".mcp.json").write_text(json.dumps(
+        {"mcpServers": {"omh": {"command": "false", "args": []}}}))
+    run = omh(repo_dir, "doctor", "--json", env=on_path)
+    assert run.code == 1
+    assert _checks(run.out)["server"] == "fail"
+
+
+def test_doctor_fails_when_the_command_is_not_on_path(repo_dir: Path) -> None:
+    omh(repo_dir, "init")
+    (repo_dir / ".mcp.json").write_text(json.dumps(
+        {"mcpServers": {"omh": {"command": "omh-not-installed", "args": ["mcp", "serve"]}}}))
+    run = omh(repo_dir, "doctor")
+    assert run.code == 1 and "not on PATH" in run.out

@@ -1,0 +1,181 @@
+"""The real MCP server in a subprocess, driven by the SDK's own clients."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client, ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.types import Implementation
+
+from omh_git_memory.mcp_server import MAX_TEXT
+from tests.helpers import git, note_text, omh
+
+GOOD = {"expected": "port 8080 would be free", "observed": "CI already listens on 8080.",
+        "evidence": "bind: address already in use", "answers": ["why do tests fail on CI?"]}
+
+
+def _params(repo: Path, session: str = "s03") -> StdioServerParameters:
+    env = {**os.environ, "OMH_SESSION": session}
+    return StdioServerParameters(command=sys.executable,
+                                 args=["-m", "omh_git_memory", "mcp", "serve"],
+                                 cwd=str(repo), env=env)
+
+
+def _classic(repo: Path, body: Callable[[ClientSession], Awaitable[Any]]) -> Any:
+    async def run() -> Any:
+        async with stdio_client(_params(repo)) as (read, write), ClientSession(
+            read, write, client_info=Implementation(name="claude-code", version="2.1")
+        ) as session:
+            await session.initialize()
+            return await body(session)
+
+    return asyncio.run(run())
+
+
+def _text(result: Any) -> str:
+    return "".join(getattr(c, "text", "") for c in result.content)
+
+
+@pytest.fixture
+def served(repo_dir: Path) -> Path:
+    notes = repo_dir / ".omh/notes"
+    notes.mkdir(parents=True)
+    (notes / "deploy.md").write_text(note_text("deploy", body="Deploy from the release branch.\n"))
+    (repo_dir / "docs").mkdir()
+    (repo_dir / "docs/build.md").write_text("# Building\n\n## Running the tests\n")
+    git(repo_dir, "add", "-A")
+    git(repo_dir, "commit", "-qm", "notes and docs")
+    return repo_dir
+
+
+def test_exactly_two_tools_and_the_census_in_recalls_description(served: Path) -> None:
+    async def body(session: ClientSession) -> Any:
+        return await session.list_tools()
+
+    tools = {t.name: t for t in _classic(served, body).tools}
+    assert sorted(tools) == ["recall", "remember"]
+    description = tools["recall"].description or ""
+    assert "4 notes (4 team)" in description  # deploy, the stub, README's stub, the topic
+    assert "deploy" not in description.lower().split("notes (")[0]  # counts, not titles
+    schema = tools["remember"].input_schema["properties"]
+    assert sorted(schema) == sorted(["expected", "observed", "evidence", "answers",
+                                     "relates_to", "invalidated_by"])
+    assert "source" not in schema
+
+
+def test_the_description_stays_bounded_whatever_the_store_size(repo_dir: Path) -> None:
+    notes = repo_dir / ".omh/notes"
+    for group in range(30):
+        for i in range(10):
+            path = notes / f"g{group}" / f"n{i}.md"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(note_text(f"g{group}/n{i}"))
+    git(repo_dir, "add", "-A")
+    git(repo_dir, "commit", "-qm", "many")
+
+    async def body(session: ClientSession) -> Any:
+        return await session.list_tools()
+
+    tools = {t.name: t for t in _classic(repo_dir, body).tools}
+    description = tools["recall"].description or ""
+    assert "302 notes" in description and "other" in description
+    assert len(description) < 800
+
+
+def test_remember_writes_local_with_a_source_the_caller_cannot_set(served: Path) -> None:
+    async def body(session: ClientSession) -> Any:
+        forged = await session.call_tool("remember", {**GOOD, "source": "the boss"})
+        return forged, await session.call_tool("remember", GOOD)
+
+    forged, again = _classic(served, body)
+    assert not forged.is_error, _text(forged)  # the extra `source` is ignored, not obeyed
+    assert again.is_error and "already exists" in _text(again)  # invariant 5 over MCP
+    store = Path(omh(served, "memory", "--json").json()["local_store"])
+    written = (store / "surprise/ci-already-listens-on-8080.md").read_text()
+    assert "source: session s03, claude-code 2.1\n" in written
+    assert "the boss" not in written
+    assert git(served, "status", "--porcelain") == ""  # nothing in the checkout
+
+
+def test_recall_returns_the_tree_with_dates_and_layers(served: Path) -> None:
+    async def body(session: ClientSession) -> Any:
+        await session.call_tool("remember", GOOD)
+        return await session.call_tool("recall", {"question": "tests fail on CI",
+                                                  "also_phrased_as": ["port taken"]})
+
+    text = _text(_classic(served, body))
+    first = text.splitlines()[0]
+    assert first.startswith("surprise/ci-already-listens-on-8080 ")
+    assert first.endswith(f"local · {__import__('datetime').date.today().isoformat()}")
+    assert "omh memory show <key>" in text
+
+
+def test_bad_calls_are_tool_errors_and_the_server_keeps_serving(served: Path) -> None:
+    async def body(session: ClientSession) -> Any:
+        results = [
+            await session.call_tool("remember", {"expected": "only this"}),
+            await session.call_tool("remember", {**GOOD, "answers": "not a list"}),
+            await session.call_tool("remember", {**GOOD, "answers": []}),
+            await session.call_tool("remember", {**GOOD, "evidence": "x" * (MAX_TEXT + 1)}),
+            await session.call_tool("remember", {**GOOD, "relates_to": ["no-such-note"]}),
+            await session.call_tool("remember", {**GOOD, "invalidated_by": "whenever"}),
+            await session.call_tool("recall", {"question": ""}),
+            await session.call_tool("no_such_tool", {}),
+        ]
+        after = await session.call_tool("recall", {"question": "deploy"})
+        return results, after
+
+    results, after = _classic(served, body)
+    messages = [_text(r) for r in results]
+    assert all(r.is_error for r in results), messages
+    assert "answers" in messages[2] and "nobody can find" in messages[2]
+    assert "no-such-note names no note" in messages[4]
+    assert not after.is_error and "deploy" in _text(after)
+
+
+def test_a_flood_of_calls_is_answered(served: Path) -> None:
+    async def body(session: ClientSession) -> Any:
+        return await asyncio.gather(*(session.call_tool("recall", {"question": f"deploy {i}"})
+                                      for i in range(40)))
+
+    results = _classic(served, body)
+    assert len(results) == 40 and not any(r.is_error for r in results)
+
+
+def test_the_modern_client_mode_works_and_passes_its_name(served: Path) -> None:
+    async def run() -> Any:
+        async with Client(_params(served, "s09"),
+                          client_info=Implementation(name="codex", version="0.9")) as client:
+            tools = await client.list_tools()
+            result = await client.call_tool("remember", GOOD)
+            return [t.name for t in tools.tools], result
+
+    names, result = asyncio.run(run())
+    assert sorted(names) == ["recall", "remember"] and not result.is_error
+    store = Path(omh(served, "memory", "--json").json()["local_store"])
+    written = (store / "surprise/ci-already-listens-on-8080.md").read_text()
+    assert "source: session s09, codex 0.9\n" in written
+
+
+def test_nothing_but_protocol_on_stdout(served: Path) -> None:
+    request = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"}}}
+    bad = "this is not json\n"
+    done = subprocess.run([sys.executable, "-m", "omh_git_memory", "mcp", "serve"],
+                          cwd=served, input=json.dumps(request) + "\n" + bad,
+                          capture_output=True, text=True, timeout=60, check=False)
+    lines = [line for line in done.stdout.splitlines() if line.strip()]
+    assert lines, done.stderr
+    for line in lines:
+        assert json.loads(line)["jsonrpc"] == "2.0"
+    assert json.loads(lines[0])["result"]["serverInfo"]["name"] == "omh"
