@@ -334,3 +334,9 @@ def config_value(repo: GitRepo, name: str) -> str | None:
     except KeyError:
         return None
     return str(value)
+
+
+def head_id(repo: GitRepo) -> str | None:
+    """The commit HEAD names now, or None on a branch with no commit yet."""
+    commit = resolve_commit(repo, "HEAD")
+    return None if commit is None else str(commit.id)

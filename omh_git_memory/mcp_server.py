@@ -21,7 +21,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Final
+from typing import Annotated, Final
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -68,19 +68,23 @@ def recall_description(census: Census) -> str:
 
 @dataclass
 class _State:
-    """What the server keeps between calls: the index of the HEAD it last saw."""
+    """What the server keeps between calls: the searcher of the HEAD and local
+    store it last saw, rebuilt when either changes (checked on every call)."""
 
     ws: Workspace
     commit: str | None = None
-    team: Any = None
+    local: tuple[tuple[str, int, int], ...] = ()
+    current: Searcher | None = None
 
     def searcher(self) -> Searcher:
+        from omh_git_memory.git import head_id
         from omh_git_memory.index import local_docs
 
-        snap = self.ws.snapshot()
-        if snap.commit != self.commit or self.team is None:
-            self.commit, self.team = snap.commit, snap
-        return Searcher(self.team, local_docs(self.ws.local.scan()))
+        commit, local = head_id(self.ws.repo), self.ws.local.signature()
+        if self.current is None or commit != self.commit or local != self.local:
+            self.current = Searcher(self.ws.snapshot(), local_docs(self.ws.local.scan()))
+            self.commit, self.local = commit, local
+        return self.current
 
 
 def _source(ctx: Context) -> str:

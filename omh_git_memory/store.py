@@ -140,6 +140,20 @@ class LocalStore:
                 raise StoreError(f"{current} is a file where key {key} needs a directory")
         return path
 
+    def signature(self) -> tuple[tuple[str, int, int], ...]:
+        """What changes whenever a note is written, replaced or removed: each
+        file's path, modification time and size. Cheap: no file is read."""
+        if not self.root.is_dir():
+            return ()
+        found = []
+        for relpath in self._walk():
+            try:
+                st = os.lstat(self.root / relpath)
+            except OSError:
+                continue
+            found.append((relpath, st.st_mtime_ns, st.st_size))
+        return tuple(found)
+
     def scan(self) -> list[StoredNote]:
         """Every note file in the store, read or with the reason it cannot be."""
         if not self.root.is_dir():
