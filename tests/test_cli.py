@@ -189,3 +189,4 @@ def test_demo_walks_through_every_step(tmp_path: Path) -> None:
                     if line.startswith("surprise/ci-already-listens-on-port-8080 ")]
     assert recall_lines and "team · 2026-10-13" in recall_lines[0]
     assert "docs/deploy" in run.out  # a derived stub
+    assert '"mcpServers"' in run.out

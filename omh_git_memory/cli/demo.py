@@ -107,6 +107,12 @@ STEPS: list[tuple[str, list[str], bool]] = [
         ["memory", "recall", "why do the tests fail on CI?", "--also", "rolling back a deploy"],
         False,
     ),
+    (
+        "Give a coding agent the two tools (remember, recall): the project-scoped "
+        "configuration for Claude Code; --write merges it into .mcp.json.",
+        ["mcp", "config", "claude"],
+        False,
+    ),
     ("What CI runs on a pushed commit: lint the team notes committed at HEAD.",
      ["memory", "lint", "--ref", "HEAD"], False),
     ("A hand-edited note with problems has arrived in the store; lint names each rule.",
