@@ -7,6 +7,7 @@ file, the shipped defaults apply.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +36,17 @@ stub     = "{{path}}"
 # Exclude files by glob, matched against the path from the repository root.
 [stubs]
 exclude = []
+
+# What `invalidated_by` triggers are checked against (omh memory stale).
+# image:<digest> is a digest of these container recipe files (a trailing / takes
+# a whole directory); base:<YYYY-MM> is stale once `base` names a later month.
+[stale]
+image_recipe = ["Dockerfile", "Containerfile", ".devcontainer/"]
+# base = "2026-09"
 """
+
+DEFAULT_RECIPE: Final = ("Dockerfile", "Containerfile", ".devcontainer/")
+_MONTH = re.compile(r"\d{4}-(0[1-9]|1[0-2])")
 
 GITIGNORE: Final = """\
 # Written by `omh init`. Team notes live in notes/ and are committed; the local
@@ -51,6 +62,8 @@ class Config:
     keys: KeyTemplates
     path: Path | None  # the file read, or None when the defaults apply
     stub_exclude: tuple[str, ...] = ()  # globs of documents that get no stub
+    image_recipe: tuple[str, ...] = DEFAULT_RECIPE  # files whose digest image: pins
+    base: str | None = None  # the base month, YYYY-MM, that base: triggers compare with
 
 
 def load_config(checkout: Path) -> Config:
@@ -76,6 +89,16 @@ def load_config(checkout: Path) -> Config:
     exclude = stubs.get("exclude", []) if isinstance(stubs, dict) else None
     if not isinstance(exclude, list) or not all(isinstance(g, str) for g in exclude):
         raise ConfigError(f"{path}: [stubs] exclude must be a list of glob strings")
+    stale = data.get("stale", {})
+    if not isinstance(stale, dict):
+        raise ConfigError(f"{path}: [stale] must be a table")
+    recipe = stale.get("image_recipe", list(DEFAULT_RECIPE))
+    if not isinstance(recipe, list) or not all(isinstance(r, str) and r for r in recipe):
+        raise ConfigError(f"{path}: [stale] image_recipe must be a list of paths")
+    base = stale.get("base")
+    if base is not None and (not isinstance(base, str) or not _MONTH.fullmatch(base)):
+        raise ConfigError(f"{path}: [stale] base must be a month written YYYY-MM, like 2026-09")
     return Config(
-        keys=KeyTemplates({**DEFAULT_TEMPLATES, **table}), path=path, stub_exclude=tuple(exclude)
+        keys=KeyTemplates({**DEFAULT_TEMPLATES, **table}), path=path, stub_exclude=tuple(exclude),
+        image_recipe=tuple(recipe), base=base,
     )

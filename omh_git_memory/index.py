@@ -46,7 +46,7 @@ from omh_git_memory.stubs import is_document, repo_facts, stub_note, topic_note
 from omh_git_memory.team import NOTES_DIR
 from omh_git_memory.tokens import without_links, words
 
-VERSION: Final = 1
+VERSION: Final = 2
 KEEP_SNAPSHOTS: Final = 8  # recent commits kept on disk; older ones are rebuilt on demand
 
 Progress = Callable[[int, int], None]  # (done, total) while analysing documents
@@ -66,10 +66,11 @@ class Doc:
     length: int  # words counted for length normalisation
     location: str
     problem: str | None = None  # why the file is not a usable note
+    trigger: str | None = None  # the note's invalidated_by
 
     def as_tuple(self) -> tuple[object, ...]:
         return (self.layer, self.key, self.kind, self.recorded, self.title, self.links,
-                self.source, self.length, self.location, self.problem)
+                self.source, self.length, self.location, self.problem, self.trigger)
 
     @classmethod
     def from_tuple(cls, t: tuple[object, ...]) -> Doc:
@@ -88,7 +89,7 @@ def analyse(note: Note) -> Counter[str]:
 def doc_for(note: Note, layer: Layer, source: str, location: str,
             terms: Counter[str]) -> Doc:
     return Doc(layer.value, note.key.value, note.type, note.recorded.toordinal(), note.title,
-               note.links, source, sum(terms.values()), location)
+               note.links, source, sum(terms.values()), location, None, note.invalidated_by)
 
 
 class Postings:

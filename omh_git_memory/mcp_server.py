@@ -29,8 +29,9 @@ from pydantic import Field
 
 from omh_git_memory.census import Census, take_census
 from omh_git_memory.errors import OmhError
-from omh_git_memory.recall import Searcher, recall, render_tree
+from omh_git_memory.recall import Searcher, recall, render_tree, shown_docs
 from omh_git_memory.remember import Observation, remember
+from omh_git_memory.stale import pin_trigger, stale_marks
 from omh_git_memory.workspace import Workspace, open_workspace
 
 # A note is a page of prose; an argument this long is a pasted log, not a note.
@@ -113,13 +114,14 @@ def build_server(ws: Workspace) -> MCPServer:
         relates_to: Items | None = None,
         invalidated_by: Annotated[str, Field(max_length=200)] | None = None,
     ) -> str:
-        obs = Observation(
-            expected=expected, observed=observed, evidence=evidence, answers=answers,
-            relates_to=relates_to or [], invalidated_by=invalidated_by, source=_source(ctx),
-        )
         searcher = state.searcher()
         known = {d.key for d in searcher.docs if d is not None and not d.problem}
         try:
+            obs = Observation(
+                expected=expected, observed=observed, evidence=evidence, answers=answers,
+                relates_to=relates_to or [], source=_source(ctx),
+                invalidated_by=pin_trigger(invalidated_by, ws.facts()),
+            )
             done = remember(ws.local, obs, ws.config().keys, today=dt.date.today(),
                             known_keys=known)
         except OmhError as err:
@@ -135,9 +137,10 @@ def build_server(ws: Workspace) -> MCPServer:
             raise ToolError("`question` is empty; ask what you want to know")
         try:
             answer = recall(state.searcher(), question, also_phrased_as or [])
+            fired = stale_marks(shown_docs(answer), ws.facts())
         except OmhError as err:
             raise ToolError(str(err)) from None
-        return render_tree(answer) + (
+        return render_tree(answer, fired) + (
             "Each line: key, layer · date. Read a note in full with "
             "`omh memory show <key>` (team notes are also at .omh/notes/<key>.md).\n"
         )

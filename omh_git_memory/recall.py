@@ -18,7 +18,7 @@ import heapq
 import math
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -213,12 +213,19 @@ def _hit(searcher: Searcher, slot: int, score: float, inbound: dict[int, list[in
     return Hit(doc, score, tuple(shown), max(0, len(near) - MAX_NEIGHBOURS))
 
 
+def shown_docs(answer: Answer) -> list[Doc]:
+    """Every note the answer shows: results and their neighbours."""
+    return [d for h in answer.results for d in (h.doc, *h.neighbours)]
+
+
 def date_of(doc: Doc) -> str:
     return dt.date.fromordinal(doc.recorded).isoformat() if doc.recorded else "undated"
 
 
-def render_tree(answer: Answer) -> str:
-    """The seed's tree. Every line that names a note carries its layer and date."""
+def render_tree(answer: Answer, stale: Mapping[tuple[str, str], str] | None = None) -> str:
+    """The seed's tree. Every line that names a note carries its layer and date, and
+    `· stale` when the note's trigger has fired (`stale`: (layer, key) → why)."""
+    fired = stale or {}
     blocks: list[list[tuple[str, Doc | None]]] = []
     for hit in answer.results:
         block: list[tuple[str, Doc | None]] = [(hit.doc.key, hit.doc)]
@@ -231,10 +238,13 @@ def render_tree(answer: Answer) -> str:
         blocks.append(block)
     width = max((len(label) for block in blocks for label, doc in block if doc), default=0)
     lines = [
-        f"{label.ljust(width)}  {doc.layer} · {date_of(doc)}" if doc else label
+        f"{label.ljust(width)}  {doc.layer} · {date_of(doc)}"
+        + (" · stale" if (doc.layer, doc.key) in fired else "") if doc else label
         for block in blocks
         for label, doc in block
     ]
+    if any((d.layer, d.key) in fired for block in blocks for _, d in block if d):
+        lines.append("stale: a note's invalidated_by has fired; `omh memory stale` says why")
     if not answer.results:
         lines.append("no note matched; try other words, or add --also with another phrasing")
     elif answer.left_out:

@@ -12,6 +12,7 @@ from omh_git_memory.graph import Graph
 from omh_git_memory.index import Progress, Snapshot, local_docs, snapshot_for
 from omh_git_memory.layers import Layer
 from omh_git_memory.recall import Searcher
+from omh_git_memory.stale import TreeFacts
 from omh_git_memory.store import LocalStore, local_store_root
 from omh_git_memory.team import NOTES_DIR, scan_team
 
@@ -43,6 +44,10 @@ class Workspace:
 
     def derived_keys(self, rev: str = "HEAD") -> set[str]:
         return {d.key for _, d in self.snapshot(rev).live() if d.source[:2] in ("s:", "t:")}
+
+    def facts(self, rev: str = "HEAD") -> TreeFacts:
+        """What triggers are evaluated against (one tree walk, made on first use)."""
+        return TreeFacts(self.repo, self.config(), rev)
 
     def searcher(self, progress: Progress | None = None) -> Searcher:
         """Recall's view: the team layer at HEAD and the local layer as it is now."""

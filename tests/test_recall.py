@@ -142,8 +142,9 @@ def test_json_recall_has_the_documented_shape(repo_dir: Path) -> None:
     out = omh(repo_dir, "memory", "recall", "ebusy", "--json").json()
     assert out["left_out"] == 0
     (result,) = [r for r in out["results"] if r["key"] == "a"]
-    assert set(result) == {"key", "layer", "recorded", "score", "neighbours"}
-    assert result["neighbours"] == [{"key": "b", "layer": "team", "recorded": "2026-11-01"}]
+    assert set(result) == {"key", "layer", "recorded", "score", "stale", "neighbours"}
+    assert result["neighbours"] == [{"key": "b", "layer": "team", "recorded": "2026-11-01",
+                                     "stale": None}]
 
 
 def test_the_index_is_cached_per_commit_under_the_common_git_dir(

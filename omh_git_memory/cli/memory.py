@@ -104,10 +104,13 @@ def recall(
     as_json: JsonFlag = False,
 ) -> None:
     """The notes that best answer a question, each with the notes linked to it."""
-    from omh_git_memory.recall import date_of, render_tree
+    from omh_git_memory.recall import date_of, render_tree, shown_docs
     from omh_git_memory.recall import recall as do_recall
+    from omh_git_memory.stale import stale_marks
 
-    answer = do_recall(here().searcher(progress=progress_bar()), question, also or [])
+    ws = here()
+    answer = do_recall(ws.searcher(progress=progress_bar()), question, also or [])
+    fired = stale_marks(shown_docs(answer), ws.facts())
     if as_json:
         emit_json(
             {
@@ -117,8 +120,10 @@ def recall(
                         "layer": h.doc.layer,
                         "recorded": date_of(h.doc),
                         "score": round(h.score, 4),
+                        "stale": fired.get((h.doc.layer, h.doc.key)),
                         "neighbours": [
-                            {"key": n.key, "layer": n.layer, "recorded": date_of(n)}
+                            {"key": n.key, "layer": n.layer, "recorded": date_of(n),
+                             "stale": fired.get((n.layer, n.key))}
                             for n in h.neighbours
                         ],
                     }
@@ -128,7 +133,45 @@ def recall(
             }
         )
         return
-    typer.echo(render_tree(answer), nl=False)
+    typer.echo(render_tree(answer, fired), nl=False)
+
+
+@app.command()
+def stale(
+    check: Annotated[
+        bool, typer.Option("--check", help="Exit 1 when any note is stale (for CI).")
+    ] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """The notes whose invalidated_by has fired at HEAD, and those omh cannot tell about."""
+    from omh_git_memory.recall import date_of
+    from omh_git_memory.stale import Finding
+    from omh_git_memory.stale import check as run_check
+
+    ws = here()
+    report = run_check(ws.searcher(progress=progress_bar()).docs, ws.facts())
+
+    def row(f: Finding) -> dict[str, str]:
+        return {"key": f.doc.key, "layer": f.doc.layer, "recorded": date_of(f.doc),
+                "trigger": f.trigger, "reason": f.verdict.reason}
+
+    if as_json:
+        emit_json({"checked": report.checked, "stale": [row(f) for f in report.stale],
+                   "unknown": [row(f) for f in report.unknown]})
+    else:
+        for title, findings in (("stale", report.stale), ("cannot tell", report.unknown)):
+            if not findings:
+                continue
+            typer.echo(f"{title} ({len(findings)}):")
+            width = max(len(f.doc.key) for f in findings)
+            for f in findings:
+                typer.echo(f"  {f.doc.key.ljust(width)}  {f.doc.layer} · {date_of(f.doc)}  "
+                           f"{f.trigger}: {f.verdict.reason}")
+        fresh = report.checked - len(report.stale) - len(report.unknown)
+        typer.echo(f"{_count(report.checked, 'note')} with a trigger checked at HEAD: "
+                   f"{len(report.stale)} stale, {len(report.unknown)} cannot tell, {fresh} fresh")
+    if check and report.stale:
+        raise typer.Exit(1)
 
 
 @app.command("agents-md")
@@ -216,6 +259,8 @@ def remember(
             raise NoteRefused(
                 f"--recorded {recorded!r} is not a date that exists (YYYY-MM-DD)"
             ) from None
+    from omh_git_memory.stale import pin_trigger
+
     ws = here()
     obs = Observation(
         expected=expected,
@@ -223,7 +268,7 @@ def remember(
         evidence=evidence,
         answers=answers or [],
         relates_to=relates_to or [],
-        invalidated_by=invalidated_by,
+        invalidated_by=pin_trigger(invalidated_by, ws.facts()),
         source=source,
         recorded=day,
     )

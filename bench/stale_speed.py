@@ -1,0 +1,109 @@
+"""`omh memory stale` on a repository of N source files and N notes with triggers.
+
+    python bench/stale_speed.py [--size 10000]
+
+Every note carries a trigger — a quarter each file:, symbol:, base: and image: —
+and the run must cost one tree walk plus one pass over the source files for all
+symbols together, whatever the number of notes. Printed beside `git ls-tree -r`
+(one tree walk) and `git grep -w` for the same symbols, in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pygit2
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from recall_speed import SIG, wall  # noqa: E402
+
+from omh_git_memory.stale import TreeFacts, check  # noqa: E402
+from omh_git_memory.workspace import open_workspace  # noqa: E402
+
+
+def make_repo(where: Path, n: int) -> list[str]:
+    rng = random.Random(3)
+    repo = pygit2.init_repository(str(where), initial_head="main")
+    index = pygit2.Index()
+
+    def add(path: str, text: str) -> str:
+        blob = repo.create_blob(text.encode())
+        index.add(pygit2.IndexEntry(path, blob, pygit2.enums.FileMode.BLOB))
+        return str(blob)
+
+    blobs = []
+    for i in range(n):
+        body = "\n".join(f"def func_{i}_{j}(x):\n    return x + {j}\n" for j in range(5))
+        blobs.append((f"src/pkg{i % 100}/mod_{i}.py", add(f"src/pkg{i % 100}/mod_{i}.py", body)))
+    add("Dockerfile", "FROM debian:12\n")
+    config = '[stale]\nbase = "2026-09"\n'
+    add(".omh/memory.toml", config)
+    (where / ".omh").mkdir()
+    (where / ".omh" / "memory.toml").write_text(config)  # settings are read from the checkout
+    symbols = []
+    for i in range(n):
+        kind = i % 4
+        if kind == 0:
+            path, blob = rng.choice(blobs)
+            trigger = f"file:{path}@{blob}"
+        elif kind == 1:
+            name = f"func_{rng.randrange(n)}_{rng.randrange(5)}" if i % 8 == 1 else f"gone_{i}"
+            symbols.append(name)
+            trigger = f"symbol:{name}"
+        elif kind == 2:
+            trigger = "base:2026-09"
+        else:
+            trigger = "image:" + "0" * 64
+        text = (f"---\nkey: n{i}\ntype: topic\nsource: bench\nrecorded: 2026-01-01\n"
+                f"invalidated_by: {trigger}\n---\n\n# Note {i}\n\nbody\n")
+        add(f".omh/notes/n{i}.md", text)
+    repo.create_commit("HEAD", SIG, SIG, "bench", index.write_tree(repo), [])
+    return symbols
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--size", type=int, default=10000)
+    n = parser.parse_args().size
+    with tempfile.TemporaryDirectory() as tmp:
+        where = Path(tmp) / "repo"
+        symbols = make_repo(where, n)
+        env = {**os.environ, "OMH_LOCAL_STORE": str(Path(tmp) / "local")}
+        os.environ["OMH_LOCAL_STORE"] = env["OMH_LOCAL_STORE"]
+        subprocess.run([sys.executable, "-m", "omh_git_memory", "memory", "reindex"],
+                       cwd=where, env=env, check=True, capture_output=True)
+        ws = open_workspace(where)
+        docs = ws.searcher().docs
+        runs = []
+        for _ in range(3):
+            started = time.perf_counter()
+            report = check(docs, TreeFacts(ws.repo, ws.config()))
+            runs.append(time.perf_counter() - started)
+        in_process = sorted(runs)[1]
+        cli = wall([sys.executable, "-m", "omh_git_memory", "memory", "stale", "--json"],
+                   where, env, runs=3)
+        ls_tree = wall(["git", "ls-tree", "-r", "HEAD"], where, env, runs=3)
+        grep_cmd = ["git", "grep", "-w", "-l"]
+        for name in symbols[:200]:
+            grep_cmd += ["-e", f"def {name}"]
+        grep = wall([*grep_cmd, "HEAD"], where, env, runs=3)
+    print("| files | notes | stale / cannot tell | check (in-process) | `omh memory stale` (CLI) "
+          "| git ls-tree -r | git grep (200 symbols) |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    print(f"| {n:,} | {n:,} | {len(report.stale)} / {len(report.unknown)} | "
+          f"{in_process * 1000:.0f} ms | {cli * 1000:.0f} ms | {ls_tree * 1000:.0f} ms | "
+          f"{grep * 1000:.0f} ms |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,176 @@
+"""`omh memory stale`: a join of every note's trigger against facts git holds.
+
+One walk of HEAD's tree per run, whatever the number of notes: file triggers
+look up blob ids in it, image triggers hash the recipe files' blob ids, and all
+symbol triggers share one pass over the source files of the languages omh can
+read definitions in.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+from omh_git_memory.config import Config
+from omh_git_memory.errors import NoteRefused
+from omh_git_memory.git import GitRepo, list_tree, read_blob, resolve_commit
+from omh_git_memory.index import Doc
+from omh_git_memory.triggers import PinError, State, Verdict, evaluate, pin
+
+# Definition patterns per language: each group captures a name being defined.
+_DEFINITIONS: Final[dict[str, tuple[tuple[str, ...], str]]] = {
+    "Python": ((".py", ".pyi"),
+               r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(?P<n>{name})\b"
+               r"|^(?P<a>{name})[ \t]*(?::[^=\n]*)?=(?!=)"),
+    "Rust": ((".rs",),
+             r"\b(?:fn|struct|enum|trait|type|const|static|mod|union)[ \t]+(?P<n>{name})\b"
+             r"|\bmacro_rules![ \t]*(?P<a>{name})\b"),
+    "Go": ((".go",),
+           r"\bfunc[ \t]+(?:\([^)]*\)[ \t]*)?(?P<n>{name})\b"
+           r"|\b(?:type|var|const)[ \t]+(?P<a>{name})\b"),
+    "JavaScript/TypeScript": ((".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts"),
+                              r"\b(?:function\*?|class|interface|type|enum|const|let|var)"
+                              r"[ \t]+(?P<n>{name})\b"
+                              r"|^[ \t]*(?:(?:public|private|protected|static|async|readonly)"
+                              r"[ \t]+)*(?P<a>{name})[ \t]*\([^)\n]*\)[ \t]*(?::[^{{\n]*)?\{{"),
+    "C/C++": ((".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx"),
+              r"^[ \t]*#[ \t]*define[ \t]+(?P<n>{name})\b"
+              r"|\b(?:struct|class|enum|union|namespace)[ \t]+(?P<a>{name})\b"
+              r"|\btypedef\b[^;]*\b(?P<t>{name})[ \t]*;"
+              r"|^[A-Za-z_][\w \t\*&:<>,]*?\b(?P<f>{name})[ \t]*\([^;]*$"),
+    "Java": ((".java",),
+             r"\b(?:class|interface|enum|record)[ \t]+(?P<n>{name})\b"
+             r"|^[ \t]*(?:(?:public|private|protected|static|final|abstract|synchronized)"
+             r"[ \t]+)*[\w<>\[\],. ]+[ \t]+(?P<a>{name})[ \t]*\([^;]*$"),
+}
+
+
+_NAME: Final = r"[A-Za-z_$][\w$]*"
+
+
+@dataclass
+class TreeFacts:
+    """The facts triggers are evaluated against, from one walk of a commit's tree."""
+
+    repo: GitRepo
+    config: Config
+    rev: str = "HEAD"
+    _blobs: dict[str, str] | None = None
+    _symbols: dict[str, bool] = field(default_factory=dict)
+    _languages: set[str] | None = None
+    _digest: tuple[str | None] | None = None
+
+    def blobs(self) -> dict[str, str]:
+        if self._blobs is None:
+            commit = resolve_commit(self.repo, self.rev)
+            entries = list_tree(self.repo, commit) if commit is not None else []
+            self._blobs = {e.path: e.blob_id for e in entries if e.kind == "file"}
+        return self._blobs
+
+    def blob_at(self, path: str) -> str | None:
+        return self.blobs().get(path)
+
+    def recipe_files(self) -> tuple[str, ...]:
+        return self.config.image_recipe
+
+    def recipe_digest(self) -> str | None:
+        if self._digest is None:
+            self._digest = (self._recipe_digest(),)
+        return self._digest[0]
+
+    def _recipe_digest(self) -> str | None:
+        chosen = sorted(
+            (path, blob) for path, blob in self.blobs().items()
+            if any(path == r or (r.endswith("/") and path.startswith(r))
+                   for r in self.config.image_recipe)
+        )
+        if not chosen:
+            return None
+        return hashlib.sha256(repr(chosen).encode()).hexdigest()
+
+    def base_month(self) -> str | None:
+        return self.config.base
+
+    def defines(self, symbol: str) -> bool | None:
+        if symbol not in self._symbols:
+            self.scan_symbols([symbol])
+        if not self._languages:
+            return None
+        return self._symbols[symbol]
+
+    def scan_symbols(self, symbols: Iterable[str]) -> None:
+        """Look for definitions of every `symbol` in one pass over the source files."""
+        wanted = {s.replace("::", ".").rsplit(".", 1)[-1]: s for s in symbols
+                  if s not in self._symbols}
+        if not wanted:
+            return
+        for original in wanted.values():
+            self._symbols[original] = False
+        self._languages = set()
+        patterns = {lang: (exts, re.compile(pattern.format(name=_NAME), re.M))
+                    for lang, (exts, pattern) in _DEFINITIONS.items()}
+        remaining = set(wanted)
+        for path, blob in self.blobs().items():
+            lang = next((lg for lg, (exts, _) in patterns.items() if path.endswith(exts)), None)
+            if lang is None:
+                continue
+            self._languages.add(lang)
+            if not remaining:
+                continue
+            text = read_blob(self.repo, blob).decode("utf-8", errors="replace")
+            defined = {g for match in patterns[lang][1].finditer(text)
+                       for g in match.groups() if g}
+            for name in remaining & defined:
+                self._symbols[wanted[name]] = True
+            remaining -= defined
+
+
+@dataclass(frozen=True)
+class Finding:
+    doc: Doc
+    trigger: str
+    verdict: Verdict
+
+
+@dataclass(frozen=True)
+class StaleReport:
+    checked: int
+    stale: tuple[Finding, ...]
+    unknown: tuple[Finding, ...]
+
+
+def check(docs: Sequence[Doc | None], facts: TreeFacts) -> StaleReport:
+    """Every note with a trigger, evaluated against `facts`."""
+    with_trigger = [d for d in docs if d is not None and d.trigger and not d.problem]
+    facts.scan_symbols(d.trigger[len("symbol:"):] for d in with_trigger
+                       if d.trigger and d.trigger.startswith("symbol:"))
+    findings = [Finding(d, d.trigger or "", evaluate(d.trigger or "", facts))
+                for d in with_trigger]
+    order = sorted(findings, key=lambda f: (f.doc.layer, f.doc.key))
+    return StaleReport(
+        len(findings),
+        tuple(f for f in order if f.verdict.state is State.STALE),
+        tuple(f for f in order if f.verdict.state is State.UNKNOWN),
+    )
+
+
+def pin_trigger(value: str | None, facts: TreeFacts) -> str | None:
+    """Resolve a writer's `file:<path>` or `image:current` against HEAD."""
+    if value is None or not value.strip():
+        return None
+    try:
+        return pin(value, facts)
+    except PinError as err:
+        raise NoteRefused(f"invalidated_by: {err}") from None
+
+
+def stale_marks(docs: Iterable[Doc], facts: TreeFacts) -> dict[tuple[str, str], str]:
+    """For the notes among `docs` whose trigger has fired: (layer, key) → why."""
+    chosen = [d for d in docs if d.trigger and not d.problem]
+    if not chosen:
+        return {}
+    report = check(chosen, facts)
+    return {(f.doc.layer, f.doc.key): f.verdict.reason for f in report.stale}
