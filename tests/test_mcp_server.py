@@ -179,3 +179,15 @@ def test_nothing_but_protocol_on_stdout(served: Path) -> None:
     for line in lines:
         assert json.loads(line)["jsonrpc"] == "2.0"
     assert json.loads(lines[0])["result"]["serverInfo"]["name"] == "omh"
+
+
+def test_remember_pins_a_file_trigger_over_mcp(served: Path) -> None:
+    async def body(session: ClientSession) -> Any:
+        return await session.call_tool("remember", {**GOOD, "invalidated_by": "file:docs/build.md"})
+
+    result = _classic(served, body)
+    assert not result.is_error, _text(result)
+    store = Path(omh(served, "memory", "--json").json()["local_store"])
+    blob = git(served, "rev-parse", "HEAD:docs/build.md").strip()
+    written = (store / "surprise/ci-already-listens-on-8080.md").read_text()
+    assert f"invalidated_by: file:docs/build.md@{blob}\n" in written
