@@ -9,11 +9,13 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
 
+from omh_git_memory import faults
 from omh_git_memory.errors import GitFailure, NotARepository
 
 
@@ -172,20 +174,17 @@ def commit_change(repo: GitRepo, change: Change) -> str:
     """Commit `change` on the current branch without touching other work, then bring
     the index entries and working-tree files of exactly those paths in line.
 
-    The branch moves only if it still points where it did when we read it
-    (compare-and-swap). Any failure before the working tree is updated leaves the
-    repository as it was: a moved branch is moved back.
+    git's index lock (`index.lock`) is held from before the branch moves until the
+    new index is in place, so no `git commit` can slip in between and commit a
+    tree that lacks the change. The branch moves only if it still points where it
+    did (compare-and-swap). Any failure before the working tree is written leaves
+    the repository as it was: a moved branch is moved back, the lock released.
     """
     r = repo.repo
     if r.head_is_detached:
         raise GitFailure("HEAD is detached; check out a branch first (git switch <branch>)")
     branch = r.references["HEAD"].target
     assert isinstance(branch, str)
-    if (repo.git_dir / "index.lock").exists():
-        raise GitFailure(
-            f"{repo.git_dir / 'index.lock'} exists: another git command is running, or one "
-            "crashed; wait for it, or remove the file if no git command is running"
-        )
     try:
         signature = r.default_signature
     except (KeyError, pygit2.GitError):
@@ -193,36 +192,50 @@ def commit_change(repo: GitRepo, change: Change) -> str:
             "git does not know who you are: set it with git config user.name 'Your Name' "
             "and git config user.email you@example.com"
         ) from None
-    ref = r.references.get(branch)
-    parent = ref.target if ref is not None else None
-    assert parent is None or isinstance(parent, pygit2.Oid)
-    tree = pygit2.Index()
-    if parent is not None:
-        tree.read_tree(r[parent].peel(pygit2.Commit).tree)
-    blobs = {path: r.create_blob(data) for path, data in change.add.items()}
-    for path, blob in blobs.items():
-        tree.add(pygit2.IndexEntry(path, blob, pygit2.enums.FileMode.BLOB))
-    for path in change.delete:
-        tree.remove(path)
+    lock = _IndexLock(repo.git_dir)
+    lock.acquire()
+    moved: tuple[pygit2.Oid, pygit2.Oid | None] | None = None
     try:
+        ref = r.references.get(branch)
+        parent = ref.target if ref is not None else None
+        assert parent is None or isinstance(parent, pygit2.Oid)
+        tree = pygit2.Index()
+        if parent is not None:
+            tree.read_tree(r[parent].peel(pygit2.Commit).tree)
+        blobs = {path: r.create_blob(data) for path, data in change.add.items()}
+        faults.point("commit:blobs")
+        for path, blob in blobs.items():
+            tree.add(pygit2.IndexEntry(path, blob, pygit2.enums.FileMode.BLOB))
+        for path in change.delete:
+            tree.remove(path)
+        staged = lock.stage(blobs, change.delete)
         new = r.create_commit(
             None, signature, signature, change.message, tree.write_tree(r),
             [parent] if parent is not None else [],
         )
-        if ref is None:
-            r.references.create(branch, new)
-        else:
-            ref.set_target(new, f"omh: {change.message.splitlines()[0]}")
-    except pygit2.GitError as err:
-        raise GitFailure(
-            f"could not move {branch}: {err} (another process committed meanwhile?); "
-            "nothing was changed, run the command again"
-        ) from None
-    try:
-        _update_index(repo, blobs, change.delete)
-    except (pygit2.GitError, OSError) as err:
-        _move_back(r, branch, new, parent)
-        raise GitFailure(f"updating the index failed ({err}); the commit was undone") from None
+        faults.point("commit:object")
+        try:
+            if ref is None:
+                r.references.create(branch, new)
+            else:
+                ref.set_target(new, f"omh: {change.message.splitlines()[0]}")
+        except (pygit2.GitError, OSError) as err:
+            # GitError when the branch moved; OSError when git holds the ref's lock.
+            raise GitFailure(
+                f"could not move {branch}: {err} (another process committed meanwhile?); "
+                "nothing was changed, run the command again"
+            ) from None
+        moved = (new, parent)
+        faults.point("commit:ref")
+        lock.commit(staged)
+    except BaseException as err:
+        lock.release()
+        if moved is not None:
+            _move_back(r, branch, *moved)
+        if isinstance(err, (pygit2.GitError, OSError)):
+            raise GitFailure(f"updating the index failed ({err}); the commit was undone") from None
+        raise
+    faults.point("commit:index")
     try:
         _update_workdir(repo, change)
     except OSError as err:
@@ -232,7 +245,91 @@ def commit_change(repo: GitRepo, change: Change) -> str:
         raise GitFailure(
             f"writing the working tree failed ({err.strerror}); the commit was undone"
         ) from None
+    faults.point("commit:workdir")
     return str(new)
+
+
+class _IndexLock:
+    """git's own lock on the index: `index.lock`, created exclusively. The new index
+    is written beside it and renamed over the lock into place, as git does. A lock
+    left by an omh process that died (its pid recorded beside it) is taken over."""
+
+    def __init__(self, git_dir: Path) -> None:
+        self.index = git_dir / "index"
+        self.path = git_dir / "index.lock"
+        self.owner = git_dir / "omh-index.lock.pid"
+        self.held = False
+
+    def acquire(self) -> None:
+        self._clear_stale()
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            raise GitFailure(
+                f"{self.path} exists: another git command is running, or one crashed; wait "
+                "for it, or remove the file if no git command is running"
+            ) from None
+        except OSError as err:
+            raise GitFailure(f"cannot lock the index at {self.path}: {err.strerror}") from None
+        os.close(fd)
+        self.held = True
+        self.owner.write_text(str(os.getpid()))
+
+    def _clear_stale(self) -> None:
+        try:
+            pid = int(self.owner.read_text().strip())
+        except (OSError, ValueError):
+            return
+        if _alive(pid):
+            return
+        with contextlib.suppress(OSError):
+            self.path.unlink()
+        with contextlib.suppress(OSError):
+            self.owner.unlink()
+
+    def stage(self, blobs: dict[str, pygit2.Oid], delete: tuple[str, ...]) -> Path:
+        """Write the index as it must be after the commit, beside the lock."""
+        staged = self.path.with_name("omh-index.new")
+        if self.index.exists():
+            shutil.copyfile(self.index, staged)
+        else:
+            staged.unlink(missing_ok=True)
+        index = pygit2.Index(str(staged))
+        for path, blob in blobs.items():
+            index.add(pygit2.IndexEntry(path, blob, pygit2.enums.FileMode.BLOB))
+        for path in delete:
+            if path in index:
+                index.remove(path)
+        index.write()
+        return staged
+
+    def commit(self, staged: Path) -> None:
+        """Put the staged index in place and release the lock, as one rename."""
+        os.replace(staged, self.path)
+        os.replace(self.path, self.index)
+        self.held = False
+        with contextlib.suppress(OSError):
+            self.owner.unlink()
+
+    def release(self) -> None:
+        with contextlib.suppress(OSError):
+            self.path.with_name("omh-index.new").unlink()
+        if self.held:
+            with contextlib.suppress(OSError):
+                self.path.unlink()
+            self.held = False
+        with contextlib.suppress(OSError):
+            self.owner.unlink()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _forget_added(repo: GitRepo, change: Change) -> None:
@@ -244,17 +341,6 @@ def _forget_added(repo: GitRepo, change: Change) -> None:
         if repo.workdir is not None:
             with contextlib.suppress(FileNotFoundError):
                 (repo.workdir / path).unlink()
-    index.write()
-
-
-def _update_index(repo: GitRepo, blobs: dict[str, pygit2.Oid], delete: tuple[str, ...]) -> None:
-    index = repo.repo.index
-    index.read(False)
-    for path, blob in blobs.items():
-        index.add(pygit2.IndexEntry(path, blob, pygit2.enums.FileMode.BLOB))
-    for path in delete:
-        if path in index:
-            index.remove(path)
     index.write()
 
 
@@ -340,3 +426,36 @@ def head_id(repo: GitRepo) -> str | None:
     """The commit HEAD names now, or None on a branch with no commit yet."""
     commit = resolve_commit(repo, "HEAD")
     return None if commit is None else str(commit.id)
+
+
+def blob_in_tree(commit: pygit2.Commit | None, path: str) -> bytes | None:
+    """The content of the file at `path` in `commit`, or None."""
+    if commit is None:
+        return None
+    try:
+        entry = commit.tree[path]
+    except KeyError:
+        return None
+    return entry.read_raw() if isinstance(entry, pygit2.Blob) else None
+
+
+def check_out_paths(repo: GitRepo, files: dict[str, bytes]) -> None:
+    """Bring the index entries and working-tree files of `files` in line with HEAD,
+    where a crash left them behind (taking over a lock a dead omh process left).
+    A working-tree file that exists is left alone."""
+    r = repo.repo
+    lock = _IndexLock(repo.git_dir)
+    lock.acquire()
+    try:
+        blobs = {path: r.create_blob(data) for path, data in files.items()}
+        lock.commit(lock.stage(blobs, ()))
+        if repo.workdir is not None:
+            for path, data in files.items():
+                target = repo.workdir / path
+                if not os.path.lexists(target):
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_bytes(data)
+    except (pygit2.GitError, OSError) as err:
+        raise GitFailure(f"bringing {', '.join(files)} back in line failed: {err}") from None
+    finally:
+        lock.release()

@@ -247,6 +247,8 @@ def compose(
 def _split_frontmatter(text: str) -> tuple[tuple[tuple[str, str], ...], str, int]:
     if not text.startswith("---\n"):
         raise NoteParseError("does not start with a `---` frontmatter line", 1)
+    if "\n---\n" not in text[3:] and not text.endswith("\n---"):
+        raise NoteParseError("frontmatter never closes: no `---` line after it", 2)
     fields: list[tuple[str, str]] = []
     seen: set[str] = set()
     pos = 4

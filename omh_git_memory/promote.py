@@ -13,8 +13,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from omh_git_memory import faults
 from omh_git_memory.errors import OmhError
-from omh_git_memory.git import Change, commit_change, path_in_tree, path_is_dirty, resolve_commit
+from omh_git_memory.git import (
+    Change,
+    blob_in_tree,
+    check_out_paths,
+    commit_change,
+    head_id,
+    path_in_tree,
+    path_is_dirty,
+    resolve_commit,
+)
 from omh_git_memory.graph import Graph
 from omh_git_memory.keys import Key
 from omh_git_memory.layers import Layer
@@ -41,12 +51,23 @@ class Promoted:
     keys: tuple[Key, ...]
     paths: tuple[str, ...]
     left_in_local: tuple[Key, ...]  # local copies that could not be removed
+    finished: tuple[Key, ...] = ()  # already committed by an interrupted promote
 
 
-def plan(ws: Workspace, graph: Graph, keys: Sequence[str]) -> list[tuple[Key, StoredNote]]:
-    """The notes to promote, or :class:`PromoteRefused` listing every problem."""
+@dataclass(frozen=True)
+class Plan:
+    commit: list[tuple[Key, StoredNote]]  # to add in a new commit
+    finish: list[tuple[Key, StoredNote]]  # already at HEAD, byte for byte: finish the job
+
+
+def plan(ws: Workspace, graph: Graph, keys: Sequence[str]) -> Plan:
+    """The notes to promote, or :class:`PromoteRefused` listing every problem.
+
+    A note HEAD already holds byte for byte was committed by a promote that was
+    interrupted before it finished; it is finished rather than refused."""
     problems: list[str] = []
     chosen: list[tuple[Key, StoredNote]] = []
+    finish: list[tuple[Key, StoredNote]] = []
     head = resolve_commit(ws.repo, "HEAD")
     for raw in dict.fromkeys(keys):
         entries = graph.claimants(Layer.LOCAL, raw)
@@ -68,6 +89,9 @@ def plan(ws: Workspace, graph: Graph, keys: Sequence[str]) -> list[tuple[Key, St
             at = f" (line {line})" if line else ""
             problems.append(f"{key}: {rule}{at}: {message}")
         path = team_path(key)
+        if blob_in_tree(head, path) == render(note).encode("utf-8"):
+            finish.append((key, entry))
+            continue
         if path_in_tree(head, path):
             problems.append(f"{key}: the team layer already has {path}; update that note instead")
         elif path_is_dirty(ws.repo, path):
@@ -80,7 +104,7 @@ def plan(ws: Workspace, graph: Graph, keys: Sequence[str]) -> list[tuple[Key, St
                 f"{key}: line {hit.line} looks like {hit.kind}; remove it before sharing"
             )
         chosen.append((key, entry))
-    batch = {key.value for key, _ in chosen}
+    batch = {key.value for key, _ in (*chosen, *finish)}
     for key, entry in chosen:
         assert entry.note is not None
         for target in entry.note.links:
@@ -95,26 +119,39 @@ def plan(ws: Workspace, graph: Graph, keys: Sequence[str]) -> list[tuple[Key, St
                 problems.append(f"{key}: [[{target}]] names no note; fix or remove the link")
     if problems:
         raise PromoteRefused(problems)
-    return chosen
+    return Plan(chosen, finish)
+
+
+def _bytes(entries: Sequence[tuple[Key, StoredNote]]) -> dict[str, bytes]:
+    out = {}
+    for key, entry in entries:
+        assert entry.note is not None
+        out[team_path(key)] = render(entry.note).encode("utf-8")
+    return out
 
 
 def promote(ws: Workspace, keys: Sequence[str]) -> Promoted:
-    graph = ws.graph()
-    chosen = plan(ws, graph, keys)
-    add = {}
-    for key, entry in chosen:
-        assert entry.note is not None
-        add[team_path(key)] = render(entry.note).encode("utf-8")
-    names = ", ".join(key.value for key, _ in chosen)
-    message = f"omh: promote {names}\n\nPromoted from the local layer by `omh memory promote`.\n"
-    commit = commit_change(ws.repo, Change(add=add, delete=(), message=message))
+    steps = plan(ws, ws.graph(), keys)
+    add = _bytes(steps.commit)
+    commit = head_id(ws.repo) or ""
+    if add:
+        names = ", ".join(key.value for key, _ in steps.commit)
+        message = (f"omh: promote {names}\n\n"
+                   "Promoted from the local layer by `omh memory promote`.\n")
+        commit = commit_change(ws.repo, Change(add=add, delete=(), message=message))
+    if steps.finish:
+        check_out_paths(ws.repo, _bytes(steps.finish))
     left: list[Key] = []
-    for key, _entry in chosen:
+    for index, (key, _entry) in enumerate((*steps.commit, *steps.finish)):
+        if index == 1:
+            faults.point("promote:local")
         try:
             ws.local.remove(key)
         except OmhError:
             left.append(key)
-    return Promoted(commit, tuple(k for k, _ in chosen), tuple(add), tuple(left))
+    done = (*steps.commit, *steps.finish)
+    return Promoted(commit, tuple(k for k, _ in done), tuple(_bytes(done)), tuple(left),
+                    tuple(k for k, _ in steps.finish))
 
 
 def remove_team_note(ws: Workspace, key: Key) -> str:

@@ -242,6 +242,9 @@ class LocalStore:
             try:
                 os.link(tmp, path)
             except FileExistsError:
+                if path.is_dir() and not path.is_symlink():
+                    raise StoreError(f"{path} is a directory where a note should be; "
+                                     "move it away") from None
                 return False
             except IsADirectoryError:
                 raise StoreError(f"{path} is a directory where a note should be") from None

@@ -122,7 +122,10 @@ def test_a_branch_moved_meanwhile_makes_promote_fail_cleanly(
 
     def racing_create_commit(self, *args):  # type: ignore[no-untyped-def]
         made = real_create_commit(self, *args)
-        git(linked, "commit", "-q", "--allow-empty", "-m", "someone else")
+        # another process moves the branch (without the index, which promote holds)
+        other = git(linked, "commit-tree", "HEAD^{tree}", "-p", "HEAD", "-m",
+                    "someone else").strip()
+        git(linked, "update-ref", "refs/heads/main", other)
         return made
 
     theirs_before = _head(linked)
@@ -284,7 +287,7 @@ def test_a_working_tree_write_failure_undoes_the_commit(
 
 def test_a_key_the_team_already_has_is_refused(linked: Path) -> None:
     assert omh(linked, "memory", "promote", A, B).code == 0
-    _remember(linked, "Ports are taken.")
+    _remember(linked, "Ports are taken.", "--evidence", "a different observation")
     head = _head(linked)
     run = omh(linked, "memory", "promote", A)
     assert run.code == 1 and "the team layer already has" in run.err

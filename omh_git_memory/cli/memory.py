@@ -391,9 +391,12 @@ def promote(
                 "promoted": [k.value for k in result.keys],
                 "paths": list(result.paths),
                 "left_in_local": [k.value for k in result.left_in_local],
+                "finished": [k.value for k in result.finished],
             }
         )
         return
+    if result.finished:
+        typer.echo(f"finished an interrupted promote of {_count(len(result.finished), 'note')}")
     typer.echo(f"committed {result.commit[:12]}: {_count(len(result.keys), 'note')} now in team")
     for path in result.paths:
         typer.echo(f"  {path}")
