@@ -1,6 +1,6 @@
 """Recall quality on a corpus of notes and questions, beside an Okapi BM25 baseline.
 
-    python bench/recall_quality.py [CORPUS]   (default: ../shared/bench/recall-dev)
+    python bench/recall_quality.py [CORPUS] [--semantic]   (default: ../shared/bench/recall-dev)
 
 Loads every note of CORPUS/notes into a temporary git repository as committed team
 notes, asks each question of CORPUS/queries.tsv through omh's own recall, and
@@ -101,7 +101,7 @@ def rank_of(keys: Sequence[str], expected: str) -> int | None:
     return keys.index(expected) + 1 if expected in keys else None
 
 
-def main(corpus: Path) -> None:
+def main(corpus: Path, semantic: bool) -> None:
     queries = list(csv.DictReader((corpus / "queries.tsv").open(), delimiter="\t"))
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["OMH_LOCAL_STORE"] = str(Path(tmp) / "local")
@@ -121,6 +121,23 @@ def main(corpus: Path) -> None:
             shown.update(n.key for h in answer.results for n in h.neighbours)
             return keys, len(shown)
 
+        view = ws.semantic(searcher) if semantic else None
+
+        def fused(question: str) -> tuple[list[str], int]:
+            answer = recall(searcher, question, semantic=view)
+            return [h.doc.key for h in answer.results], len(answer.results)
+
+        def fused_zero_counted(question: str) -> tuple[list[str], int]:
+            answer = recall(searcher, question, semantic=view, zero_is_evidence=True)
+            return [h.doc.key for h in answer.results], len(answer.results)
+
+        def embeddings_alone(question: str) -> tuple[list[str], int]:
+            assert view is not None
+            sims = view.similarities([question])
+            usable = [i for i, d in enumerate(searcher.docs) if d is not None]
+            top = sorted(usable, key=lambda i: -sims[i])[:MAX_RESULTS]
+            return [searcher.docs[i].key for i in top], len(top)  # type: ignore[union-attr]
+
         def ours_without_area(question: str) -> tuple[list[str], int]:
             # Evidence for keeping the area label (`docs:`, `ws:`) in the question.
             label = area_label(question)
@@ -135,6 +152,12 @@ def main(corpus: Path) -> None:
             ("omh recall (≤ 8 notes)", ours),
             ("omh recall, area label removed from questions", ours_without_area),
         ]
+        if view is not None:
+            rows += [
+                ("embeddings alone (top 8 by cosine)", embeddings_alone),
+                ("lexical + semantic, a lexical 0 averaged in", fused_zero_counted),
+                ("omh recall + semantic (shipped)", fused),
+            ]
         results: dict[str, tuple[list[int | None], list[int]]] = {}
         for name, run in rows:
             ranks, returned = [], []
@@ -160,9 +183,16 @@ def main(corpus: Path) -> None:
             p = f"{p1:.3f}, {p8:.3f}"
         print(f"| {name:<46} | {m['P@1']:5.1f} | {m['top-3']:5.1f} | {m['top-8']:5.1f} | "
               f"{m['MRR']:.3f} | {m['returned']:14.1f} | {p:<22} |")
+    zero = [i for i, q in enumerate(queries)
+            if not set(words(q["query"])) & set(texts[q["expected_key"]])]
+    print(f"\nquestions sharing no word with their note: {len(zero)}; found in the top 8 by:")
+    for name, (ranks, _) in results.items():
+        found = sum(1 for i in zero if ranks[i] is not None and ranks[i] <= 8)
+        print(f"  {name}: {found}")
     print(f"\nomh returns at most {MAX_RESULTS} matched notes (plus their neighbours); "
           "BM25 returns every note that shares a word.")
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT)
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    main(Path(args[0]) if args else DEFAULT, semantic="--semantic" in sys.argv)

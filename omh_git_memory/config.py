@@ -43,6 +43,11 @@ exclude = []
 [stale]
 image_recipe = ["Dockerfile", "Containerfile", ".devcontainer/"]
 # base = "2026-09"
+
+# Semantic recall finds notes that share no word with the question. It needs
+# `pip install 'omh-git-memory[semantic]'`; see docs/recall.md.
+[recall]
+semantic = false
 """
 
 DEFAULT_RECIPE: Final = ("Dockerfile", "Containerfile", ".devcontainer/")
@@ -64,6 +69,7 @@ class Config:
     stub_exclude: tuple[str, ...] = ()  # globs of documents that get no stub
     image_recipe: tuple[str, ...] = DEFAULT_RECIPE  # files whose digest image: pins
     base: str | None = None  # the base month, YYYY-MM, that base: triggers compare with
+    semantic: bool = False  # fuse embedding similarity into recall
 
 
 def load_config(checkout: Path) -> Config:
@@ -98,7 +104,11 @@ def load_config(checkout: Path) -> Config:
     base = stale.get("base")
     if base is not None and (not isinstance(base, str) or not _MONTH.fullmatch(base)):
         raise ConfigError(f"{path}: [stale] base must be a month written YYYY-MM, like 2026-09")
+    recall = data.get("recall", {})
+    semantic = recall.get("semantic", False) if isinstance(recall, dict) else None
+    if not isinstance(semantic, bool):
+        raise ConfigError(f"{path}: [recall] semantic must be true or false")
     return Config(
         keys=KeyTemplates({**DEFAULT_TEMPLATES, **table}), path=path, stub_exclude=tuple(exclude),
-        image_recipe=tuple(recipe), base=base,
+        image_recipe=tuple(recipe), base=base, semantic=semantic,
     )

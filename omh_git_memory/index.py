@@ -307,13 +307,19 @@ class _Builder:
             return {}
         if doc.source.startswith("t:"):
             return self.base.topic_terms if self.base else {}
-        _, blob_id, path = doc.source.split(":", 2)
-        data = read_blob(self.repo, blob_id)
-        if doc.source.startswith("s:"):
-            note = stub_note(path, data.decode("utf-8", "replace"), self.config.keys, self.day)
-        else:
-            note = read_note_bytes(Layer.TEAM, path, path, data).note
+        note = written_or_stub(self.repo, self.config, doc, self.day)
         return dict(analyse(note)) if note is not None else {}
+
+
+def written_or_stub(repo: GitRepo, config: Config, doc: Doc, day: dt.date) -> Note | None:
+    """A team note or stub, re-read from git by its content id (not the topic)."""
+    if doc.problem or doc.source[:2] not in ("n:", "s:"):
+        return None
+    _, blob_id, path = doc.source.split(":", 2)
+    data = read_blob(repo, blob_id)
+    if doc.source.startswith("s:"):
+        return stub_note(path, data.decode("utf-8", "replace"), config.keys, day)
+    return read_note_bytes(Layer.TEAM, path, path, data).note
 
 
 def _kind(e: TreeEntry, prefix: str) -> str:
@@ -381,7 +387,8 @@ def _write_atomic(path: Path, data: bytes) -> None:
 def _prune(folder: Path) -> None:
     snaps = sorted(folder.glob("*.idx"), key=lambda p: p.stat().st_mtime, reverse=True)
     for old in snaps[KEEP_SNAPSHOTS:]:
-        for path in (old, old.with_suffix(".post")):
+        for path in (old, old.with_suffix(".post"), old.with_suffix(".vec.npy"),
+                     old.with_suffix(".vec.keys")):
             with contextlib.suppress(OSError):
                 path.unlink()
 
@@ -407,15 +414,15 @@ def _newest(folder: Path) -> Snapshot | None:
     return _load(folder, snaps[0].stem) if snaps else None
 
 
-def local_docs(entries: Iterable[StoredNote]) -> list[tuple[Doc, dict[str, int]]]:
+def local_docs(entries: Iterable[StoredNote]) -> list[tuple[Doc, dict[str, int], Note]]:
     """The local layer's readable notes, analysed (not cached: they change at any time)."""
-    out: list[tuple[Doc, dict[str, int]]] = []
+    out: list[tuple[Doc, dict[str, int], Note]] = []
     for entry in entries:
         if entry.note is None:
             continue
         terms = analyse(entry.note)
         out.append((doc_for(entry.note, Layer.LOCAL, "local", entry.location, terms),
-                    dict(terms)))
+                    dict(terms), entry.note))
     return out
 
 

@@ -21,7 +21,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Final
+from typing import Annotated, Any, Final
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -76,6 +76,8 @@ class _State:
     commit: str | None = None
     local: tuple[tuple[str, int, int], ...] = ()
     current: Searcher | None = None
+    embedder: Any = None  # the semantic model, loaded once when semantic recall is on
+    view: Any = None
 
     def searcher(self) -> Searcher:
         from omh_git_memory.git import head_id
@@ -84,8 +86,20 @@ class _State:
         commit, local = head_id(self.ws.repo), self.ws.local.signature()
         if self.current is None or commit != self.commit or local != self.local:
             self.current = Searcher(self.ws.snapshot(), local_docs(self.ws.local.scan()))
-            self.commit, self.local = commit, local
+            self.commit, self.local, self.view = commit, local, None
         return self.current
+
+    def semantic(self) -> Any:
+        """The semantic view of the current searcher, or None when it is off."""
+        if not self.ws.config().semantic:
+            return None
+        searcher = self.searcher()
+        if self.view is None:
+            from omh_git_memory.semantic import Embedder
+
+            self.embedder = self.embedder or Embedder()
+            self.view = self.ws.semantic(searcher, self.embedder)
+        return self.view
 
 
 def _source(ctx: Context) -> str:
@@ -102,6 +116,7 @@ def _source(ctx: Context) -> str:
 def build_server(ws: Workspace) -> MCPServer:
     state = _State(ws)
     census = take_census(state.searcher().docs)
+    state.semantic()  # load the model now, not on the first question
     server = MCPServer(name="omh", instructions="Repository memory: recall before assuming; "
                        "remember what surprised you.")
 
@@ -136,7 +151,8 @@ def build_server(ws: Workspace) -> MCPServer:
         if not question.strip():
             raise ToolError("`question` is empty; ask what you want to know")
         try:
-            answer = recall(state.searcher(), question, also_phrased_as or [])
+            answer = recall(state.searcher(), question, also_phrased_as or [],
+                            semantic=state.semantic())
             fired = stale_marks(shown_docs(answer), ws.facts())
         except OmhError as err:
             raise ToolError(str(err)) from None

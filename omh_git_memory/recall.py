@@ -20,10 +20,11 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final, Protocol
 
 from omh_git_memory.index import Doc, Snapshot
 from omh_git_memory.layers import Layer, reachable_layers
+from omh_git_memory.note import Note
 from omh_git_memory.tokens import words
 
 K1: Final = 1.2
@@ -54,11 +55,14 @@ class _Term:
 class Searcher:
     """The team snapshot plus the local overlay, ready to answer questions."""
 
-    def __init__(self, team: Snapshot, local: Sequence[tuple[Doc, dict[str, int]]]) -> None:
+    def __init__(self, team: Snapshot,
+                 local: Sequence[tuple[Doc, dict[str, int], Note]]) -> None:
+        self.snapshot = team
+        self.local_notes = [(doc, note) for doc, _, note in local]
         self.docs: list[Doc | None] = list(team.docs)
         self._team = team.postings
         self._local: dict[str, list[tuple[int, int]]] = defaultdict(list)
-        for doc, terms in local:
+        for doc, terms, _note in local:
             self.docs.append(doc)
             slot = len(self.docs) - 1
             for term, tf in terms.items():
@@ -173,8 +177,23 @@ def phrasings(question: str, also: Iterable[str] = ()) -> list[str]:
     return [q for q in (question, *also) if q.strip()]
 
 
-def recall(searcher: Searcher, question: str, also: Iterable[str] = ()) -> Answer:
-    """The best notes for `question`, each keeping its best score over the phrasings."""
+class Semantic(Protocol):
+    """Cosine similarity of every document to a question (see omh_git_memory.semantic)."""
+
+    def similarities(self, phrasings: Sequence[str]) -> Any:
+        """An array indexed by slot (numpy's, so typed loosely here)."""
+
+
+def recall(searcher: Searcher, question: str, also: Iterable[str] = (),
+           semantic: Semantic | None = None, zero_is_evidence: bool = False) -> Answer:
+    """The best notes for `question`, each keeping its best score over the phrasings.
+
+    With `semantic`, the lexical and the embedding rankings each nominate their
+    best eight, and the nominees are ordered by the mean of the evidence each has:
+    both scores rescaled to 0–1 over the nominees. A note that shares no word with
+    the question has no lexical evidence (not evidence against it), so it is
+    ordered by its similarity alone; `zero_is_evidence` instead averages in the
+    zero, as the benchmark compares (see docs/recall.md)."""
     inbound = searcher.inbound()
 
     def order(slot: int, score: float) -> tuple[float, int, int, str]:
@@ -191,12 +210,39 @@ def recall(searcher: Searcher, question: str, also: Iterable[str] = ()) -> Answe
         candidates.update(searcher.best(terms, MAX_RESULTS, order))
         for term in terms:
             matched.update(term.slots)
-    best = {slot: max(sum(searcher.contribution(t, slot) for t in terms)
-                      for terms in per_phrasing) for slot in candidates}
+    def lexical(slot: int) -> float:
+        return max(sum(searcher.contribution(t, slot) for t in terms) for terms in per_phrasing)
+
+    best = {slot: lexical(slot) for slot in candidates}
+    if semantic is not None:
+        best, nominated = _fuse(searcher, semantic, phrasings(question, also), best, lexical,
+                                zero_is_evidence)
+        matched |= nominated
     top = heapq.nsmallest(MAX_RESULTS, (s for s in best if best[s] > 0),
                           key=lambda s: order(s, best[s]))
     hits = tuple(_hit(searcher, slot, best[slot], inbound) for slot in top)
     return Answer(hits, max(0, len(matched) - len(top)))
+
+
+def _fuse(searcher: Searcher, semantic: Semantic, asked: Sequence[str],
+          lexical_best: dict[int, float], lexical: Callable[[int], float],
+          zero_is_evidence: bool) -> tuple[dict[int, float], set[int]]:
+    """The nominees of both rankings, scored by the mean of their rescaled scores."""
+    sims = semantic.similarities(asked)
+    usable = [s for s, d in enumerate(searcher.docs) if d is not None and not d.problem]
+    by_sim = heapq.nlargest(MAX_RESULTS, usable, key=lambda s: sims[s])
+    by_lex = heapq.nlargest(MAX_RESULTS, lexical_best, key=lambda s: lexical_best[s])
+    nominees = set(by_lex) | set(by_sim)
+    lex = {s: lexical_best[s] if s in lexical_best else lexical(s) for s in nominees}
+    top_lex = max(lex.values(), default=0.0) or 1.0
+    low, high = min(sims[s] for s in nominees), max(sims[s] for s in nominees)
+    spread = (high - low) or 1.0
+    fused = {
+        s: (lex[s] / top_lex + (sims[s] - low) / spread) / 2
+        if lex[s] > 0 or zero_is_evidence else (sims[s] - low) / spread
+        for s in nominees
+    }
+    return {s: v for s, v in fused.items() if v > 0}, set(by_sim)
 
 
 def _hit(searcher: Searcher, slot: int, score: float, inbound: dict[int, list[int]]) -> Hit:

@@ -5,11 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from omh_git_memory.config import Config, load_config
 from omh_git_memory.git import GitRepo, open_repo
 from omh_git_memory.graph import Graph
 from omh_git_memory.index import Progress, Snapshot, local_docs, snapshot_for
+
+if TYPE_CHECKING:
+    from omh_git_memory.semantic import Embedder, SemanticView
 from omh_git_memory.layers import Layer
 from omh_git_memory.recall import Searcher
 from omh_git_memory.stale import TreeFacts
@@ -52,6 +56,18 @@ class Workspace:
     def searcher(self, progress: Progress | None = None) -> Searcher:
         """Recall's view: the team layer at HEAD and the local layer as it is now."""
         return Searcher(self.snapshot(progress=progress), local_docs(self.local.scan()))
+
+    def semantic(self, searcher: Searcher, embedder: Embedder | None = None,
+                 progress: Progress | None = None) -> SemanticView:
+        """Vectors for `searcher`'s documents (embedding only what is new). Imports
+        the model's libraries: call it only when semantic recall is on."""
+        from omh_git_memory.semantic import Embedder, SemanticView, vectors_for
+
+        model = embedder or Embedder()
+        rows = vectors_for(self.repo, self.config(), searcher.snapshot, searcher.local_notes,
+                           model, progress)
+        usable = [d is not None and not d.problem for d in searcher.docs]
+        return SemanticView(model, rows, usable)
 
 
 def open_workspace(start: Path, environ: Mapping[str, str] | None = None) -> Workspace:

@@ -101,6 +101,11 @@ def recall(
         list[str] | None,
         typer.Option("--also", help="The same question in other words (repeat for more)."),
     ] = None,
+    semantic: Annotated[
+        bool | None,
+        typer.Option("--semantic/--no-semantic",
+                     help="Fuse in semantic similarity (default: [recall] semantic)."),
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """The notes that best answer a question, each with the notes linked to it."""
@@ -109,7 +114,10 @@ def recall(
     from omh_git_memory.stale import stale_marks
 
     ws = here()
-    answer = do_recall(ws.searcher(progress=progress_bar()), question, also or [])
+    searcher = ws.searcher(progress=progress_bar())
+    use_semantic = ws.config().semantic if semantic is None else semantic
+    view = ws.semantic(searcher, progress=progress_bar()) if use_semantic else None
+    answer = do_recall(searcher, question, also or [], semantic=view)
     fired = stale_marks(shown_docs(answer), ws.facts())
     if as_json:
         emit_json(
@@ -202,6 +210,8 @@ def reindex(
     ws = here()
     started = time.perf_counter()
     snap = ws.snapshot(progress=progress_bar(), rebuild=full)
+    if ws.config().semantic:  # the vectors too, embedding only what is new
+        ws.semantic(ws.searcher(), progress=progress_bar())
     took = time.perf_counter() - started
     live = sum(1 for _ in snap.live())
     if as_json:

