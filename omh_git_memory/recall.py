@@ -238,8 +238,8 @@ def _fuse(searcher: Searcher, semantic: Semantic, asked: Sequence[str],
     low, high = min(sims[s] for s in nominees), max(sims[s] for s in nominees)
     spread = (high - low) or 1.0
     fused = {
-        s: (lex[s] / top_lex + (sims[s] - low) / spread) / 2
-        if lex[s] > 0 or zero_is_evidence else (sims[s] - low) / spread
+        s: float((lex[s] / top_lex + (sims[s] - low) / spread) / 2
+                 if lex[s] > 0 or zero_is_evidence else (sims[s] - low) / spread)
         for s in nominees
     }
     return {s: v for s, v in fused.items() if v > 0}, set(by_sim)

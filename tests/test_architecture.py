@@ -15,6 +15,8 @@ HOMES = {
     "mistune": {"note.py"},
     "typer": {"cli"},
     "mcp": {"mcp_server.py"},
+    "numpy": {"semantic.py"},
+    "onnxruntime": {"semantic.py"},
 }
 
 

@@ -1,0 +1,137 @@
+"""Semantic recall with the real model (the test extra installs the semantic extra)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from omh_git_memory import semantic as semantic_module
+from omh_git_memory.recall import recall
+from omh_git_memory.semantic import Embedder
+from omh_git_memory.wordpiece import encode
+from omh_git_memory.workspace import open_workspace
+from tests.helpers import git, note_text, omh
+
+# Token ids the reference tokenizer (`tokenizers`, with the model's tokenizer.json)
+# gives for these texts; the full corpus check is bench/recall_quality.py's corpus.
+GOLDEN = {
+    "Mounting a credential file returns EBUSY.": [
+        101, 15986, 1037, 13675, 14728, 19909, 5371, 5651, 1041, 8286, 2100, 1012, 102],
+    "Café ÜBERLAUF — naïve 東京!": [101, 7668, 19169, 17298, 2546, 1517, 15743, 1879, 1755,
+                                    999, 102],
+}
+
+
+@pytest.fixture(scope="module")
+def embedder() -> Embedder:
+    return Embedder()
+
+
+@pytest.mark.parametrize("text", sorted(GOLDEN))
+def test_wordpiece_matches_the_reference_tokenizer(text: str) -> None:
+    assert encode(text, 256) == GOLDEN[text]
+
+
+def test_long_texts_are_cut_to_the_models_length() -> None:
+    ids = encode("word " * 1000, 256)
+    assert len(ids) == 256 and ids[0] == 101 and ids[-1] == 102
+
+
+def test_a_paraphrase_is_closer_than_an_unrelated_text(embedder: Embedder) -> None:
+    vectors = embedder.embed([
+        "the container cannot write its login token",
+        "mounting a credential file returns EBUSY",
+        "bake the bread at two hundred degrees",
+    ])
+    assert abs(float((vectors[0] ** 2).sum()) - 1.0) < 1e-4  # unit vectors
+    assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2]
+
+
+@pytest.fixture
+def notes_repo(repo_dir: Path) -> Path:
+    notes = repo_dir / ".omh/notes"
+    notes.mkdir(parents=True)
+    (notes / "bread.md").write_text(note_text("bread", body="Bake it at 220 degrees.\n"))
+    (notes / "mount.md").write_text(note_text(
+        "mount", body="A bind mount of the token file fails with EBUSY because the harness "
+                      "rewrites it in place.\n"))
+    (notes / "ports.md").write_text(note_text("ports", body="CI already listens on 8080.\n"))
+    git(repo_dir, "add", "-A")
+    git(repo_dir, "commit", "-qm", "notes")
+    return repo_dir
+
+
+def test_semantic_recall_finds_a_note_that_shares_no_word(notes_repo: Path,
+                                                          embedder: Embedder) -> None:
+    question = "credentials vanish inside containers"
+    ws = open_workspace(notes_repo)
+    searcher = ws.searcher()
+    assert [h.doc.key for h in recall(searcher, question).results] == []
+    view = ws.semantic(searcher, embedder)
+    found = recall(searcher, question, semantic=view)
+    assert found.results[0].doc.key == "mount"
+    assert len(found.results) <= 8
+
+
+def test_vectors_are_cached_per_commit_and_reused_after_a_one_note_commit(
+    notes_repo: Path, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    embedded: list[int] = []
+    real = Embedder.embed
+
+    def counting(self, texts, progress=None):  # type: ignore[no-untyped-def]
+        embedded.append(len(texts))
+        return real(self, texts, progress)
+
+    monkeypatch.setattr(Embedder, "embed", counting)
+    ws = open_workspace(notes_repo)
+    ws.semantic(ws.searcher(), embedder)
+    first = sum(embedded)
+    assert first == 5  # three notes, README's stub, the repo topic
+    embedded.clear()
+    ws.semantic(ws.searcher(), embedder)
+    assert embedded == []  # cached for this commit
+    (notes_repo / ".omh/notes/ports.md").write_text(note_text("ports", body="Now 9090.\n"))
+    git(notes_repo, "commit", "-qam", "one note")
+    ws.semantic(ws.searcher(), embedder)
+    assert sum(embedded) == 1  # only the changed note
+    assert list(semantic_module.index_dir(ws.repo).glob("*.vec.npy"))
+
+
+def test_the_cli_turns_it_on_from_config_or_flag(notes_repo: Path) -> None:
+    question = "credentials vanish inside containers"
+    assert omh(notes_repo, "memory", "recall", question, "--json").json()["results"] == []
+    on = omh(notes_repo, "memory", "recall", question, "--semantic", "--json").json()
+    assert on["results"][0]["key"] == "mount"
+    (notes_repo / ".omh/memory.toml").write_text("[recall]\nsemantic = true\n")
+    assert omh(notes_repo, "memory", "recall", question,
+               "--json").json()["results"][0]["key"] == "mount"
+    off = omh(notes_repo, "memory", "recall", question, "--no-semantic", "--json").json()
+    assert off["results"] == []
+
+
+def test_without_semantic_nothing_heavy_is_imported(notes_repo: Path) -> None:
+    probe = (
+        "import sys; sys.argv=['omh','memory','recall','port']\n"
+        "from omh_git_memory.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print([m for m in ('numpy', 'onnxruntime', 'mcp') if m in sys.modules], file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], cwd=notes_repo, capture_output=True,
+                          text=True, check=True)
+    assert done.stderr.strip().splitlines()[-1] == "[]"
+
+
+def test_a_missing_extra_is_a_clear_message(notes_repo: Path) -> None:
+    probe = (
+        "import sys; sys.modules['onnxruntime'] = None\n"
+        "sys.argv=['omh','memory','recall','port','--semantic']\n"
+        "from omh_git_memory.cli import main\nmain()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], cwd=notes_repo, capture_output=True,
+                          text=True, check=False)
+    assert done.returncode == 1
+    assert "pip install 'omh-git-memory[semantic]'" in done.stderr
