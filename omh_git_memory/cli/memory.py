@@ -323,9 +323,10 @@ def show(
                 note = derived_note(ws.repo, ws.config(), doc)
                 if note is not None:
                     shown.append(("team", f"derived from {doc.location}", render(note)))
-    if not shown:
-        shown = [(e.layer.value, e.location, render(e.note))
-                 for e in find_notes(graph, key, wanted) if e.note is not None]
+    written = [e for lay in Layer for e in graph.claimants(lay, key) if wanted in (None, lay)]
+    if not shown or written:
+        shown += [(e.layer.value, e.location, render(e.note))
+                  for e in find_notes(graph, key, wanted) if e.note is not None]
     if as_json:
         emit_json({"notes": [{"key": key, "layer": lay, "path": where, "text": text}
                              for lay, where, text in shown]})
