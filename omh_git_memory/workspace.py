@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 from omh_git_memory.layers import Layer
 from omh_git_memory.recall import Searcher
 from omh_git_memory.stale import TreeFacts
-from omh_git_memory.store import LocalStore, local_store_root
+from omh_git_memory.store import LocalStore, StoredNote, local_store_root
 from omh_git_memory.team import NOTES_DIR, scan_team
 
 
@@ -53,9 +53,12 @@ class Workspace:
         """What triggers are evaluated against (one tree walk, made on first use)."""
         return TreeFacts(self.repo, self.config(), rev)
 
-    def searcher(self, progress: Progress | None = None) -> Searcher:
-        """Recall's view: the team layer at HEAD and the local layer as it is now."""
-        return Searcher(self.snapshot(progress=progress), local_docs(self.local.scan()))
+    def searcher(self, progress: Progress | None = None,
+                 local: list[StoredNote] | None = None) -> Searcher:
+        """Recall's view: the team layer at HEAD and the local layer as it is now
+        (`local`: the local store's files, when the caller has read them already)."""
+        entries = self.local.scan() if local is None else local
+        return Searcher(self.snapshot(progress=progress), local_docs(entries))
 
     def semantic(self, searcher: Searcher, embedder: Embedder | None = None,
                  progress: Progress | None = None) -> SemanticView:

@@ -50,7 +50,8 @@ def list_notes(as_json: JsonFlag = False) -> None:
     from omh_git_memory.recall import date_of
 
     ws = here()
-    searcher = ws.searcher(progress=progress_bar())
+    local = ws.local.scan()
+    searcher = ws.searcher(progress=progress_bar(), local=local)
     inbound = searcher.inbound()
     rows = []
     unreadable: list[dict[str, str | None]] = []
@@ -73,7 +74,7 @@ def list_notes(as_json: JsonFlag = False) -> None:
         )
     unreadable += [
         {"layer": e.layer.value, "path": e.location, "problem": e.problem}
-        for e in ws.local.scan()
+        for e in local
         if e.note is None
     ]
     rows.sort(key=lambda r: (str(r["layer"]), str(r["key"])))
