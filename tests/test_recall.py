@@ -305,3 +305,26 @@ def test_pruned_ranking_equals_scoring_every_document(tmp_path: Path) -> None:
 def test_rm_of_a_derived_stub_says_how_to_exclude_it(docs_repo: Path) -> None:
     run = omh(docs_repo, "memory", "rm", "docs/deploy-notes")
     assert run.code == 1 and "[stubs] exclude" in run.err
+
+
+class _FixedSimilarity:
+    """A stand-in for the embedding model: fixed similarities per key."""
+
+    def __init__(self, searcher, by_key: dict[str, float]) -> None:  # type: ignore[no-untyped-def]
+        self.values = [by_key.get(d.key, 0.0) if d else float("-inf") for d in searcher.docs]
+
+    def similarities(self, phrasings):  # type: ignore[no-untyped-def]
+        return self.values
+
+
+def test_fusion_treats_a_lexical_zero_as_no_evidence(repo_dir: Path) -> None:
+    _commit_notes(repo_dir, {
+        "weak-match": _topic("weak-match", "sockets\n", "2026-06-01"),
+        "no-shared-word": _topic("no-shared-word", "unrelated words\n", "2026-01-01"),
+    })
+    searcher = open_workspace(repo_dir).searcher()
+    semantic = _FixedSimilarity(searcher, {"weak-match": 0.1, "no-shared-word": 0.9})
+    shipped = recall(searcher, "sockets", semantic=semantic)
+    assert [h.doc.key for h in shipped.results][:2] == ["no-shared-word", "weak-match"]
+    averaged = recall(searcher, "sockets", semantic=semantic, zero_is_evidence=True)
+    assert [h.doc.key for h in averaged.results][:2] == ["weak-match", "no-shared-word"]
