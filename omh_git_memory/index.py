@@ -68,6 +68,11 @@ class Doc:
     problem: str | None = None  # why the file is not a usable note
     trigger: str | None = None  # the note's invalidated_by
 
+    @property
+    def derived(self) -> bool:
+        """A stub or the repository topic: computed from the tree, never a file."""
+        return self.source[:2] in ("s:", "t:")
+
     def as_tuple(self) -> tuple[object, ...]:
         return (self.layer, self.key, self.kind, self.recorded, self.title, self.links,
                 self.source, self.length, self.location, self.problem, self.trigger)
@@ -237,7 +242,7 @@ class _Builder:
             self.docs[slot] = None
         today = self.day.toordinal()
         for slot, d in enumerate(self.docs):  # derived notes are dated as of this commit
-            if d is not None and d.source[:2] in ("s:", "t:") and d.recorded != today:
+            if d is not None and d.derived and d.recorded != today:
                 self.docs[slot] = dataclasses.replace(d, recorded=today)
         base = self.base.postings if self.base else EMPTY
         postings = base.patched(_patch(base, gone_terms, self.added))

@@ -18,8 +18,6 @@ from omh_git_memory.errors import OmhError
 from omh_git_memory.keys import KeyTemplates, path_slug, slug
 from omh_git_memory.note import Note, compose, outline
 
-STUB_SOURCE_PREFIX: Final = "stub"
-
 # Files whose presence says something about the repository: (glob, fact).
 _MARKERS: Final[tuple[tuple[str, str], ...]] = (
     ("pyproject.toml", "a Python project"),

@@ -47,7 +47,7 @@ class Workspace:
         return snapshot_for(self.repo, self.config(), rev, progress, rebuild)
 
     def derived_keys(self, rev: str = "HEAD") -> set[str]:
-        return {d.key for _, d in self.snapshot(rev).live() if d.source[:2] in ("s:", "t:")}
+        return {d.key for _, d in self.snapshot(rev).live() if d.derived}
 
     def facts(self, rev: str = "HEAD") -> TreeFacts:
         """What triggers are evaluated against (one tree walk, made on first use)."""

@@ -18,9 +18,7 @@ import typer
 
 from omh_git_memory.cli import memory
 
-EXIT_OK = 0
 EXIT_FAILURE = 1
-EXIT_USAGE = 2
 EXIT_BUG = 3
 EXIT_INTERRUPTED = 130
 

@@ -320,7 +320,7 @@ def show(
     shown: list[tuple[str, str, str]] = []  # (layer, location, text)
     if wanted in (None, Layer.TEAM) and key in graph.derived:
         for _, doc in ws.snapshot().live():
-            if doc.key == key and doc.source[:2] in ("s:", "t:"):
+            if doc.key == key and doc.derived:
                 note = derived_note(ws.repo, ws.config(), doc)
                 if note is not None:
                     shown.append(("team", f"derived from {doc.location}", render(note)))
