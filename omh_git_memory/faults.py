@@ -5,6 +5,10 @@ point, in which case the process kills itself with SIGKILL there — the same as
 `kill -9` or a power cut at that step. The test suite uses it to prove that
 promote leaves every note in at least one layer and a clean repository at every
 step, and that running it again finishes the job.
+
+`OMH_FAULT=<name>:stop` stops the process there instead (SIGSTOP), so a test can
+act at exactly that step — rewrite a note, say — and then let it go on with
+SIGCONT: a race made deterministic rather than left to timing.
 """
 
 from __future__ import annotations
@@ -19,10 +23,19 @@ POINTS: Final = (
     "commit:ref",  # branch moved, index not updated
     "commit:index",  # index updated, working tree not written
     "commit:workdir",  # working tree written, local copies not removed
+    "promote:remove",  # committed, no local copy removed yet
     "promote:local",  # the first local copy removed, the others not
+)
+
+# Points that only stop (a kill there is no different from one a step earlier).
+STOP_ONLY: Final = (
+    "rm:local",  # `omh memory rm` read the local note, has not removed it yet
 )
 
 
 def point(name: str) -> None:
-    if os.environ.get("OMH_FAULT") == name:
+    wanted = os.environ.get("OMH_FAULT")
+    if wanted == name:
         os.kill(os.getpid(), signal.SIGKILL)
+    elif wanted == f"{name}:stop":
+        os.kill(os.getpid(), signal.SIGSTOP)

@@ -161,6 +161,48 @@ def path_is_dirty(repo: GitRepo, path: str) -> bool:
     return repo.workdir is not None and os.path.lexists(repo.workdir / path)
 
 
+def tree_file(commit: pygit2.Commit | None, path: str) -> tuple[str, int] | None:
+    """The blob id and file mode of the file at `path` in `commit`, or None when
+    there is none (or the entry is a directory or a submodule)."""
+    if commit is None:
+        return None
+    try:
+        entry = commit.tree[path]
+    except KeyError:
+        return None
+    if not isinstance(entry, pygit2.Blob):
+        return None
+    return str(entry.id), int(entry.filemode)
+
+
+def index_change(repo: GitRepo, path: str, committed: tuple[str, int]) -> str | None:
+    """How the index copy of `path` differs from `committed` (blob id, mode), or None
+    when it holds the same — or holds nothing: a removal staged already risks no bytes."""
+    index = repo.repo.index
+    try:
+        index.read(False)
+        conflicts = index.conflicts
+        if conflicts is not None and path in conflicts:
+            return "has a merge conflict in the index"
+        entry = index[path]
+    except KeyError:
+        return None
+    except pygit2.GitError as err:
+        raise GitFailure(f"reading the index entry of {path}: {err}") from None
+    if (str(entry.id), int(entry.mode)) != committed:
+        return "has changes staged in the index"
+    return None
+
+
+def worktree_blob_id(repo: GitRepo, file: Path, as_path: str) -> str:
+    """The blob id `git add` would give `file` if it were at `as_path`: the
+    repository's filters (line endings) applied, as git applies them."""
+    try:
+        return str(repo.repo.hashfile(str(file), as_path=as_path))
+    except (pygit2.GitError, OSError) as err:
+        raise GitFailure(f"hashing {as_path} as git would: {err}") from None
+
+
 @dataclass(frozen=True)
 class Change:
     """Files to add (path → bytes) and paths to delete, in one commit."""

@@ -4,26 +4,36 @@ Promote is the one place a person gates anything, because it is the one place a
 note reaches somebody else. It refuses what is not shareable, builds one commit
 with libgit2 (HEAD's tree plus the notes), moves the branch only if it has not
 moved, updates the index and working-tree files of exactly those paths, and only
-then removes the local copies. A failure at any step leaves every note in at
-least one layer.
+then removes the local copies — each only if it still holds the bytes committed.
+A failure at any step leaves every note in at least one layer.
+
+`rm` of a team note never drops bytes git does not have: it refuses, as `git rm`
+does, when the index or the working-tree copy differs from HEAD.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import os
+import stat
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from omh_git_memory import faults
-from omh_git_memory.errors import OmhError
+from omh_git_memory.errors import NoteNotFound, OmhError
 from omh_git_memory.git import (
     Change,
     blob_in_tree,
     check_out_paths,
     commit_change,
     head_id,
+    index_change,
     path_in_tree,
     path_is_dirty,
     resolve_commit,
+    tree_file,
+    worktree_blob_id,
 )
 from omh_git_memory.graph import Graph
 from omh_git_memory.keys import Key
@@ -31,8 +41,8 @@ from omh_git_memory.layers import Layer
 from omh_git_memory.lint import note_refusals
 from omh_git_memory.note import render
 from omh_git_memory.secret_scan import find_secrets
-from omh_git_memory.store import StoredNote
-from omh_git_memory.team import team_path
+from omh_git_memory.store import StoredNote, prune_empty_dirs, put_back, set_aside
+from omh_git_memory.team import NOTES_DIR, team_path
 from omh_git_memory.workspace import Workspace
 
 
@@ -52,6 +62,13 @@ class Promoted:
     paths: tuple[str, ...]
     left_in_local: tuple[Key, ...]  # local copies that could not be removed
     finished: tuple[Key, ...] = ()  # already committed by an interrupted promote
+    # Local copies rewritten while promote ran: the text read was committed, the
+    # newer text is left in the local layer.
+    changed_in_local: tuple[Key, ...] = ()
+
+
+class UncommittedEdit(OmhError):
+    """A team note's file holds bytes HEAD does not; removing it would lose them."""
 
 
 @dataclass(frozen=True)
@@ -142,20 +159,105 @@ def promote(ws: Workspace, keys: Sequence[str]) -> Promoted:
     if steps.finish:
         check_out_paths(ws.repo, _bytes(steps.finish))
     left: list[Key] = []
-    for index, (key, _entry) in enumerate((*steps.commit, *steps.finish)):
+    changed: list[Key] = []
+    done = (*steps.commit, *steps.finish)
+    committed = _bytes(done)
+    faults.point("promote:remove")
+    for index, (key, _entry) in enumerate(done):
         if index == 1:
             faults.point("promote:local")
+        # Compare and remove: a note rewritten since it was read (remember
+        # --if-exists override, an editor) is not what was committed; keep it.
         try:
-            ws.local.remove(key)
+            if ws.local.remove_if(key, committed[team_path(key)]) is None:
+                changed.append(key)
+        except NoteNotFound:
+            pass  # removed meanwhile: nothing is left to remove
         except OmhError:
             left.append(key)
-    done = (*steps.commit, *steps.finish)
-    return Promoted(commit, tuple(k for k, _ in done), tuple(_bytes(done)), tuple(left),
-                    tuple(k for k, _ in steps.finish))
+    return Promoted(commit, tuple(k for k, _ in done), tuple(committed), tuple(left),
+                    tuple(k for k, _ in steps.finish), tuple(changed))
 
 
 def remove_team_note(ws: Workspace, key: Key) -> str:
-    """Remove a team note with a commit of its own; history keeps it recoverable."""
+    """Remove a team note with a commit of its own; history keeps it recoverable.
+
+    Refused, with nothing changed, when the index or working-tree copy holds
+    something HEAD does not (an edit, staged or not; a directory or a symlink in
+    its place): only bytes git has may be removed."""
     path = team_path(key)
+    head = resolve_commit(ws.repo, "HEAD")
+    committed = tree_file(head, path)
+    if committed is None:
+        raise NoteNotFound(f"no team note {key} at HEAD ({path}); `omh memory` lists the notes")
+    staged = index_change(ws.repo, path, committed)
+    if staged is not None:
+        raise UncommittedEdit(_keep_or_drop(path, staged))
     message = f"omh: remove {key}\n\nRemoved from the team layer by `omh memory rm`.\n"
-    return commit_change(ws.repo, Change(add={}, delete=(path,), message=message))
+    with _working_copy_set_aside(ws, path, committed[0]):
+        return commit_change(ws.repo, Change(add={}, delete=(path,), message=message))
+
+
+def _keep_or_drop(path: str, what: str) -> str:
+    return (f"{path} {what}; removing the note would lose that. To keep it, commit it "
+            f"(git commit {path}) and run rm again; to drop it, run "
+            f"git restore --source=HEAD --staged --worktree {path} first")
+
+
+@contextlib.contextmanager
+def _working_copy_set_aside(ws: Workspace, path: str, blob_id: str) -> Iterator[None]:
+    """Move the working-tree copy of `path` aside while the removal is committed,
+    after checking that it holds exactly HEAD's blob; put it back if the commit
+    fails, unlink it once the commit stands. A missing copy is fine (as for git rm)."""
+    target = ws.checkout / path
+    _refuse_symlinked_dirs(ws.checkout, path)
+    try:
+        mode = os.lstat(target).st_mode
+    except FileNotFoundError:
+        yield
+        return
+    if stat.S_ISLNK(mode) or not stat.S_ISREG(mode):
+        kind = "a symlink" if stat.S_ISLNK(mode) else (
+            "a directory" if stat.S_ISDIR(mode) else "not a regular file")
+        raise UncommittedEdit(_keep_or_drop(path, f"is {kind} in the working tree, not the "
+                                                  "committed note"))
+    aside = set_aside(target)
+    if aside is None:  # removed meanwhile
+        yield
+        return
+    try:
+        same = (stat.S_ISREG(os.lstat(aside).st_mode)
+                and worktree_blob_id(ws.repo, aside, path) == blob_id)
+    except BaseException:
+        put_back(aside, target)
+        raise
+    if not same:
+        put_back(aside, target)
+        raise UncommittedEdit(_keep_or_drop(path, "has changes not committed"))
+    try:
+        yield
+    except BaseException:
+        put_back(aside, target)
+        raise
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(aside)
+    prune_empty_dirs(target.parent, ws.checkout / NOTES_DIR)
+
+
+def _refuse_symlinked_dirs(checkout: Path, path: str) -> None:
+    """Refuse when a directory on the way to `path` is a symlink (it could lead out
+    of the checkout) or not a directory; a missing one is fine."""
+    current = checkout
+    for part in path.split("/")[:-1]:
+        current = current / part
+        try:
+            mode = os.lstat(current).st_mode
+        except FileNotFoundError:
+            return
+        if not stat.S_ISDIR(mode):
+            what = "a symlink" if stat.S_ISLNK(mode) else "not a directory"
+            raise UncommittedEdit(
+                f"{current.relative_to(checkout)} is {what} in the working tree; omh removes "
+                f"nothing through it. Put the directory back (git restore --source=HEAD "
+                f"--staged --worktree {path}) and run rm again"
+            )

@@ -8,6 +8,11 @@ clone shares one store and two clones called `api` get two.
 Writes are atomic: a note is written to a temporary file in its directory and
 then hard-linked into place, which fails if the name exists. No reader sees a
 half-written note, and of two writers of one key exactly one wins.
+
+Removals that must not lose a concurrent write compare and remove: the file is
+renamed aside first (atomic, so no writer can change it in between), its bytes
+are compared with what the caller read or committed, and only then is it
+unlinked — or put back, never over a file written meanwhile.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from omh_git_memory.note import Note, NoteParseError, decode, parse
 # a binary renamed), and reading it would cost every command that lists notes.
 MAX_NOTE_BYTES: Final = 1024 * 1024
 TMP_PREFIX: Final = ".omh-tmp-"
+ASIDE_PREFIX: Final = ".omh-aside-"  # a file being compared before it is removed
 
 
 class IfExists(StrEnum):
@@ -192,10 +198,13 @@ class LocalStore:
         key: Key,
         text_for: Callable[[Key], str],
         if_exists: IfExists = IfExists.ERROR,
+        taken: Callable[[Key], bool] = lambda _key: False,
     ) -> tuple[Key, bool]:
         """Write the note `key` with the text `text_for(key)` gives. Returns the key
         written (another one under `suffix`) and whether anything was written
-        (False only for `skip` on an existing key)."""
+        (False only for `skip` on an existing key). `taken` names keys held
+        elsewhere (another layer): `suffix` passes over them; the caller decides
+        what the other policies do with such a key before calling."""
         if if_exists is IfExists.OVERRIDE:
             self._replace(key, text_for(key))
             return key, True
@@ -203,12 +212,16 @@ class LocalStore:
         if if_exists is IfExists.SUFFIX:
             candidates += [key.with_suffix_number(n) for n in range(2, 1000)]
         for candidate in candidates:
+            if if_exists is IfExists.SUFFIX and taken(candidate):
+                continue
             if self._link_new(candidate, text_for(candidate)):
                 return candidate, True
             if if_exists is IfExists.SKIP:
                 return key, False
         if if_exists is IfExists.SUFFIX:
-            raise KeyConflict(f"{key} and its suffixes up to -999 all exist; pick another wording")
+            raise KeyConflict(
+                f"{key} and its suffixes up to -999 are all taken; pick another wording"
+            )
         raise KeyConflict(
             f"note {key} already exists in the local layer; update it instead "
             f"(`omh memory show {key}`), or choose --if-exists skip|suffix|override"
@@ -227,13 +240,25 @@ class LocalStore:
         self._prune_empty_dirs(path.parent)
         return path
 
+    def remove_if(self, key: Key, expected: bytes) -> Path | None:
+        """Remove the note `key` only if its file still holds `expected` (what the
+        caller read, or committed). Returns the path removed, or None when the file
+        holds something else — a rewrite that raced the caller — and was left as it
+        is. :class:`NoteNotFound` when there is no such file."""
+        path = self.path_for(key)
+        aside = set_aside(path)
+        if aside is None:
+            raise NoteNotFound(f"no local note {key}; `omh memory` lists the notes")
+        if _holds(aside, expected):
+            _unlink(aside)
+            _sync_dir(path.parent)
+            self._prune_empty_dirs(path.parent)
+            return path
+        put_back(aside, path)
+        return None
+
     def _prune_empty_dirs(self, directory: Path) -> None:
-        while directory != self.root and self.root in directory.parents:
-            try:
-                directory.rmdir()
-            except OSError:
-                return
-            directory = directory.parent
+        prune_empty_dirs(directory, self.root)
 
     def _link_new(self, key: Key, text: str) -> bool:
         """Create `key` with `text` if no such file exists; False if one does."""
@@ -267,26 +292,101 @@ class LocalStore:
     @contextlib.contextmanager
     def _temporary(self, path: Path, text: str) -> Iterator[Path]:
         """A fully written, synced temporary file beside `path`; removed afterwards."""
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as err:
-            raise StoreError(f"cannot create {path.parent}: {err.strerror}") from None
+        data = text.encode("utf-8")  # before anything is created: a refusal leaves nothing
         tmp = path.parent / f"{TMP_PREFIX}{secrets.token_hex(8)}"
+        for attempt in range(3):
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as err:
+                raise StoreError(f"cannot create {path.parent}: {err.strerror}") from None
+            try:
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+                break
+            except FileNotFoundError:
+                # A removal pruned the directory between mkdir and open: make it again.
+                if attempt == 2:
+                    raise StoreError(f"cannot write into {path.parent}: it keeps "
+                                     "disappearing") from None
+            except OSError as err:
+                raise StoreError(f"cannot write into {path.parent}: {err.strerror}") from None
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
             with os.fdopen(fd, "wb") as handle:
-                handle.write(text.encode("utf-8"))
+                handle.write(data)
                 handle.flush()
                 os.fsync(handle.fileno())
-        except OSError as err:
+        except BaseException as err:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
-            raise StoreError(f"cannot write into {path.parent}: {err.strerror}") from None
+            if isinstance(err, OSError):
+                raise StoreError(f"cannot write into {path.parent}: {err.strerror}") from None
+            raise
         try:
             yield tmp
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
+
+
+def set_aside(path: Path) -> Path | None:
+    """Rename `path` to a unique hidden name beside it, in one atomic step, so nobody
+    can change it while it is compared; None when nothing is there. A process that
+    dies before :func:`put_back` or the unlink leaves it as `.omh-aside-<hex>-<name>`."""
+    aside = path.with_name(f"{ASIDE_PREFIX}{secrets.token_hex(8)}-{path.name}")
+    try:
+        os.rename(path, aside)
+    except FileNotFoundError:
+        return None
+    except OSError as err:
+        raise StoreError(f"cannot move {path} aside to check it: {err.strerror}") from None
+    return aside
+
+
+def put_back(aside: Path, path: Path) -> None:
+    """Return a file set aside to `path`, never over a file written there meanwhile
+    (a hard link fails when the name exists); if one was, the set-aside file keeps
+    its name and :class:`StoreError` says where it is."""
+    try:
+        if stat.S_ISDIR(os.lstat(aside).st_mode):
+            os.rename(aside, path)  # replaces at most an empty directory
+            return
+        os.link(aside, path, follow_symlinks=False)
+    except FileExistsError:
+        raise StoreError(
+            f"{path} was written again while omh checked it; the text it held before "
+            f"is kept at {aside}"
+        ) from None
+    except OSError as err:
+        raise StoreError(
+            f"cannot put {path} back ({err.strerror}); it is kept at {aside}"
+        ) from None
+    _unlink(aside)
+
+
+def prune_empty_dirs(directory: Path, root: Path) -> None:
+    """Remove `directory` and its parents up to (not including) `root` while empty."""
+    while directory != root and root in directory.parents:
+        try:
+            directory.rmdir()
+        except OSError:
+            return
+        directory = directory.parent
+
+
+def _holds(path: Path, expected: bytes) -> bool:
+    """Whether `path` is a regular file (not followed if a link) holding `expected`."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return False
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            return False
+        return handle.read(len(expected) + 1) == expected
+
+
+def _unlink(path: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
 
 
 def _sync_dir(directory: Path) -> None:

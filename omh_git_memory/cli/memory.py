@@ -369,7 +369,18 @@ def rm(
         commit = remove_team_note(ws, Key(entry.relpath.removesuffix(".md")))
         path = f"{entry.location.split(':', 1)[1]} (commit {commit[:12]})"
     else:
-        path = str(ws.local.remove(Key(entry.relpath.removesuffix(".md"))))
+        from omh_git_memory import faults
+        from omh_git_memory.note import render
+
+        assert entry.note is not None
+        faults.point("rm:local")
+        # Remove only what was read: a note rewritten since is not the one meant.
+        removed = ws.local.remove_if(Key(entry.relpath.removesuffix(".md")),
+                                     render(entry.note).encode("utf-8"))
+        if removed is None:
+            raise OmhError(f"local/{key} changed while rm ran, so nothing was removed; "
+                           f"look at it (omh memory show {key} --layer local) and run rm again")
+        path = str(removed)
     if as_json:
         emit_json(
             {
@@ -404,6 +415,7 @@ def promote(
                 "paths": list(result.paths),
                 "left_in_local": [k.value for k in result.left_in_local],
                 "finished": [k.value for k in result.finished],
+                "changed_in_local": [k.value for k in result.changed_in_local],
             }
         )
         return
@@ -414,6 +426,10 @@ def promote(
         typer.echo(f"  {path}")
     for key in result.left_in_local:
         typer.echo(f"warning: the local copy of {key} could not be removed; remove it by hand")
+    for key in result.changed_in_local:
+        typer.echo(f"warning: local/{key} was rewritten while promote ran: the text it held "
+                   "before is what was committed, the new text stays in the local layer "
+                   f"(omh memory show {key} shows both)")
     typer.echo("push the branch to share them")
 
 
