@@ -30,7 +30,7 @@ from pydantic import Field
 from omh_git_memory.census import Census, take_census
 from omh_git_memory.errors import OmhError
 from omh_git_memory.recall import Searcher, recall, render_tree, shown_docs
-from omh_git_memory.remember import Observation, remember
+from omh_git_memory.remember import KeyTaken, Observation, TeamKeys, remember
 from omh_git_memory.stale import pin_trigger, stale_marks
 from omh_git_memory.workspace import Workspace, open_workspace
 
@@ -138,7 +138,9 @@ def build_server(ws: Workspace) -> MCPServer:
                 invalidated_by=pin_trigger(invalidated_by, ws.facts()),
             )
             done = remember(ws.local, obs, ws.config().keys, today=dt.date.today(),
-                            known_keys=known)
+                            known_keys=known, team=TeamKeys.of(searcher.snapshot.docs))
+        except KeyTaken as err:  # say it without the command line's --if-exists
+            raise ToolError(err.for_agent()) from None
         except OmhError as err:
             raise ToolError(str(err)) from None
         return (f"remembered local/{done.key} ({done.note.recorded.isoformat()}). "

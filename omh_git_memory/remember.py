@@ -3,21 +3,27 @@
 The signature is the discipline: a writer with nothing to put in `expected`
 has learned nothing worth recording, and `answers` (the questions the note
 answers, in the words somebody would ask them) is what makes it findable.
+
+A key is taken when either layer holds it — a written team note, a derived stub
+or the repository topic count as much as a local note — so a local note never
+shadows a team one (`rm` would then need `--layer` and promote would refuse).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from omh_git_memory.errors import InvalidKey, NoteRefused
+from omh_git_memory.errors import InvalidKey, KeyConflict, NoteRefused
+from omh_git_memory.index import Doc
 from omh_git_memory.keys import Key, KeyTemplates, slug
 from omh_git_memory.layers import Layer
 from omh_git_memory.lint import note_refusals
 from omh_git_memory.note import Note, NoteParseError, compose, render, with_field
 from omh_git_memory.store import IfExists, LocalStore
+from omh_git_memory.team import NOTES_DIR
 from omh_git_memory.triggers import trigger_problem
 
 _SENTENCE = re.compile(r"(.*?[.!?])(?=\s|$)")
@@ -42,6 +48,77 @@ class Remembered:
     path: str
     written: bool  # False when --if-exists skip found the key taken
     note: Note
+
+
+@dataclass(frozen=True)
+class TeamKeys:
+    """The keys the team layer holds at HEAD: a written note's (its own key and its
+    path's) → its path; a derived note's → the document it derives from."""
+
+    written: Mapping[str, str]
+    derived: Mapping[str, str]
+
+    @classmethod
+    def of(cls, docs: Iterable[Doc | None]) -> TeamKeys:
+        """From the indexed documents of HEAD (:meth:`Workspace.snapshot`)."""
+        written: dict[str, str] = {}
+        derived: dict[str, str] = {}
+        for doc in docs:
+            if doc is None or doc.layer != Layer.TEAM.value:
+                continue
+            if doc.source.startswith("n:"):
+                path = doc.source.split(":", 2)[2]
+                written[doc.key] = path
+                written[path[len(NOTES_DIR) + 1:].removesuffix(".md")] = path
+            elif doc.source.startswith("s:"):
+                derived[doc.key] = doc.source.split(":", 2)[2]
+            else:
+                derived[doc.key] = "the repository (the topic note)"
+        return cls(written, derived)
+
+    def holds(self, key: Key) -> bool:
+        return key.value in self.written or key.value in self.derived
+
+
+class KeyTaken(KeyConflict):
+    """`remember` found its key taken. The message is the command line's; an agent,
+    which has no `--if-exists`, gets :meth:`for_agent`."""
+
+    def __init__(self, key: Key, layer: Layer, where: str, derived: bool = False,
+                 if_exists: IfExists = IfExists.ERROR) -> None:
+        self.key, self.layer, self.where, self.derived = key, layer, where, derived
+        super().__init__(self._for_cli(if_exists))
+
+    def _for_cli(self, if_exists: IfExists) -> str:
+        key = self.key
+        if self.layer is Layer.LOCAL:
+            return (f"note {key} already exists in the local layer; update it instead "
+                    f"(`omh memory show {key}`), or choose --if-exists skip|suffix|override")
+        beside = "to record something new beside it, choose --if-exists suffix"
+        if if_exists is IfExists.OVERRIDE:
+            head = (f"--if-exists override would hide team/{key} behind a local note of the "
+                    "same key, so it is refused")
+        elif self.derived:
+            head = f"{key} is a derived team note (the stub of {self.where})"
+        else:
+            head = f"note {key} already exists in the team layer ({self.where})"
+        if self.derived:
+            return (f"{head}; its text comes from {self.where}: edit that to change it; "
+                    f"{beside}")
+        return f"{head}; to change it, edit {self.where} and commit it; {beside}"
+
+    def for_agent(self) -> str:
+        new = ("to record something new, word the first sentence of `observed` so it says "
+               "what is new (it becomes the key)")
+        if self.layer is Layer.LOCAL:
+            return (f"note {self.key} already exists in your local layer (recall shows it); "
+                    f"{new}")
+        if self.derived:
+            return (f"{self.key} is a derived team note whose text comes from {self.where}; "
+                    f"{new}")
+        return (f"note {self.key} already exists in the team layer ({self.where}) and a local "
+                f"note may not shadow it; a person changes it by editing {self.where} and "
+                f"committing it; {new}")
 
 
 def first_sentence(text: str) -> str:
@@ -119,12 +196,18 @@ def remember(
     if_exists: IfExists = IfExists.ERROR,
     today: dt.date | None = None,
     known_keys: Collection[str] | None = None,
+    *,
+    team: TeamKeys,
 ) -> Remembered:
     """Write the note to the local layer (and only there: invariant 3).
 
     Strict mode is `known_keys` given: every `relates_to` must name a note that
     exists (one a link from the local layer reaches), so a writer cannot leave
-    dangling links behind."""
+    dangling links behind.
+
+    A key `team` holds is taken: `error` and `override` refuse (a local note would
+    shadow the team one), `skip` writes nothing, `suffix` takes the first key free
+    in both layers."""
     note = build_surprise(obs, templates, today or dt.date.today())
     if known_keys is not None:
         for target in note.links:
@@ -138,6 +221,18 @@ def remember(
         # Under --if-exists suffix the file's key must name the key it lands at.
         return render(note if key == note.key else with_field(note, "key", key.value))
 
-    key, written = store.write(note.key, text_for, if_exists)
+    if team.holds(note.key) and if_exists is not IfExists.SUFFIX:
+        derived = note.key.value not in team.written
+        where = (team.derived if derived else team.written)[note.key.value]
+        if if_exists is IfExists.SKIP:
+            location = f"derived from {where}" if derived else where
+            return Remembered(note.key, Layer.TEAM, location, False, note)
+        raise KeyTaken(note.key, Layer.TEAM, where, derived, if_exists)
+    try:
+        key, written = store.write(note.key, text_for, if_exists, taken=team.holds)
+    except KeyConflict as err:
+        if if_exists is IfExists.ERROR:
+            raise KeyTaken(note.key, Layer.LOCAL, str(store.path_for(note.key))) from None
+        raise err from None
     final = note if key == note.key else with_field(note, "key", key.value)
     return Remembered(key, Layer.LOCAL, str(store.path_for(key)), written, final)

@@ -286,8 +286,13 @@ def test_a_working_tree_write_failure_undoes_the_commit(
 
 
 def test_a_key_the_team_already_has_is_refused(linked: Path) -> None:
-    assert omh(linked, "memory", "promote", A, B).code == 0
-    _remember(linked, "Ports are taken.", "--evidence", "a different observation")
+    # remember refuses a key the team holds, but a teammate's commit can bring one
+    # in after the local note was written.
+    team_copy = linked / f".omh/notes/{A}.md"
+    team_copy.parent.mkdir(parents=True)
+    team_copy.write_text(omh(linked, "memory", "show", A).out.replace("a free port", "theirs"))
+    git(linked, "add", "-A")
+    git(linked, "commit", "-qm", "a teammate's note")
     head = _head(linked)
     run = omh(linked, "memory", "promote", A)
     assert run.code == 1 and "the team layer already has" in run.err

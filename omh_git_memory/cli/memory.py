@@ -258,7 +258,7 @@ def remember(
 ) -> None:
     """Record what surprised you as a note in the local layer."""
     from omh_git_memory.errors import NoteRefused
-    from omh_git_memory.remember import Observation
+    from omh_git_memory.remember import Observation, TeamKeys
     from omh_git_memory.remember import remember as do_remember
     from omh_git_memory.store import IfExists
 
@@ -286,8 +286,9 @@ def remember(
     known = None
     if strict:
         known = {d.key for d in ws.searcher().docs if d is not None and not d.problem}
+    team = TeamKeys.of(ws.snapshot(progress=progress_bar()).docs)  # a taken team key conflicts
     result = do_remember(ws.local, obs, ws.config().keys, IfExists(if_exists.value),
-                         known_keys=known)
+                         known_keys=known, team=team)
     if as_json:
         emit_json(
             {
