@@ -109,8 +109,19 @@ def plan(ws: Workspace, graph: Graph, keys: Sequence[str]) -> Plan:
         if blob_in_tree(head, path) == render(note).encode("utf-8"):
             finish.append((key, entry))
             continue
+        claimed = graph.claimants(Layer.TEAM, key.value)
         if path_in_tree(head, path):
             problems.append(f"{key}: the team layer already has {path}; update that note instead")
+        elif claimed:
+            where = claimed[0].location.split(":", 1)[-1]
+            problems.append(f"{key}: the team note {where} already has this key; "
+                            "update that note instead")
+        elif key.value in graph.derived:
+            problems.append(
+                f"{key}: the key is taken by a derived team note (a document's stub or the "
+                "repository topic); remember it again under another key (--if-exists suffix) "
+                "and remove this one"
+            )
         elif path_is_dirty(ws.repo, path):
             problems.append(
                 f"{key}: {path} already exists in the index or working tree; "

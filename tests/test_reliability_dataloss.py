@@ -329,3 +329,29 @@ def test_dataloss_mcp_remember_refuses_a_key_the_team_holds(promoted: Path) -> N
     assert "team layer" in text and A_PATH in text
     assert "--if-exists" not in text  # not an option over MCP
     assert _layers(promoted) == {("team", A)}
+
+
+def test_dataloss_promote_refuses_a_key_the_team_holds_as_a_derived_note(ready: Path) -> None:
+    # A local note written before the document came in (a pull, a teammate's commit).
+    assert _remember(ready, "CI uses port 8080.").code == 0
+    doc = ready / "surprise/ci-uses-port-8080.md"  # its stub's key is B
+    doc.parent.mkdir()
+    doc.write_text("# CI ports\n\n## Which port\n")
+    git(ready, "add", "-A")
+    git(ready, "commit", "-qm", "a document")
+    head = _head(ready)
+    run = omh(ready, "memory", "promote", B)
+    assert run.code == 1 and "derived" in run.err, (run.out, run.err)
+    assert _head(ready) == head and ("local", B) in _layers(ready)
+
+
+def test_dataloss_promote_refuses_a_key_another_team_file_claims(ready: Path) -> None:
+    other = ready / ".omh/notes/elsewhere.md"  # a team note at another path, claiming A
+    other.parent.mkdir(parents=True, exist_ok=True)
+    other.write_text(omh(ready, "memory", "show", A).out.replace("a free port", "theirs"))
+    git(ready, "add", "-A")
+    git(ready, "commit", "-qm", "a teammate's note")
+    head = _head(ready)
+    run = omh(ready, "memory", "promote", A)
+    assert run.code == 1 and ".omh/notes/elsewhere.md" in run.err, (run.out, run.err)
+    assert _head(ready) == head
