@@ -18,6 +18,7 @@ import signal
 from typing import Final
 
 POINTS: Final = (
+    "promote:planned",  # the notes read and checked, nothing written
     "commit:blobs",  # blobs written, no commit yet
     "commit:object",  # commit object written, branch not moved
     "commit:ref",  # branch moved, index not updated

@@ -160,6 +160,7 @@ def _bytes(entries: Sequence[tuple[Key, StoredNote]]) -> dict[str, bytes]:
 
 def promote(ws: Workspace, keys: Sequence[str]) -> Promoted:
     steps = plan(ws, ws.graph(), keys)
+    faults.point("promote:planned")
     add = _bytes(steps.commit)
     commit = head_id(ws.repo) or ""
     if add:

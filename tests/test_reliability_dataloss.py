@@ -213,14 +213,23 @@ def _rewrite_a(repo: Path) -> None:
     assert run.code == 0, run.err
 
 
-@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def _edit_a(repo: Path) -> None:
+    local = _store(repo) / f"{A}.md"
+    local.write_text(local.read_text().replace("a free port", NEW_TEXT))
+
+
+@pytest.mark.parametrize(("point", "rewrite", "as_json"), [
+    ("promote:planned", _rewrite_a, False),  # the race: before the commit
+    ("promote:planned", _rewrite_a, True),
+    ("promote:remove", _edit_a, True),  # an editor saving after the commit
+], ids=["override-text", "override-json", "editor-json"])
 def test_dataloss_promote_keeps_a_local_note_rewritten_while_it_ran(
-    ready: Path, as_json: bool
+    ready: Path, point: str, rewrite: Any, as_json: bool
 ) -> None:
-    proc = _start(ready, "promote:remove:stop", "memory", "promote", A,
+    proc = _start(ready, f"{point}:stop", "memory", "promote", A,
                   *(["--json"] if as_json else []))
     _stopped(proc)
-    _rewrite_a(ready)
+    rewrite(ready)
     run = _resume(proc)
     assert run.code == 0, run.err
     local = _store(ready) / f"{A}.md"
@@ -355,3 +364,13 @@ def test_dataloss_promote_refuses_a_key_another_team_file_claims(ready: Path) ->
     run = omh(ready, "memory", "promote", A)
     assert run.code == 1 and ".omh/notes/elsewhere.md" in run.err, (run.out, run.err)
     assert _head(ready) == head
+
+
+def test_wrong_a_note_that_cannot_be_encoded_leaves_no_temporary_file(tmp_path: Path) -> None:
+    from omh_git_memory.keys import Key
+    from omh_git_memory.store import LocalStore
+
+    store = LocalStore(tmp_path)
+    with pytest.raises(UnicodeEncodeError):
+        store.write(Key("x"), lambda _k: "a lone surrogate \ud800\n")
+    assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
