@@ -90,6 +90,17 @@ def create_repository(path: Path, message: str, name: str, email: str) -> GitRep
     return open_repo(path)
 
 
+class _Index(pygit2.Index):
+    """pygit2's Index, safe to fail to open: pygit2's own `__del__` assumes the
+    constructor got as far as opening the file, so a failed open (a damaged index,
+    no memory) printed "Exception ignored in Index.__del__" and a traceback on
+    stderr after the error had been reported."""
+
+    def __del__(self) -> None:
+        if "_index" in self.__dict__:
+            super().__del__()
+
+
 @dataclass(frozen=True)
 class TreeFile:
     """A file in a commit's tree."""
@@ -279,7 +290,7 @@ def commit_change(repo: GitRepo, change: Change) -> str:
         ref = r.references.get(branch)
         parent = ref.target if ref is not None else None
         assert parent is None or isinstance(parent, pygit2.Oid)
-        tree = pygit2.Index()
+        tree = _Index()
         if parent is not None:
             tree.read_tree(r[parent].peel(pygit2.Commit).tree)
         blobs = {path: r.create_blob(data) for path, data in change.add.items()}
@@ -374,7 +385,7 @@ class _IndexLock:
             shutil.copyfile(self.index, staged)
         else:
             staged.unlink(missing_ok=True)
-        index = pygit2.Index(str(staged))
+        index = _Index(str(staged))
         for path, blob in blobs.items():
             index.add(pygit2.IndexEntry(path, blob, pygit2.enums.FileMode.BLOB))
         for path in delete:
