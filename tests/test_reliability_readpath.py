@@ -9,6 +9,7 @@ lacks is refused by name. Test names start with their class (escape, wrong, hang
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -96,6 +97,36 @@ def test_hang_special_files_under_worktree_notes_are_findings(tmp_path: Path) ->
     assert any("to-pipe.md" in line and "symlink" in line for line in lines), lint.out
     assert any("sock.md" in line and "socket" in line for line in lines), lint.out
     assert "1 note read" not in lint.out or "4 notes read" in lint.out
+
+
+def test_hang_mcp_server_answers_with_a_fifo_in_the_local_store(tmp_path: Path) -> None:
+    import asyncio
+
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    repo = team_repo(tmp_path / "repo", {"alpha": "alpha words about deploys\n"})
+    store = tmp_path / "store"
+    store.mkdir()
+    os.mkfifo(store / "pipe.md")
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "omh_git_memory", "mcp", "serve"], cwd=str(repo),
+        env={**os.environ, "OMH_LOCAL_STORE": str(store), "OMH_SESSION": "s1"})
+
+    async def ask() -> str:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            result = await session.call_tool("recall", {"question": "alpha deploys"})
+            return "".join(getattr(c, "text", "") for c in result.content)
+
+    async def bounded() -> str:
+        return await asyncio.wait_for(ask(), TIMEOUT)
+
+    try:
+        text = asyncio.run(bounded())
+    except TimeoutError:
+        pytest.fail(f"the MCP server did not answer in {TIMEOUT}s")
+    assert "alpha" in text
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="making a device file needs root")
@@ -205,7 +236,15 @@ def test_hang_a_local_store_a_thousand_deep_is_walked(tmp_path: Path) -> None:
     finally:
         os.close(fd)
     del deep
-    run = omh_t(repo, "memory", "lint", env={"OMH_LOCAL_STORE": str(store)})
+    try:
+        run = omh_t(repo, "memory", "lint", env={"OMH_LOCAL_STORE": str(store)})
+    finally:  # pytest's own clean-up of old temp folders recurses: leave nothing this deep
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(20000)
+        try:
+            shutil.rmtree(store)
+        finally:
+            sys.setrecursionlimit(limit)
     no_crash(run)
     assert "RecursionError" not in run.err
 
@@ -278,7 +317,6 @@ def test_escape_a_committed_symlink_on_the_team_path_is_refused(
     link = path / where
     if where != ".omh/notes/sub":
         git(path, "rm", "-rq", ".omh/notes")
-        import shutil
         shutil.rmtree(path / ".omh", ignore_errors=True)
         link.parent.mkdir(parents=True, exist_ok=True)
     os.symlink(outside / "notes" if where == ".omh" else outside, link)
