@@ -129,6 +129,14 @@ def test_hang_mcp_server_answers_with_a_fifo_in_the_local_store(tmp_path: Path) 
     assert "alpha" in text
 
 
+def test_hang_a_fifo_as_the_settings_file_is_refused(tmp_path: Path) -> None:
+    repo = team_repo(tmp_path / "repo")
+    os.mkfifo(repo / ".omh" / "memory.toml")
+    run = omh_t(repo, "memory", "recall", "alpha words")
+    assert run.code == 1, run.err
+    assert "memory.toml is not a regular file" in run.err
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="making a device file needs root")
 def test_hang_device_file_in_the_local_store_is_never_opened(tmp_path: Path) -> None:
     repo = team_repo(tmp_path / "repo")
