@@ -152,7 +152,7 @@ def files_under(
         except KeyError:
             return []
         except pygit2.GitError:
-            raise GitFailure(_missing_message(repo, commit, [route])) from None
+            raise GitFailure(_missing_message(repo, str(commit.id), [route], route)) from None
         if step.filemode != pygit2.enums.FileMode.TREE:
             kind = _KINDS.get(step.filemode, "file")
             return [TreeFile(route, str(step.id), None, kind)]
@@ -179,7 +179,7 @@ def files_under(
                     continue
                 found.append(TreeFile(path, str(entry.id), data, "file", size))
     if missing:
-        raise GitFailure(_missing_message(repo, commit, sorted(missing), prefix))
+        raise GitFailure(_missing_message(repo, str(commit.id), sorted(missing), prefix))
     return sorted(found, key=lambda f: f.path)
 
 
@@ -187,14 +187,14 @@ def _tree_of(repo: GitRepo, commit: pygit2.Commit) -> pygit2.Tree:
     try:
         return commit.tree
     except (KeyError, pygit2.GitError):
-        raise GitFailure(_missing_message(repo, commit, ["the root tree"])) from None
+        raise GitFailure(_missing_message(repo, str(commit.id), ["its tree"], ".")) from None
 
 
 def _load_tree(repo: GitRepo, commit: pygit2.Commit, oid: pygit2.Oid, path: str) -> pygit2.Tree:
     try:
         return repo.repo[oid].peel(pygit2.Tree)
     except (KeyError, pygit2.GitError):
-        raise GitFailure(_missing_message(repo, commit, [path])) from None
+        raise GitFailure(_missing_message(repo, str(commit.id), [path], path)) from None
 
 
 def is_partial_clone(repo: GitRepo) -> bool:
@@ -209,16 +209,25 @@ def is_partial_clone(repo: GitRepo) -> bool:
     return False
 
 
-def _missing_message(repo: GitRepo, commit: pygit2.Commit, paths: list[str],
-                     under: str | None = None) -> str:
-    rev = str(commit.id)[:12]
+def require_blobs(repo: GitRepo, rev: str, blobs: dict[str, str], pathspec: str) -> None:
+    """Refuse, naming them, when any of `blobs` (path → blob id, at commit `rev`) is
+    not in this clone — all at once, with one command that fetches every one."""
+    odb = repo.repo.odb
+    missing = sorted(path for path, blob in blobs.items() if not odb.exists(pygit2.Oid(hex=blob)))
+    if missing:
+        raise GitFailure(_missing_message(repo, rev, missing, pathspec))
+
+
+def _missing_message(repo: GitRepo, rev: str, paths: list[str], pathspec: str) -> str:
+    """Why `paths` at commit `rev` cannot be read, and the command that fetches them."""
+    rev = rev[:12]
     what = paths[0] if len(paths) == 1 else f"{len(paths)} files ({paths[0]}, …)"
-    fetch = under or paths[0]
     if is_partial_clone(repo):
         return (
             f"{what} at {rev} is not in this clone: it is a partial clone (made with "
             "--filter), which fetches contents on demand, and omh cannot fetch; fetch them "
-            f"with `git archive --format=tar {rev} -- {fetch} >/dev/null`, or use a full clone"
+            f"with `git archive --format=tar {rev} -- {pathspec} >/dev/null`, or use a full "
+            "clone"
         )
     return (
         f"{what} at {rev} is missing from {repo.common_dir}: the repository is damaged; "

@@ -37,6 +37,7 @@ from omh_git_memory.git import (
     commit_id,
     list_tree,
     read_blob,
+    require_blobs,
     resolve_commit,
 )
 from omh_git_memory.layers import Layer
@@ -225,6 +226,11 @@ class _Builder:
                            key=lambda e: e.path)
         self.total = sum(f"{_kind(e, prefix)}:{e.blob_id}:{e.path}" not in self.by_source
                          for e in (*notes, *documents))
+        # A partial clone may lack some: name them all before reading any.
+        require_blobs(self.repo, self.sha, {
+            e.path: e.blob_id for e in (*notes, *documents) if e.kind == "file"
+            and f"{_kind(e, prefix)}:{e.blob_id}:{e.path}" not in self.by_source
+        }, f"{NOTES_DIR} '*.md'")
         for e in notes:
             self._put(f"n:{e.blob_id}:{e.path}", functools.partial(self._note, e, prefix))
         stub_keys: list[str] = []

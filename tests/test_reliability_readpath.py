@@ -392,6 +392,13 @@ def test_wrong_recall_in_a_blobless_clone_without_checkout_is_refused(tmp_path: 
         no_crash(run)
         assert "partial clone" in run.err, run.err
         assert "no note matched" not in run.out
+    # one command fetches every blob recall needs, and then it answers
+    recall = omh_t(part, "memory", "recall", "alpha words")
+    command = recall.err.split("`")[1]
+    assert command.startswith("git archive"), recall.err
+    subprocess.run(command, shell=True, cwd=part, check=True, capture_output=True)
+    found = omh_t(part, "memory", "recall", "alpha words")
+    assert found.code == 0 and "alpha" in found.out, found.err
 
 
 def test_wrong_a_treeless_clone_is_refused_by_name(tmp_path: Path) -> None:
