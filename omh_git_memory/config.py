@@ -7,7 +7,9 @@ file, the shipped defaults apply.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,7 +87,7 @@ def load_config(checkout: Path) -> Config:
     if not path.exists():
         return Config(keys=DEFAULT_KEY_TEMPLATES, path=None)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(_read_regular(path).decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
         raise ConfigError(f"{path} is not valid TOML: {err}; fix it or delete it") from None
     table = data.get("keys", {})
@@ -112,3 +114,22 @@ def load_config(checkout: Path) -> Config:
         keys=KeyTemplates({**DEFAULT_TEMPLATES, **table}), path=path, stub_exclude=tuple(exclude),
         image_recipe=tuple(recipe), base=base, semantic=semantic,
     )
+
+
+def _read_regular(path: Path) -> bytes:
+    """The bytes of `path`, opened only if it is a regular file: a FIFO or a device
+    there would block every command forever (O_NONBLOCK covers a swap after the check)."""
+    refusal = f"{path} is not a regular file; replace it with one, or delete it"
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise ConfigError(refusal)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    except OSError as err:
+        raise ConfigError(f"cannot read {path}: {err.strerror}") from None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise ConfigError(refusal)
+        try:
+            return handle.read()
+        except OSError as err:
+            raise ConfigError(f"cannot read {path}: {err.strerror}") from None

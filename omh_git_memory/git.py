@@ -90,14 +90,26 @@ def create_repository(path: Path, message: str, name: str, email: str) -> GitRep
     return open_repo(path)
 
 
+class _Index(pygit2.Index):
+    """pygit2's Index, safe to fail to open: pygit2's own `__del__` assumes the
+    constructor got as far as opening the file, so a failed open (a damaged index,
+    no memory) printed "Exception ignored in Index.__del__" and a traceback on
+    stderr after the error had been reported."""
+
+    def __del__(self) -> None:
+        if "_index" in self.__dict__:
+            super().__del__()
+
+
 @dataclass(frozen=True)
 class TreeFile:
     """A file in a commit's tree."""
 
     path: str  # repository-relative, POSIX
     blob_id: str
-    data: bytes | None  # None when the entry is not a regular file
+    data: bytes | None  # None when the entry is not a regular file, or over the limit read
     kind: str  # "file", "symlink", "submodule"
+    size: int = 0  # a regular file's size in bytes, known without reading it
 
 
 def resolve_commit(repo: GitRepo, rev: str) -> pygit2.Commit | None:
@@ -112,34 +124,115 @@ def resolve_commit(repo: GitRepo, rev: str) -> pygit2.Commit | None:
     return commit
 
 
-def files_under(repo: GitRepo, commit: pygit2.Commit | None, prefix: str) -> list[TreeFile]:
+_KINDS: dict[int, str] = {
+    pygit2.enums.FileMode.LINK: "symlink",
+    pygit2.enums.FileMode.COMMIT: "submodule",
+}
+
+
+def files_under(
+    repo: GitRepo, commit: pygit2.Commit | None, prefix: str, max_bytes: int | None = None
+) -> list[TreeFile]:
     """Every file below directory `prefix` in `commit`'s tree, read without touching
-    the working tree or the index."""
+    the working tree or the index.
+
+    Nothing is followed: a symlink or submodule below `prefix` is listed as such,
+    and so is one standing where `prefix` or a directory above it should be (then
+    it is the only entry). A file over `max_bytes` is listed with its size and not
+    read. A blob this clone lacks (a partial clone) is refused by name."""
     if commit is None:
         return []
-    try:
-        entry = commit.tree[prefix]
-    except KeyError:
-        return []
-    if not isinstance(entry, pygit2.Tree):
-        return []
+    r = repo.repo
+    top = _tree_of(repo, commit)
+    route = ""
+    for name in prefix.split("/"):
+        route = f"{route}/{name}" if route else name
+        try:
+            step = top[name]
+        except KeyError:
+            return []
+        except pygit2.GitError:
+            raise GitFailure(_missing_message(repo, str(commit.id), [route], route)) from None
+        if step.filemode != pygit2.enums.FileMode.TREE:
+            kind = _KINDS.get(step.filemode, "file")
+            return [TreeFile(route, str(step.id), None, kind)]
+        top = _load_tree(repo, commit, step.id, route)
     found: list[TreeFile] = []
-    _walk(repo.repo, entry, prefix, found)
-    return found
+    missing: list[str] = []
+    stack: list[tuple[str, pygit2.Tree]] = [(prefix, top)]
+    while stack:  # iterative: a tree nested thousands deep must not exhaust the stack
+        here, current = stack.pop()
+        for entry in current:
+            path = f"{here}/{entry.name}"
+            mode = entry.filemode
+            if mode == pygit2.enums.FileMode.TREE:
+                stack.append((path, _load_tree(repo, commit, entry.id, path)))
+            elif mode in _KINDS:
+                found.append(TreeFile(path, str(entry.id), None, _KINDS[mode]))
+            else:
+                try:
+                    size = r.odb.read_header(entry.id)[1]
+                    data = None if max_bytes is not None and size > max_bytes else \
+                        r.odb.read(entry.id)[1]
+                except (KeyError, pygit2.GitError):
+                    missing.append(path)
+                    continue
+                found.append(TreeFile(path, str(entry.id), data, "file", size))
+    if missing:
+        raise GitFailure(_missing_message(repo, str(commit.id), sorted(missing), prefix))
+    return sorted(found, key=lambda f: f.path)
 
 
-def _walk(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str, out: list[TreeFile]) -> None:
-    for entry in tree:
-        path = f"{prefix}/{entry.name}"
-        mode = entry.filemode
-        if mode == pygit2.enums.FileMode.TREE:
-            _walk(repo, repo[entry.id].peel(pygit2.Tree), path, out)
-        elif mode == pygit2.enums.FileMode.LINK:
-            out.append(TreeFile(path, str(entry.id), None, "symlink"))
-        elif mode == pygit2.enums.FileMode.COMMIT:
-            out.append(TreeFile(path, str(entry.id), None, "submodule"))
-        else:
-            out.append(TreeFile(path, str(entry.id), repo[entry.id].read_raw(), "file"))
+def _tree_of(repo: GitRepo, commit: pygit2.Commit) -> pygit2.Tree:
+    try:
+        return commit.tree
+    except (KeyError, pygit2.GitError):
+        raise GitFailure(_missing_message(repo, str(commit.id), ["its tree"], ".")) from None
+
+
+def _load_tree(repo: GitRepo, commit: pygit2.Commit, oid: pygit2.Oid, path: str) -> pygit2.Tree:
+    try:
+        return repo.repo[oid].peel(pygit2.Tree)
+    except (KeyError, pygit2.GitError):
+        raise GitFailure(_missing_message(repo, str(commit.id), [path], path)) from None
+
+
+def is_partial_clone(repo: GitRepo) -> bool:
+    """Whether the clone was made with `--filter` (a promisor remote is configured)."""
+    for entry in repo.repo.config:
+        name = entry.name.lower()
+        if name == "extensions.partialclone" or (
+            name.startswith("remote.") and name.endswith(".promisor") and
+            (entry.value or "").lower() in ("true", "yes", "on", "1")
+        ):
+            return True
+    return False
+
+
+def require_blobs(repo: GitRepo, rev: str, blobs: dict[str, str], pathspec: str) -> None:
+    """Refuse, naming them, when any of `blobs` (path → blob id, at commit `rev`) is
+    not in this clone — all at once, with one command that fetches every one."""
+    odb = repo.repo.odb
+    missing = sorted(path for path, blob in blobs.items() if not odb.exists(pygit2.Oid(hex=blob)))
+    if missing:
+        raise GitFailure(_missing_message(repo, rev, missing, pathspec))
+
+
+def _missing_message(repo: GitRepo, rev: str, paths: list[str], pathspec: str) -> str:
+    """Why `paths` at commit `rev` cannot be read, and the command that fetches them."""
+    rev = rev[:12]
+    what = paths[0] if len(paths) == 1 else f"{len(paths)} files ({paths[0]}, …)"
+    if is_partial_clone(repo):
+        return (
+            f"{what} at {rev} is not in this clone: it is a partial clone (made with "
+            "--filter), which fetches contents on demand, and omh cannot fetch; fetch them "
+            f"with `git archive --format=tar {rev} -- {pathspec} >/dev/null`, or use a full "
+            "clone"
+        )
+    return (
+        f"{what} at {rev} is missing from {repo.common_dir}: the repository is damaged; "
+        "`git fsck` says more"
+    )
 
 
 def path_in_tree(commit: pygit2.Commit | None, path: str) -> bool:
@@ -147,6 +240,13 @@ def path_in_tree(commit: pygit2.Commit | None, path: str) -> bool:
         return False
     try:
         commit.tree[path]
+    except pygit2.GitError:  # before KeyError: a missing object raises a subclass of both
+        short = str(commit.id)[:12]
+        raise GitFailure(
+            f"cannot read {path} at {short}: part of its tree is not in this clone (a partial "
+            f"clone?); fetch it (`git archive --format=tar {short} -- {path} >/dev/null`) or "
+            "use a full clone"
+        ) from None
     except KeyError:
         return False
     return True
@@ -241,7 +341,7 @@ def commit_change(repo: GitRepo, change: Change) -> str:
         ref = r.references.get(branch)
         parent = ref.target if ref is not None else None
         assert parent is None or isinstance(parent, pygit2.Oid)
-        tree = pygit2.Index()
+        tree = _Index()
         if parent is not None:
             tree.read_tree(r[parent].peel(pygit2.Commit).tree)
         blobs = {path: r.create_blob(data) for path, data in change.add.items()}
@@ -336,7 +436,7 @@ class _IndexLock:
             shutil.copyfile(self.index, staged)
         else:
             staged.unlink(missing_ok=True)
-        index = pygit2.Index(str(staged))
+        index = _Index(str(staged))
         for path, blob in blobs.items():
             index.add(pygit2.IndexEntry(path, blob, pygit2.enums.FileMode.BLOB))
         for path in delete:
@@ -420,29 +520,49 @@ class TreeEntry:
 def list_tree(repo: GitRepo, commit: pygit2.Commit) -> list[TreeEntry]:
     """Every file of `commit`'s tree with its blob id, without reading any blob."""
     out: list[TreeEntry] = []
-    stack: list[tuple[str, pygit2.Tree]] = [("", commit.tree)]
-    r = repo.repo
-    while stack:
+    stack: list[tuple[str, pygit2.Tree]] = [("", _tree_of(repo, commit))]
+    while stack:  # iterative: a tree nested thousands deep must not exhaust the stack
         prefix, tree = stack.pop()
         for entry in tree:
             path = f"{prefix}{entry.name}"
             mode = entry.filemode
             if mode == pygit2.enums.FileMode.TREE:
-                stack.append((path + "/", r[entry.id].peel(pygit2.Tree)))
-            elif mode == pygit2.enums.FileMode.LINK:
-                out.append(TreeEntry(path, str(entry.id), "symlink"))
-            elif mode == pygit2.enums.FileMode.COMMIT:
-                out.append(TreeEntry(path, str(entry.id), "submodule"))
+                stack.append((path + "/", _load_tree(repo, commit, entry.id, path)))
+            elif mode in _KINDS:
+                out.append(TreeEntry(path, str(entry.id), _KINDS[mode]))
             else:
                 out.append(TreeEntry(path, str(entry.id), "file"))
     return out
 
 
-def read_blob(repo: GitRepo, blob_id: str) -> bytes:
+def blob_size(repo: GitRepo, blob_id: str, path: str = "") -> int:
+    """The size of a blob in bytes, read from the object's header, not its content."""
     try:
-        return repo.repo[blob_id].read_raw()
-    except (KeyError, ValueError) as err:
-        raise GitFailure(f"reading blob {blob_id}: {err}") from None
+        return int(repo.repo.odb.read_header(pygit2.Oid(hex=blob_id))[1])
+    except (KeyError, ValueError, pygit2.GitError):
+        raise GitFailure(_missing_blob(repo, blob_id, path)) from None
+
+
+def read_blob(repo: GitRepo, blob_id: str, path: str = "") -> bytes:
+    """A blob's content; `path` (where it sits) names it in a refusal."""
+    try:
+        return bytes(repo.repo.odb.read(pygit2.Oid(hex=blob_id))[1])
+    except (KeyError, ValueError, pygit2.GitError):
+        raise GitFailure(_missing_blob(repo, blob_id, path)) from None
+
+
+def _missing_blob(repo: GitRepo, blob_id: str, path: str) -> str:
+    what = f"{path} (blob {blob_id[:12]})" if path else f"blob {blob_id}"
+    if is_partial_clone(repo):
+        return (
+            f"{what} is not in this clone: it is a partial clone (made with --filter), which "
+            "fetches contents on demand, and omh cannot fetch; fetch it with "
+            f"`git cat-file -p {blob_id} >/dev/null`, or use a full clone"
+        )
+    return (
+        f"{what} is missing from {repo.common_dir}: the repository is damaged; "
+        "`git fsck` says more"
+    )
 
 
 def commit_id(commit: pygit2.Commit) -> str:
@@ -471,14 +591,29 @@ def head_id(repo: GitRepo) -> str | None:
 
 
 def blob_in_tree(commit: pygit2.Commit | None, path: str) -> bytes | None:
-    """The content of the file at `path` in `commit`, or None."""
+    """The content of the regular file at `path` in `commit`, or None (no such path,
+    or a symlink, submodule or directory there)."""
     if commit is None:
         return None
+    short = str(commit.id)[:12]
+    refusal = (
+        f"cannot read {path} at {short}: it is not in this clone (a partial clone?); fetch "
+        f"it (`git archive --format=tar {short} -- {path} >/dev/null`) or use a full clone"
+    )
     try:
         entry = commit.tree[path]
+    except pygit2.GitError:  # before KeyError: a missing object raises a subclass of both
+        raise GitFailure(refusal) from None
     except KeyError:
         return None
-    return entry.read_raw() if isinstance(entry, pygit2.Blob) else None
+    if not isinstance(entry, pygit2.Blob) or entry.filemode not in (
+        pygit2.enums.FileMode.BLOB, pygit2.enums.FileMode.BLOB_EXECUTABLE
+    ):
+        return None
+    try:
+        return entry.read_raw()
+    except (KeyError, pygit2.GitError):
+        raise GitFailure(refusal) from None
 
 
 def check_out_paths(repo: GitRepo, files: dict[str, bytes]) -> None:

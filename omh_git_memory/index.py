@@ -37,13 +37,14 @@ from omh_git_memory.git import (
     commit_id,
     list_tree,
     read_blob,
+    require_blobs,
     resolve_commit,
 )
 from omh_git_memory.layers import Layer
 from omh_git_memory.note import Note
 from omh_git_memory.store import StoredNote, read_note_bytes
 from omh_git_memory.stubs import is_document, repo_facts, stub_note, topic_note
-from omh_git_memory.team import NOTES_DIR
+from omh_git_memory.team import NOTES_DIR, is_team_entry, tree_note
 from omh_git_memory.tokens import without_links, words
 
 VERSION: Final = 2
@@ -219,13 +220,17 @@ class _Builder:
 
     def build(self) -> Snapshot:
         prefix = NOTES_DIR + "/"
-        notes = [e for e in self.entries if e.path.startswith(prefix) and e.path.endswith(".md")
-                 and not any(p.startswith(".") for p in e.path[len(prefix):].split("/"))]
+        notes = [e for e in self.entries if is_team_entry(e.path, e.kind)]
         documents = sorted((e for e in self.entries if e.kind == "file"
                             and is_document(e.path, self.config.stub_exclude)),
                            key=lambda e: e.path)
         self.total = sum(f"{_kind(e, prefix)}:{e.blob_id}:{e.path}" not in self.by_source
                          for e in (*notes, *documents))
+        # A partial clone may lack some: name them all before reading any.
+        require_blobs(self.repo, self.sha, {
+            e.path: e.blob_id for e in (*notes, *documents) if e.kind == "file"
+            and f"{_kind(e, prefix)}:{e.blob_id}:{e.path}" not in self.by_source
+        }, f"{NOTES_DIR} '*.md'")
         for e in notes:
             self._put(f"n:{e.blob_id}:{e.path}", functools.partial(self._note, e, prefix))
         stub_keys: list[str] = []
@@ -269,18 +274,12 @@ class _Builder:
 
     def _note(self, e: TreeEntry, prefix: str) -> tuple[Doc, dict[str, int]]:
         self._tick()
-        relpath = e.path[len(prefix):]
-        location = f"{self.sha[:12]}:{e.path}"
-        if e.kind != "file":
-            stored = StoredNote(Layer.TEAM, relpath, location, None, f"is a {e.kind} in the tree")
-        else:
-            stored = read_note_bytes(Layer.TEAM, relpath, location,
-                                     read_blob(self.repo, e.blob_id))
+        stored = tree_note(self.repo, e.path, e.kind, e.blob_id, f"{self.sha[:12]}:{e.path}")
         return _stored_doc(stored, f"n:{e.blob_id}:{e.path}")
 
     def _stub(self, e: TreeEntry) -> tuple[Doc, dict[str, int]] | None:
         self._tick()
-        text = read_blob(self.repo, e.blob_id).decode("utf-8", errors="replace")
+        text = read_blob(self.repo, e.blob_id, e.path).decode("utf-8", errors="replace")
         note = stub_note(e.path, text, self.config.keys, self.day)
         if note is None:
             return None
@@ -321,7 +320,7 @@ def written_or_stub(repo: GitRepo, config: Config, doc: Doc, day: dt.date) -> No
     if doc.problem or doc.source[:2] not in ("n:", "s:"):
         return None
     _, blob_id, path = doc.source.split(":", 2)
-    data = read_blob(repo, blob_id)
+    data = read_blob(repo, blob_id, path)
     if doc.source.startswith("s:"):
         return stub_note(path, data.decode("utf-8", "replace"), config.keys, day)
     return read_note_bytes(Layer.TEAM, path, path, data).note
@@ -439,7 +438,7 @@ def derived_note(repo: GitRepo, config: Config, doc: Doc, rev: str = "HEAD") -> 
     day = commit_date(commit)
     if doc.source.startswith("s:"):
         _, blob_id, path = doc.source.split(":", 2)
-        text = read_blob(repo, blob_id).decode("utf-8", errors="replace")
+        text = read_blob(repo, blob_id, path).decode("utf-8", errors="replace")
         return stub_note(path, text, config.keys, day)
     if doc.source.startswith("t:"):
         snap = snapshot_for(repo, config, rev)
@@ -453,7 +452,8 @@ def _topic(repo: GitRepo, config: Config, entries: Sequence[TreeEntry],
     readme = next((e for e in entries if e.path.lower() == "readme.md"), None)
     found = None
     if readme is not None:
-        found = (readme.path, read_blob(repo, readme.blob_id).decode("utf-8", "replace"))
+        found = (readme.path,
+                 read_blob(repo, readme.blob_id, readme.path).decode("utf-8", "replace"))
     facts = repo_facts(repo.main_checkout.name, [e.path for e in entries], found)
     return topic_note(facts, stub_keys, config.keys, day)
 

@@ -78,15 +78,28 @@ class StoredNote:
         return self.relpath.removesuffix(NOTE_SUFFIX)
 
 
+def too_large(size: int) -> str:
+    """The problem of a note file of `size` bytes, over the limit."""
+    return f"is {size} bytes; a note may hold at most {MAX_NOTE_BYTES}"
+
+
+def file_kind(mode: int) -> str:
+    """What a file of this `st_mode` is, in words."""
+    for test, name in ((stat.S_ISREG, "regular file"), (stat.S_ISDIR, "directory"),
+                       (stat.S_ISLNK, "symlink"), (stat.S_ISFIFO, "FIFO (named pipe)"),
+                       (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "character device"),
+                       (stat.S_ISBLK, "block device")):
+        if test(mode):
+            return name
+    return "special file"
+
+
 def read_note_bytes(
     layer: Layer, relpath: str, location: str, data: bytes
 ) -> StoredNote:
     """Parse one file's bytes into a :class:`StoredNote`, never raising on content."""
     if len(data) > MAX_NOTE_BYTES:
-        return StoredNote(
-            layer, relpath, location, None,
-            f"is {len(data)} bytes; a note may hold at most {MAX_NOTE_BYTES}",
-        )
+        return StoredNote(layer, relpath, location, None, too_large(len(data)))
     try:
         note = parse(decode(data))
     except NoteParseError as err:
@@ -168,29 +181,73 @@ class LocalStore:
         return sorted(found, key=lambda s: s.relpath)
 
     def _walk(self) -> Iterator[str]:
-        for dirpath, dirnames, filenames in os.walk(self.root, followlinks=False):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-            rel_dir = Path(dirpath).relative_to(self.root).as_posix()
-            for name in sorted(filenames):
-                if name.startswith(".") or not name.endswith(NOTE_SUFFIX):
+        """The relative paths of the note files, sorted, plus every symlink and
+        special file among them so that reading reports it. Never follows a
+        symlink, and walks iteratively: a tree thousands of folders deep must not
+        exhaust the stack."""
+        stack = [""]
+        while stack:
+            rel_dir = stack.pop()
+            try:
+                with os.scandir(self.root / rel_dir if rel_dir else self.root) as it:
+                    entries = sorted(it, key=lambda e: e.name)
+            except OSError:
+                continue
+            subdirs: list[str] = []
+            for entry in entries:
+                if entry.name.startswith("."):
                     continue
-                yield name if rel_dir == "." else f"{rel_dir}/{name}"
+                relpath = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+                try:
+                    is_dir = entry.is_dir(follow_symlinks=False)
+                    is_link = entry.is_symlink()
+                except OSError:
+                    is_dir = is_link = False
+                if is_dir:
+                    subdirs.append(relpath)
+                elif is_link or entry.name.endswith(NOTE_SUFFIX):
+                    yield relpath
+            stack.extend(reversed(subdirs))
 
     def _read_file(self, relpath: str) -> StoredNote:
+        """Read one note file. Only a regular file is opened: a FIFO, socket or
+        device could block the reader forever or have effects, and a symlink could
+        lead outside the store."""
         path = self.root / relpath
         location = str(path)
+
+        def refused(reason: str) -> StoredNote:
+            return StoredNote(self.layer, relpath, location, None, reason)
+
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+            before = os.lstat(path)
+        except OSError as err:
+            return refused(f"cannot be read: {err.strerror}")
+        if stat.S_ISLNK(before.st_mode):
+            return refused("is a symlink; a note must be a regular file inside the store, "
+                           "and omh never follows one")
+        if not stat.S_ISREG(before.st_mode):
+            return refused(f"is a {file_kind(before.st_mode)}; a note must be a regular file")
+        if before.st_size > MAX_NOTE_BYTES:
+            return refused(too_large(before.st_size))
+        try:
+            # O_NONBLOCK: should the file be swapped for a FIFO after the lstat, the
+            # open returns at once instead of waiting for a writer.
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY)
         except OSError as err:
             if err.errno == errno.ELOOP:
-                reason = "is a symlink; a note must be a regular file inside the store"
-            else:
-                reason = f"cannot be read: {err.strerror}"
-            return StoredNote(self.layer, relpath, location, None, reason)
+                return refused("is a symlink; a note must be a regular file inside the store")
+            return refused(f"cannot be read: {err.strerror}")
         with os.fdopen(fd, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                return StoredNote(self.layer, relpath, location, None, "is not a regular file")
-            data = handle.read(MAX_NOTE_BYTES + 1)
+            now = os.fstat(handle.fileno())
+            if not stat.S_ISREG(now.st_mode) or (now.st_dev, now.st_ino) != (
+                before.st_dev, before.st_ino
+            ):
+                return refused("changed while it was read; run the command again")
+            try:
+                data = handle.read(MAX_NOTE_BYTES + 1)
+            except OSError as err:
+                return refused(f"cannot be read: {err.strerror}")
         return read_note_bytes(self.layer, relpath, location, data)
 
     def write(

@@ -14,11 +14,10 @@ from omh_git_memory.index import Progress, Snapshot, local_docs, snapshot_for
 
 if TYPE_CHECKING:
     from omh_git_memory.semantic import Embedder, SemanticView
-from omh_git_memory.layers import Layer
 from omh_git_memory.recall import Searcher
 from omh_git_memory.stale import TreeFacts
 from omh_git_memory.store import LocalStore, StoredNote, local_store_root
-from omh_git_memory.team import NOTES_DIR, scan_team
+from omh_git_memory.team import scan_team, scan_worktree_team
 
 
 @dataclass(frozen=True)
@@ -39,7 +38,7 @@ class Workspace:
 
     def worktree_team_graph(self) -> Graph:
         """The team notes as they are in this checkout's working tree (before a commit)."""
-        team = LocalStore(self.checkout / NOTES_DIR, Layer.TEAM).scan()
+        team = scan_worktree_team(self.checkout)
         return Graph.of(team, derived=self.derived_keys("HEAD"))
 
     def snapshot(self, rev: str = "HEAD", progress: Progress | None = None,
