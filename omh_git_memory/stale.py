@@ -81,7 +81,7 @@ def _trailing_name(text: str) -> str | None:
     for i in range(len(text) - 1, start - 1, -1):
         c = text[i]
         before = _word(text[i - 1]) if i > 0 else False
-        if (c.isascii() and c.isalpha() or c in "_$") and before != _word(c):
+        if ((c.isascii() and c.isalpha()) or c in "_$") and before != _word(c):
             return text[i:]
     return None
 
