@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from omh_git_memory.index import index_dir, snapshot_for
+from omh_git_memory.recall import recall
 from omh_git_memory.workspace import open_workspace
 from tests.helpers import ROOT, git, note_text, omh
 
@@ -38,11 +39,12 @@ NOTES = {
 
 
 def _answers(repo: Path) -> list[object]:
-    out = []
+    """Every question's ranked keys and scores, in-process (the CLI is checked once
+    below; a subprocess per case would make this file slow)."""
+    out: list[object] = []
     for q in QUESTIONS:
-        run = omh(repo, "memory", "recall", q, "--json")
-        assert run.code == 0, run.err
-        out.append([(r["key"], r["layer"]) for r in run.json()["results"]])
+        answer = recall(open_workspace(repo).searcher(), q)
+        out.append([(h.doc.key, h.doc.layer, round(h.score, 9)) for h in answer.results])
     return out
 
 
@@ -62,6 +64,14 @@ def _flip(at: float) -> Callable[[Path], None]:
         data[min(int(len(data) * at), len(data) - 1)] ^= 0x5A
         p.write_bytes(bytes(data))
     return flip
+
+
+def _flip_exponent(p: Path) -> None:
+    """Flip the high byte of a 4-byte word mid-file: in a float32 array, its exponent
+    (a low byte would change a vector too little for a test to see)."""
+    data = bytearray(p.read_bytes())
+    data[len(data) // 8 * 4 + 3] ^= 0x40
+    p.write_bytes(bytes(data))
 
 
 def _all_ff(p: Path) -> None:
@@ -87,7 +97,7 @@ def _symlink(p: Path) -> None:
 
 CORRUPTIONS: dict[str, Callable[[Path], None]] = {
     "truncated": _truncate, "flip-first": _flip(0.0), "flip-middle": _flip(0.5),
-    "flip-last": _flip(1.0), "all-ff": _all_ff, "empty": _empty,
+    "flip-last": _flip(1.0), "flip-exponent": _flip_exponent, "all-ff": _all_ff, "empty": _empty,
     "directory": _directory, "symlink": _symlink,
 }
 
@@ -137,6 +147,14 @@ def test_wrong_corrupt_base_is_never_patched(
     assert later == _fresh_answers(indexed, tmp_path / "fresh")
 
 
+def test_wrong_all_ff_index_answers_from_the_command_line(indexed: Path) -> None:
+    before = omh(indexed, "memory", "recall", "alpha beta", "--json")
+    _all_ff(_cache_files(indexed, (".post",))[0])
+    after = omh(indexed, "memory", "recall", "alpha beta", "--json")
+    assert after.code == 0, after.err
+    assert after.json()["results"] == before.json()["results"]
+
+
 def test_wrong_every_cache_write_leaves_no_partial_file(indexed: Path) -> None:
     folder = _cache_files(indexed, (".idx",))[0].parent
     _commit_notes(indexed, {"n30": "gamma\n"}, "more")
@@ -183,12 +201,20 @@ def test_wrong_corrupt_vector_base_is_never_reused(indexed: Path, embedder: obje
     ws = open_workspace(indexed)
     ws.semantic(ws.searcher(), embedder)
     (target,) = _cache_files(indexed, (".vec.npy",))
-    _flip(0.9)(target)
+    _flip_exponent(target)
     _commit_notes(indexed, {"n3": "replaced ebusy gamma text\n"}, "later")
-    later = ws.semantic(ws.searcher(), embedder).vectors
+
+    def by_key() -> dict[str, object]:
+        searcher = ws.searcher()
+        rows = ws.semantic(searcher, embedder).vectors
+        return {d.key: rows[i] for i, d in enumerate(searcher.docs) if d is not None}
+
+    later = by_key()
     shutil.rmtree(index_dir(ws.repo))
-    fresh = ws.semantic(ws.searcher(), embedder).vectors
-    assert np.allclose(later, fresh, atol=1e-5)
+    fresh = by_key()
+    assert later.keys() == fresh.keys()
+    for key, row in later.items():
+        assert np.allclose(row, fresh[key], atol=1e-5), key
 
 
 # --- hang: the symbol scan stays linear on adversarial sources ----------------------
@@ -243,3 +269,56 @@ def test_hang_linear_patterns_still_find_every_definition(repo_dir: Path) -> Non
         assert facts.defines(name), name
     for name in ("unsigned", "Server", "Integer", "xs", "void"):
         assert not facts.defines(name), name
+
+
+# --- secret: the shapes the review found promoted, and their siblings ------------
+
+ISSUE_SHAPES = (
+    "DB_PASSWORD=$uperS3cretValue",
+    "postgres://app:$ecret@db/x",
+    'password = "correct horse battery staple"',
+    "Authorization: Basic YWxhZGRpbjpvcGVuc2VzYW1l",
+    "Authorization: Bearer 8f2a1c9e4b7d6e5f3a2b1c0d",
+    "client-key-data: LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpNSUlFb3dJQkFBS0NBUUVB",
+    "https://hooks.slack.com/services/T024BE7LD/B01ABCDEF2G/Qk9yZ3VzV2ViaG9va1NlY3JldA",
+    "AccountName=acme;AccountKey=Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MA==",
+    "curl -u deploy:Pr0dPassw0rd https://ci.internal/api",
+    "mysql -u root -pS3cretRoot! app",
+)
+
+
+@pytest.mark.parametrize("text", ISSUE_SHAPES)
+def test_secret_issue_shape_is_found(text: str) -> None:
+    from omh_git_memory.secret_scan import find_secrets
+
+    assert [h.line for h in find_secrets(f"before\n{text}\nafter\n")] == [2], text
+
+
+def test_secret_every_shape_has_an_example_in_the_fixture() -> None:
+    from omh_git_memory.secret_scan import _SHAPES, find_secrets
+
+    lines = (ROOT / "fixtures/secrets/secrets.txt").read_text().splitlines()
+    found = {h.kind for line in lines for h in find_secrets(line)}
+    assert {s.kind for s in _SHAPES} | {"a credential assignment"} <= found
+
+
+def test_secret_promote_refuses_a_password_starting_with_a_dollar(repo_dir: Path) -> None:
+    run = omh(repo_dir, "memory", "remember", "--expected", "e", "--observed", "Dollar.",
+              "--evidence", "export DB_PASSWORD=$uperS3cretValue", "--answers", "q", "--json")
+    refused = omh(repo_dir, "memory", "promote", run.json()["key"])
+    assert refused.code == 1 and "looks like a credential assignment" in refused.err, refused.err
+
+
+def test_secret_scan_stays_linear_on_hostile_lines() -> None:
+    # Lines built from the shapes' own pieces, each repeated to 100 KB: a scan with a
+    # pattern that backtracks takes minutes; a linear one, seconds.
+    script = (
+        "from omh_git_memory.secret_scan import find_secrets\n"
+        "for unit in ['a_', 'password=\"', 'authorization: ', 'a://a', 'curl -u ', "
+        "'bearer ', '-p', 'hooks.slack.com/services/', 'LS0tLS1CRUdJTi', ' ', 'a:']:\n"
+        "    find_secrets(unit * (100_000 // len(unit)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], env={**os.environ,
+                          "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+                          timeout=4 * TIMEOUT)
+    assert done.returncode == 0, done.stderr
