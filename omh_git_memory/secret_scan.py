@@ -33,6 +33,9 @@ class _Shape:
     # Beyond the shape, is the match real? By default: group 1, when the pattern
     # has one, is not a placeholder.
     real: Callable[[re.Match[str]], bool] | None = None
+    # A word the line must hold for the shape to count (looked for once a line):
+    # a flag is only a password flag for the command that owns it.
+    needs: re.Pattern[str] | None = None
 
 
 def _decodes_to(marker: bytes) -> Callable[[re.Match[str]], bool]:
@@ -61,53 +64,47 @@ def _credentials(match: re.Match[str]) -> bool:
     return _opaque(match) or _decodes_to(b":")(match)
 
 
-def _on_a_line_with(word: str) -> Callable[[re.Match[str]], bool]:
-    """Group 1 is no placeholder and the line runs `word` (a flag is only a
-    password flag for the command that owns it)."""
-    pattern = re.compile(rf"\b{word}\b")
-
-    def real(match: re.Match[str]) -> bool:
-        return not _placeholder(match.group(1)) and bool(pattern.search(match.string))
-    return real
-
-
 _B64: Final = r"[A-Za-z0-9+/]"
 _VALUE: Final = r"[^\s\"'`]"  # an unquoted value's characters
 
-_SHAPES: Final[tuple[_Shape, ...]] = tuple(_Shape(k, re.compile(p), r) for k, p, r in (
+_CURL: Final = re.compile(r"\bcurl\b")
+_MYSQL: Final = re.compile(r"\bmysql(?:dump|admin)?\b")
+
+_SHAPES: Final[tuple[_Shape, ...]] = (*(_Shape(k, re.compile(p), r) for k, p, r in (
     # Keys and key files.
     ("a private key block",
      r"-----BEGIN (?:[A-Z0-9]{1,20} ){0,4}PRIVATE KEY(?: BLOCK)?-----", None),
     ("a PuTTY private key", r"PuTTY-User-Key-File-\d", None),
     ("a base64 private key (kubeconfig client-key-data)",
      rf"\b(LS0tLS1CRUdJTi{_B64}{{20,96}})", _decodes_to(b"PRIVATE KEY")),
-    ("a kubeconfig client key", rf"(?i)\bclient-key-data[\"']?\s*:\s*[\"']?({_B64}{{16,}})",
+    ("a kubeconfig client key", rf"(?i)\bclient-key-data[\"']?\s*:\s*[\"']?({_B64}{{16,300}})",
      None),
     ("a service-account key file", r"\"type\"\s*:\s*\"service_account\"", None),
     # Token shapes with a fixed prefix.
     ("an AWS access key id", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", None),
-    ("a GitHub token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})", None),
-    ("a GitLab token", r"\bglpat-[A-Za-z0-9_-]{20,}", None),
-    ("a Slack token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}", None),
+    ("a GitHub token",
+     r"\b(?:gh[pousr]_[A-Za-z0-9]{36,300}|github_pat_[A-Za-z0-9_]{40,300})", None),
+    ("a GitLab token", r"\bglpat-[A-Za-z0-9_-]{20,300}", None),
+    ("a Slack token", r"\bxox[abposr]-[A-Za-z0-9-]{10,300}", None),
     ("a Slack webhook URL",
      r"\bhooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]{0,80}?"
      r"([A-Za-z0-9_-]{16,80})\b", None),
     ("a Discord webhook URL",
      r"\bdiscord(?:app)?\.com/api/webhooks/\d{5,30}/([A-Za-z0-9_-]{20,100})", None),
-    ("an API secret key", r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{32,}", None),
-    ("a Stripe live key", r"\b[sr]k_live_[A-Za-z0-9]{20,}", None),
+    ("an API secret key", r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{32,300}", None),
+    ("a Stripe live key", r"\b[sr]k_live_[A-Za-z0-9]{20,300}", None),
     ("a Google API key", r"\bAIza[0-9A-Za-z_-]{35}\b", None),
     ("a SendGrid API key", r"\bSG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,50}", None),
     ("a Twilio API key", r"\bSK[0-9a-f]{32}\b", None),
     ("a Mailgun API key", r"\bkey-[0-9a-zA-Z]{32}\b", None),
     ("a Mailchimp API key", r"\b[0-9a-f]{32}-us\d{1,2}\b", None),
     ("an npm token", r"\bnpm_[A-Za-z0-9]{36}\b", None),
-    ("a PyPI token", r"\bpypi-AgE[A-Za-z0-9_-]{50,}", None),
+    ("a PyPI token", r"\bpypi-AgE[A-Za-z0-9_-]{50,300}", None),
     ("a Hugging Face token", r"\bhf_[A-Za-z]{34}\b", None),
     ("a DigitalOcean token", r"\bdo[opr]_v1_[a-f0-9]{64}\b", None),
     ("a Shopify token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b", None),
     ("a JSON web token",
-     r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", None),
+     r"\beyJ[A-Za-z0-9_-]{8,300}\.eyJ[A-Za-z0-9_-]{8,300}\.[A-Za-z0-9_-]{8,300}", None),
     # Credentials in URLs, headers, connection strings and config files.
     ("a password in a URL", r"\b[a-z][a-z0-9+.-]{0,30}://[^/\s:@]{1,200}:([^/\s@]{3,200})@",
      None),
@@ -128,18 +125,19 @@ _SHAPES: Final[tuple[_Shape, ...]] = tuple(_Shape(k, re.compile(p), r) for k, p,
      rf"(?<![A-Za-z0-9_])(?:PGPASSWORD|MYSQL_PWD|REDISCLI_AUTH|SSHPASS)\s*=\s*[\"']?"
      rf"({_VALUE}{{3,300}})", None),
     # Passwords on a command line.
-    ("a password after curl -u",
-     rf"(?:^|\s)(?:-u|--user)(?:\s+|=)?[\"']?[^\s:\"']{{1,100}}:({_VALUE}{{1,200}})",
-     _on_a_line_with("curl")),
-    ("a password after mysql -p",
-     rf"(?:^|\s)-p({_VALUE}{{1,200}})", _on_a_line_with("mysql(?:dump|admin)?")),
     ("a password after sshpass -p", rf"\bsshpass\s+-p\s*[\"']?({_VALUE}{{1,200}})", None),
     ("a password flag", rf"(?i)(?:^|\s)--(?:http-|ftp-)?password\s+[\"']?({_VALUE}{{3,200}})",
      None),
     ("a .netrc password",
      rf"(?i)\b(?:login|machine)\s+\S{{1,200}}\s+password\s+({_VALUE}{{1,200}})", None),
     ("a .netrc password", rf"(?i)^\s*password\s+({_VALUE}{{1,200}})\s*$", None),
-))
+)),
+    _Shape("a password after curl -u",
+           re.compile(rf"(?:^|\s)(?:-u|--user)(?:\s+|=)?[\"']?[^\s:\"']{{1,100}}:"
+                      rf"({_VALUE}{{1,200}})"), needs=_CURL),
+    _Shape("a password after mysql -p", re.compile(rf"(?:^|\s)-p({_VALUE}{{1,200}})"),
+           needs=_MYSQL),
+)
 
 # `password = …`, `client_secret: …`, `DB_PASSWORD=…`: a key ending in a credential
 # word and a value of eight or more characters, unquoted or quoted (spaces and all).
@@ -177,6 +175,8 @@ def find_secrets(text: str) -> list[SecretHit]:
     hits: list[SecretHit] = []
     for number, line in enumerate(text.splitlines(), 1):
         for shape in _SHAPES:
+            if shape.needs is not None and not shape.needs.search(line):
+                continue
             if any(_is_real(shape, m) for m in shape.pattern.finditer(line)):
                 hits.append(SecretHit(number, shape.kind))
                 break
