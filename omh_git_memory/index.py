@@ -10,6 +10,12 @@ analysis and postings, so a one-note commit costs one parse.
 
 The local layer is not cached in a snapshot: it is read at query time, so a note
 remembered a moment ago is found at once.
+
+A cache file is never trusted: each one starts with a magic line and the SHA-256
+of what follows, is written to a temporary file, flushed to disk and renamed into
+place, and is checked when read. A file that fails the check (truncated, flipped,
+empty, or not a regular file) is removed and rebuilt, and never serves as the
+base of an incremental build.
 """
 
 from __future__ import annotations
@@ -22,6 +28,9 @@ import functools
 import hashlib
 import marshal
 import os
+import secrets
+import stat
+import time
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -47,7 +56,10 @@ from omh_git_memory.stubs import is_document, repo_facts, stub_note, topic_note
 from omh_git_memory.team import NOTES_DIR, is_team_entry, tree_note
 from omh_git_memory.tokens import without_links, words
 
-VERSION: Final = 2
+VERSION: Final = 3
+MAGIC: Final = b"omh-cache 1\n"  # then 32 bytes of SHA-256 over the payload, then the payload
+_DIGEST_SIZE: Final = 32
+_STALE_TEMP: Final = 600  # seconds after which a temporary file is a crashed writer's
 KEEP_SNAPSHOTS: Final = 8  # recent commits kept on disk; older ones are rebuilt on demand
 
 Progress = Callable[[int, int], None]  # (done, total) while analysing documents
@@ -373,49 +385,141 @@ def _save(folder: Path, snap: Snapshot) -> None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
         docs = [d.as_tuple() if d else None for d in snap.docs]
-        # The postings first: an index file is only ever next to its postings.
-        _write_atomic(folder / f"{snap.commit}.post", snap.postings.blob)
-        _write_atomic(folder / f"{snap.commit}.idx", marshal.dumps(
-            (VERSION, snap.commit, docs, snap.postings.table, snap.topic_terms)))
+        # The postings first: an index file is only ever next to its postings, and
+        # names their digest, so a pair from two different writes never loads.
+        blob = snap.postings.blob
+        write_checked(folder / f"{snap.commit}.post", blob)
+        write_checked(folder / f"{snap.commit}.idx", marshal.dumps(
+            (VERSION, snap.commit, docs, snap.postings.table, snap.topic_terms,
+             hashlib.sha256(blob).digest())))
         _prune(folder)
     except OSError:
         pass  # a cache that cannot be written is rebuilt next time; recall stays correct
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".tmp-{os.getpid()}-{path.name}")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+def write_checked(path: Path, payload: bytes) -> None:
+    """Write a cache file atomically: magic, digest and payload to a new temporary
+    file, flushed to disk, then renamed over `path` (never through a symlink: the
+    rename replaces the link itself). Readers see the old file or the new one."""
+    tmp = path.with_name(f".tmp-{os.getpid()}-{secrets.token_hex(4)}-{path.name}")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(tmp, flags, 0o644)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(MAGIC + hashlib.sha256(payload).digest())
+            handle.write(payload)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    _sync_dir(path.parent)
+
+
+def _sync_dir(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def read_checked(path: Path) -> bytes | None:
+    """A cache file's payload, or None when it is missing or fails its check; a
+    file that fails is discarded so that it is rebuilt. Only a regular file is
+    read: a symlink, a directory or a FIFO at the path is not opened."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        return None
+    except OSError:  # a symlink (ELOOP), a directory on some systems, no permission
+        discard(path)
+        return None
+    try:
+        with os.fdopen(fd, "rb") as handle:
+            regular = stat.S_ISREG(os.fstat(handle.fileno()).st_mode)
+            data = handle.read() if regular else None
+    except OSError:
+        data = None
+    head = len(MAGIC) + _DIGEST_SIZE
+    if (data is None or len(data) < head or not data.startswith(MAGIC)
+            or hashlib.sha256(data[head:]).digest() != data[len(MAGIC):head]):
+        discard(path)
+        return None
+    return data[head:]
+
+
+def discard(path: Path) -> None:
+    """Remove a cache file that failed its check (an empty directory too; anything
+    else someone put there is left alone and simply never read)."""
+    with contextlib.suppress(OSError):
+        if path.is_symlink() or not path.is_dir():
+            path.unlink()
+        else:
+            path.rmdir()
+
+
+def cache_files(folder: Path, pattern: str) -> list[Path]:
+    """Regular files in `folder` matching `pattern`, newest first (symlinks and
+    directories are never candidates)."""
+    found: list[tuple[float, Path]] = []
+    try:
+        for path in folder.glob(pattern):
+            with contextlib.suppress(OSError):
+                info = path.lstat()
+                if stat.S_ISREG(info.st_mode):
+                    found.append((info.st_mtime, path))
+    except OSError:
+        return []
+    return [path for _, path in sorted(found, key=lambda t: t[0], reverse=True)]
 
 
 def _prune(folder: Path) -> None:
-    snaps = sorted(folder.glob("*.idx"), key=lambda p: p.stat().st_mtime, reverse=True)
-    for old in snaps[KEEP_SNAPSHOTS:]:
+    for old in cache_files(folder, "*.idx")[KEEP_SNAPSHOTS:]:
         for path in (old, old.with_suffix(".post"), old.with_suffix(".vec.npy"),
                      old.with_suffix(".vec.keys")):
             with contextlib.suppress(OSError):
                 path.unlink()
+    now = time.time()
+    for tmp in cache_files(folder, ".tmp-*"):  # left by a writer that crashed
+        with contextlib.suppress(OSError):
+            if now - tmp.lstat().st_mtime > _STALE_TEMP:
+                tmp.unlink()
 
 
 def _load(folder: Path, sha: str) -> Snapshot | None:
-    try:
-        version, commit, docs, table, topic_terms = marshal.loads(
-            (folder / f"{sha}.idx").read_bytes())
-        if version != VERSION or commit != sha:
-            return None
-        blob = (folder / f"{sha}.post").read_bytes()
-    except (OSError, ValueError, EOFError, TypeError):
+    """The snapshot of `sha` from disk, only if both of its files pass their checks
+    and belong together; otherwise both are discarded."""
+    raw = read_checked(folder / f"{sha}.idx")
+    if raw is None:
         return None
-    return Snapshot(sha, [Doc.from_tuple(d) if d else None for d in docs],
-                    Postings(table, blob), topic_terms)
+    try:
+        version, commit, docs, table, topic_terms, post_digest = marshal.loads(raw)
+        if version != VERSION or commit != sha:
+            raise ValueError("another version")
+        blob = read_checked(folder / f"{sha}.post")
+        if blob is None or hashlib.sha256(blob).digest() != post_digest:
+            raise ValueError("postings of another write")
+        snap = Snapshot(sha, [Doc.from_tuple(d) if d else None for d in docs],
+                        Postings(table, blob), topic_terms)
+    except (ValueError, EOFError, TypeError):
+        discard(folder / f"{sha}.idx")
+        discard(folder / f"{sha}.post")
+        return None
+    return snap
 
 
 def _newest(folder: Path) -> Snapshot | None:
-    try:
-        snaps = sorted(folder.glob("*.idx"), key=lambda p: p.stat().st_mtime, reverse=True)
-    except OSError:
-        return None
-    return _load(folder, snaps[0].stem) if snaps else None
+    """The newest snapshot on disk that passes its checks: the base of a patch."""
+    for path in cache_files(folder, "*.idx"):
+        snap = _load(folder, path.stem)
+        if snap is not None:
+            return snap
+    return None
 
 
 def local_docs(entries: Iterable[StoredNote]) -> list[tuple[Doc, dict[str, int], Note]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import os
+import io
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -18,7 +18,17 @@ from typing import TYPE_CHECKING, Any, Final
 from omh_git_memory.config import Config
 from omh_git_memory.errors import OmhError
 from omh_git_memory.git import GitRepo
-from omh_git_memory.index import Doc, Snapshot, derived_note, index_dir, written_or_stub
+from omh_git_memory.index import (
+    Doc,
+    Snapshot,
+    cache_files,
+    derived_note,
+    discard,
+    index_dir,
+    read_checked,
+    write_checked,
+    written_or_stub,
+)
 from omh_git_memory.note import Note
 from omh_git_memory.tokens import without_links
 from omh_git_memory.wordpiece import encode
@@ -116,14 +126,24 @@ class SemanticView:
 
 
 def _load_rows(stem: Path) -> dict[str, Any]:
+    """Cached vectors by content id, or nothing when either file fails its check or
+    the two are not from the same write (the keys file names the vectors' digest)."""
     import numpy as np
 
-    try:
-        keys = stem.with_suffix(".vec.keys").read_text(encoding="utf-8").splitlines()
-        rows = np.load(stem.with_suffix(".vec.npy"), allow_pickle=False)
-    except (OSError, ValueError):
+    keys_path, rows_path = stem.with_suffix(".vec.keys"), stem.with_suffix(".vec.npy")
+    raw_keys, raw_rows = read_checked(keys_path), read_checked(rows_path)
+    if raw_keys is None or raw_rows is None:
         return {}
-    if len(keys) != len(rows) or rows.shape[1:] != (DIMENSIONS,):
+    try:
+        digest, *keys = raw_keys.decode("utf-8").split("\n")[:-1]
+        if digest != hashlib.sha256(raw_rows).hexdigest():
+            raise ValueError("vectors of another write")
+        rows = np.load(io.BytesIO(raw_rows), allow_pickle=False)
+        if len(keys) != len(rows) or rows.shape[1:] != (DIMENSIONS,):
+            raise ValueError("wrong shape")
+    except (ValueError, EOFError, OSError):
+        discard(keys_path)
+        discard(rows_path)
         return {}
     return {k: rows[i] for i, k in enumerate(keys) if k}
 
@@ -133,11 +153,15 @@ def _save_rows(stem: Path, keys: Sequence[str], rows: np.ndarray[Any, Any]) -> N
 
     try:
         stem.parent.mkdir(parents=True, exist_ok=True)
-        tmp = stem.with_name(f".tmp-{os.getpid()}-{stem.name}.vec.npy")
-        with tmp.open("wb") as handle:
-            np.save(handle, rows, allow_pickle=False)
-        os.replace(tmp, stem.with_suffix(".vec.npy"))
-        stem.with_suffix(".vec.keys").write_text("\n".join(keys) + "\n", encoding="utf-8")
+        buffer = io.BytesIO()
+        np.save(buffer, rows, allow_pickle=False)
+        raw_rows = buffer.getvalue()
+        # The vectors first; the keys name their digest, so a pair from two writes
+        # (a crash between the renames) never loads.
+        write_checked(stem.with_suffix(".vec.npy"), raw_rows)
+        listing = "".join(f"{line}\n" for line in
+                          (hashlib.sha256(raw_rows).hexdigest(), *keys))
+        write_checked(stem.with_suffix(".vec.keys"), listing.encode("utf-8"))
     except OSError:
         pass  # a cache that cannot be written is rebuilt next time
 
@@ -154,12 +178,11 @@ def vectors_for(
     known: dict[str, Any] = {}
     if snap.commit is not None:
         known = _load_rows(folder / snap.commit)
-        if not known:
-            newest = sorted((p for p in folder.glob("*.vec.npy")
-                             if not p.name.startswith("local-")),
-                            key=lambda p: p.stat().st_mtime)
-            for path in newest[-1:]:
+        for path in ([] if known else cache_files(folder, "*.vec.npy")):
+            if not path.name.startswith("local-"):  # the newest that passes its checks
                 known = _load_rows(path.with_name(path.name.removesuffix(".vec.npy")))
+                if known:
+                    break
     local_known = _load_rows(folder / f"local-{MODEL_ID}")
     keys: list[str] = []
     texts: dict[int, str] = {}

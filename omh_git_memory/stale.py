@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -21,6 +21,11 @@ from omh_git_memory.index import Doc
 from omh_git_memory.triggers import PinError, State, Verdict, evaluate, pin
 
 # Definition patterns per language: each group captures a name being defined.
+# Every pattern must stay linear in the file's size, whatever the file holds (a
+# hostile header once took 41 s): no span may cross a line (`[^;\n]`, not `[^;]`),
+# and no two neighbouring parts may match the same characters (`(?:word[ \t]+)+`,
+# not `[\w ]+[ \t]+`), so a failed match gives up in one step. What needs more than
+# a line (C's `typedef … NAME;`) is a scan of its own, below.
 _DEFINITIONS: Final[dict[str, tuple[tuple[str, ...], str]]] = {
     "Python": ((".py", ".pyi"),
                r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(?P<n>{name})\b"
@@ -29,7 +34,7 @@ _DEFINITIONS: Final[dict[str, tuple[tuple[str, ...], str]]] = {
              r"\b(?:fn|struct|enum|trait|type|const|static|mod|union)[ \t]+(?P<n>{name})\b"
              r"|\bmacro_rules![ \t]*(?P<a>{name})\b"),
     "Go": ((".go",),
-           r"\bfunc[ \t]+(?:\([^)]*\)[ \t]*)?(?P<n>{name})\b"
+           r"\bfunc[ \t]+(?:\([^()\n]*\)[ \t]*)?(?P<n>{name})\b"
            r"|\b(?:type|var|const)[ \t]+(?P<a>{name})\b"),
     "JavaScript/TypeScript": ((".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts"),
                               r"\b(?:function\*?|class|interface|type|enum|const|let|var)"
@@ -39,16 +44,50 @@ _DEFINITIONS: Final[dict[str, tuple[tuple[str, ...], str]]] = {
     "C/C++": ((".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".hxx"),
               r"^[ \t]*#[ \t]*define[ \t]+(?P<n>{name})\b"
               r"|\b(?:struct|class|enum|union|namespace)[ \t]+(?P<a>{name})\b"
-              r"|\btypedef\b[^;]*\b(?P<t>{name})[ \t]*;"
-              r"|^[A-Za-z_][\w \t\*&:<>,]*?\b(?P<f>{name})[ \t]*\([^;]*$"),
+              r"|^[A-Za-z_][\w \t\*&:<>,]*?\b(?P<f>{name})[ \t]*\([^;\n]*$"),
     "Java": ((".java",),
              r"\b(?:class|interface|enum|record)[ \t]+(?P<n>{name})\b"
-             r"|^[ \t]*(?:(?:public|private|protected|static|final|abstract|synchronized)"
-             r"[ \t]+)*[\w<>\[\],. ]+[ \t]+(?P<a>{name})[ \t]*\([^;]*$"),
+             r"|^[ \t]*(?:[\w<>\[\],.]+[ \t]+)+(?P<a>{name})[ \t]*\([^;\n]*$"),
 }
 
 
 _NAME: Final = r"[A-Za-z_$][\w$]*"
+_TYPEDEF: Final = re.compile(r"\btypedef\b")
+
+
+def _typedef_names(text: str) -> set[str]:
+    """C's `typedef … NAME;`, which may span lines: the name right before the `;`
+    that ends each statement holding `typedef`. One split, one pass: linear."""
+    names: set[str] = set()
+    for statement in text.split(";")[:-1]:  # the last piece has no `;` after it
+        if "typedef" not in statement or not _TYPEDEF.search(statement):
+            continue
+        name = _trailing_name(statement.rstrip(" \t"))
+        if name:
+            names.add(name)
+    return names
+
+
+def _word(c: str) -> bool:
+    return c.isalnum() or c == "_"
+
+
+def _trailing_name(text: str) -> str | None:
+    """The identifier `text` ends with: its rightmost start at a word boundary
+    whose first character may begin a name, or None."""
+    start = len(text)
+    while start > 0 and (_word(text[start - 1]) or text[start - 1] == "$"):
+        start -= 1
+    for i in range(len(text) - 1, start - 1, -1):
+        c = text[i]
+        before = _word(text[i - 1]) if i > 0 else False
+        if ((c.isascii() and c.isalpha()) or c in "_$") and before != _word(c):
+            return text[i:]
+    return None
+
+
+# Scans for what a line pattern cannot see, per language.
+_EXTRA: Final[dict[str, Callable[[str], set[str]]]] = {"C/C++": _typedef_names}
 
 
 @dataclass
@@ -123,6 +162,8 @@ class TreeFacts:
             text = read_blob(self.repo, blob).decode("utf-8", errors="replace")
             defined = {g for match in patterns[lang][1].finditer(text)
                        for g in match.groups() if g}
+            if lang in _EXTRA:
+                defined |= _EXTRA[lang](text)
             for name in remaining & defined:
                 self._symbols[wanted[name]] = True
             remaining -= defined
