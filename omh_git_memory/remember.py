@@ -138,6 +138,7 @@ def remember(
         # Under --if-exists suffix the file's key must name the key it lands at.
         return render(note if key == note.key else with_field(note, "key", key.value))
 
+    store.create_root()  # may refuse: a moved clone's store is waiting to be adopted
     key, written = store.write(note.key, text_for, if_exists)
     final = note if key == note.key else with_field(note, "key", key.value)
     return Remembered(key, Layer.LOCAL, str(store.path_for(key)), written, final)
