@@ -220,7 +220,23 @@ def refuse_a_second_store(repo: GitRepo, root: Path) -> None:
 
 
 def holds_a_note(store: Path) -> bool:
-    return next(note_files(store), None) is not None
+    """Whether `store` holds at least one note file; stops at the first, unsorted, so
+    it stays cheap for a large store (it runs on every listing and recall)."""
+    pending = [store]
+    while pending:
+        try:
+            with os.scandir(pending.pop()) as entries:
+                for entry in entries:
+                    if entry.name.startswith("."):
+                        continue
+                    if entry.is_dir(follow_symlinks=False):
+                        pending.append(Path(entry.path))
+                    elif entry.name.endswith(NOTE_SUFFIX) and entry.is_file(
+                            follow_symlinks=False):
+                        return True
+        except OSError:
+            continue
+    return False
 
 
 def note_files(store: Path) -> Iterator[str]:
@@ -251,7 +267,11 @@ def _is_dir(path: Path) -> bool:
 
 
 def _holds_a_clone(checkout: str) -> bool:
-    return os.path.lexists(os.path.join(checkout, ".git"))
+    """Whether a git repository is still at `checkout` (a checkout, or the bare
+    repository that a clone made of linked worktrees is named after)."""
+    return os.path.lexists(os.path.join(checkout, ".git")) or (
+        os.path.isfile(os.path.join(checkout, "HEAD"))
+        and os.path.isdir(os.path.join(checkout, "objects")))
 
 
 # --- adopting ----------------------------------------------------------------
@@ -283,6 +303,9 @@ def adopt(repo: GitRepo, target: Path, named: str | None,
     _check_source(repo, source, target)
     notes = sorted(note_files(source))
     target.parent.mkdir(parents=True, exist_ok=True)
+    if _only_a_record(target):  # made by `omh init`, say, and never written to
+        with contextlib.suppress(OSError):
+            os.unlink(target / MARKER)
     if not os.path.lexists(target) or (_is_dir(target) and not any(target.iterdir())):
         try:
             os.rename(source, target)
@@ -297,6 +320,13 @@ def adopt(repo: GitRepo, target: Path, named: str | None,
     left = _merge(source, target, notes)
     write_record(target, record_of(repo))
     return Adopted(source, target, len(notes), merged=True, left=left)
+
+
+def _only_a_record(store: Path) -> bool:
+    try:
+        return _is_dir(store) and [e.name for e in os.scandir(store)] == [MARKER]
+    except OSError:
+        return False
 
 
 def _left_behind_store(repo: GitRepo, target: Path) -> Path:

@@ -58,7 +58,9 @@ def open_repo(start: Path) -> GitRepo:
             f"{start} is not inside a git repository; cd into one, or run `git init` first"
         )
     try:
-        repo = pygit2.Repository(found)
+        # Open from `start`, not from the git dir found: only then does libgit2 see a
+        # `.git` file, so a `--separate-git-dir` checkout is its own working tree.
+        repo = pygit2.Repository(str(start))
     except pygit2.GitError as err:
         raise GitFailure(f"opening the git repository at {found}: {err}") from None
     git_dir = Path(repo.path).resolve()

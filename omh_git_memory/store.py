@@ -105,7 +105,11 @@ def local_store_root(repo: GitRepo, environ: Mapping[str, str] | None = None) ->
 
 
 def _absolute(name: str, value: str) -> Path:
-    path = Path(value).expanduser()
+    try:
+        path = Path(value).expanduser()
+    except RuntimeError:  # `~someone` with no such user
+        raise StoreError(f"{name}={value} names a home directory that does not exist; "
+                         f"set {name} to an absolute path") from None
     if not path.is_absolute():
         raise StoreError(
             f"{name}={value} is a relative path, so it would name another folder from each "
@@ -134,6 +138,9 @@ def _refuse_inside_repository(repo: GitRepo, root: Path, named_by: str) -> None:
         if checkout.is_relative_to(real):
             raise StoreError(f"the local store {root}{via} holds the checkout {checkout}, so "
                              f"the repository's own files would read as notes; {fix}")
+    if repo.common_dir.is_relative_to(real):
+        raise StoreError(f"the local store {root}{via} holds the git directory "
+                         f"{repo.common_dir}, so a key could name a file inside it; {fix}")
 
 
 def repo_id(repo: GitRepo) -> str:

@@ -116,6 +116,31 @@ def test_escape_a_store_that_holds_the_checkout_is_refused(
     _refused(repo_dir, {"OMH_LOCAL_STORE": str(tmp_path)}, "holds the checkout")
 
 
+def test_escape_a_home_directory_of_no_user_is_refused_in_one_line(repo_dir: Path) -> None:
+    _refused(repo_dir, {"OMH_LOCAL_STORE": "~no-such-user-omh/notes"}, "home directory")
+
+
+def test_escape_a_store_that_holds_a_separate_git_directory_is_refused(
+    tmp_path: Path,
+) -> None:
+    repo = tmp_path / "checkout"
+    (tmp_path / "gitdirs").mkdir()
+    git(tmp_path, "init", "-q", "--separate-git-dir", str(tmp_path / "gitdirs" / "api"),
+        str(repo))
+    _refused(repo, {"OMH_LOCAL_STORE": str(tmp_path / "gitdirs")}, "holds the git directory")
+
+
+def test_escape_init_in_a_separate_git_dir_checkout_writes_only_there(tmp_path: Path) -> None:
+    # The checkout is where `.git` (a file) is, not the git directory's parent.
+    repo = tmp_path / "checkout"
+    (tmp_path / "gitdirs").mkdir()
+    git(tmp_path, "init", "-q", "--separate-git-dir", str(tmp_path / "gitdirs" / "api"),
+        str(repo))
+    assert omh(repo, "init").code == 0
+    assert (repo / ".omh" / "memory.toml").is_file()
+    assert not (tmp_path / "gitdirs" / ".omh").exists()
+
+
 def test_escape_an_absolute_store_outside_the_repository_still_works(
     repo_dir: Path, tmp_path: Path
 ) -> None:
@@ -319,6 +344,7 @@ def test_moved_a_store_from_before_markers_is_adopted_by_the_old_path(
     assert omh(new, "init").code == 0  # cannot be sure: a hint, not a refusal
     adopted = omh(new, "adopt", str(old))
     assert adopted.code == 0, adopted.err
+    assert "now in" in adopted.out  # the empty store init made was replaced, in one rename
     assert _local_keys(new) == [SEED_KEY]
     assert not store.exists()
 
@@ -361,3 +387,18 @@ def test_moved_mcp_names_the_store_and_remember_refuses(moved: tuple[Path, Path]
     description, failed, text = asyncio.run(run())
     assert "omh adopt" in description and str(old) in description
     assert failed and "omh adopt" in text
+
+
+def test_moved_a_bare_clone_with_worktrees_is_not_taken_for_gone(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    origin = tmp_path / "origin"
+    make_repo(origin)
+    bare = tmp_path / "api.git"
+    git(tmp_path, "clone", "-q", "--bare", str(origin), str(bare))
+    git(bare, "worktree", "add", "-q", str(tmp_path / "wt"))
+    _remember(tmp_path / "wt")  # a store named after the bare repository
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(origin), str(other))
+    run = omh(other, "memory")
+    assert run.code == 0 and "adopt" not in run.err, run.err
