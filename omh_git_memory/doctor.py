@@ -2,8 +2,10 @@
 
 It starts the configured server command the way a harness would (a subprocess
 speaking MCP over stdio), runs initialize and tools/list, checks both tools and
-their descriptions, and reports the store's path and census. What it cannot
-prove is whether a harness re-reads the description every session.
+their descriptions, and reports the store's path and census, and any store this
+clone left behind when it was moved (see adopt.py), which `omh init` would not
+fix. What it cannot prove is whether a harness re-reads the description every
+session.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
+from omh_git_memory.adopt import Match
 from omh_git_memory.census import take_census
 from omh_git_memory.harness import configured_command
 from omh_git_memory.workspace import Workspace
@@ -36,11 +39,17 @@ def diagnose(ws: Workspace, environ: Mapping[str, str] | None = None) -> list[Ch
     env = dict(os.environ if environ is None else environ)
     checks = [Check("repository", Status.OK, str(ws.checkout))]
     root = ws.local.root
+    left = ws.left_behind(every=True)
+    moved = [lb for lb in left if lb.match is Match.MOVED]
+    hints = "".join(f"; {lb.message()}" for lb in left if lb.match is not Match.MOVED)
     if not root.is_dir():
-        checks.append(Check("local store", Status.FAIL,
-                            f"{root} does not exist; run `omh init` (or fix OMH_LOCAL_STORE)"))
+        fix = moved[0].message() if moved else "run `omh init` (or fix OMH_LOCAL_STORE)"
+        checks.append(Check("local store", Status.FAIL, f"{root} does not exist: {fix}{hints}"))
         return checks
     checks.append(Check("local store", Status.OK, str(root)))
+    if left:
+        checks.append(Check("moved", Status.FAIL if moved else Status.WARN,
+                            "; ".join(lb.message() for lb in left)))
     census = take_census(ws.searcher().docs)
     local = census.by_layer.get("local", 0)
     if env.get("OMH_LOCAL_STORE") and local == 0:

@@ -58,7 +58,9 @@ def open_repo(start: Path) -> GitRepo:
             f"{start} is not inside a git repository; cd into one, or run `git init` first"
         )
     try:
-        repo = pygit2.Repository(found)
+        # Open from `start`, not from the git dir found: only then does libgit2 see a
+        # `.git` file, so a `--separate-git-dir` checkout is its own working tree.
+        repo = pygit2.Repository(str(start))
     except pygit2.GitError as err:
         raise GitFailure(f"opening the git repository at {found}: {err}") from None
     git_dir = Path(repo.path).resolve()
@@ -74,6 +76,35 @@ def _common_dir(git_dir: Path) -> Path:
         return git_dir
     target = marker.read_text(encoding="utf-8").strip()
     return (git_dir / target).resolve()
+
+
+def checkouts(repo: GitRepo) -> list[Path]:
+    """Every working tree of the clone: the main checkout and each linked worktree
+    (read from `<common>/worktrees/*/gitdir`, which names the worktree's `.git`)."""
+    found = [repo.main_checkout] if repo.common_dir.name == ".git" else []
+    if repo.workdir is not None:
+        found.append(repo.workdir)
+    with contextlib.suppress(OSError):
+        for entry in sorted((repo.common_dir / "worktrees").iterdir()):
+            with contextlib.suppress(OSError, UnicodeDecodeError):
+                gitdir = (entry / "gitdir").read_text(encoding="utf-8").strip()
+                if gitdir:
+                    found.append((entry / gitdir).parent)
+    return list(dict.fromkeys(p.resolve() for p in found))
+
+
+def first_root(repo: GitRepo) -> str | None:
+    """The root commit reached from HEAD by first parents: what every clone of the
+    repository shares. None before the first commit (or when history is unreadable)."""
+    try:
+        if repo.repo.head_is_unborn:
+            return None
+        walker = repo.repo.walk(repo.repo.head.target)
+        walker.simplify_first_parent()
+        roots = [str(commit.id) for commit in walker if not commit.parent_ids]
+    except (pygit2.GitError, KeyError, ValueError):
+        return None
+    return roots[0] if roots else None
 
 
 def create_repository(path: Path, message: str, name: str, email: str) -> GitRepo:

@@ -1,6 +1,7 @@
 """`omh init`: the repository's settings file, its ignore file, and the local store.
 
-Safe to run twice: each file is created only when absent, never refreshed.
+Safe to run twice: each file is created only when absent, never refreshed. Never
+starts a second local store beside the one a moved clone left behind (see adopt.py).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from omh_git_memory.adopt import LeftBehind
 from omh_git_memory.config import CONFIG_NAME, DEFAULT_CONFIG, GITIGNORE, OMH_DIR, load_config
 from omh_git_memory.errors import StoreError
 from omh_git_memory.workspace import Workspace
@@ -22,9 +24,15 @@ class InitReport:
     gitignore_created: bool
     store: Path
     store_created: bool
+    left_behind: list[LeftBehind]  # stores that may be this clone's from before a move
 
 
 def initialise(ws: Workspace) -> InitReport:
+    """Set the repository up. Refuses, before writing anything, to start a second
+    local store while the store this clone left behind by moving is waiting to be
+    adopted; stores that are only perhaps this clone's come back as hints."""
+    hints = ws.left_behind(every=True)
+    store_created = ws.local.create_root()
     omh_dir = ws.checkout / OMH_DIR
     try:
         omh_dir.mkdir(exist_ok=True)
@@ -35,10 +43,9 @@ def initialise(ws: Workspace) -> InitReport:
     config_created = _create_once(config, DEFAULT_CONFIG)
     gitignore_created = _create_once(gitignore, GITIGNORE)
     load_config(ws.checkout)  # an existing file must still be usable: say so now
-    store_created = not ws.local.root.is_dir()
-    ws.local.create_root()
     return InitReport(
-        config, config_created, gitignore, gitignore_created, ws.local.root, store_created
+        config, config_created, gitignore, gitignore_created, ws.local.root, store_created,
+        hints,
     )
 
 

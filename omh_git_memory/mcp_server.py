@@ -165,8 +165,11 @@ def build_server(ws: Workspace) -> MCPServer:
 
     server.add_tool(remember_tool, name="remember", description=REMEMBER_DESCRIPTION,
                     structured_output=False)
-    server.add_tool(recall_tool, name="recall", description=recall_description(census),
-                    structured_output=False)
+    # A moved clone's notes are not lost, only not adopted yet: tell the agent, so it
+    # can tell its user (only checked while this clone's own store holds no note).
+    moved = "".join(f" Not yet here: {lb.message()}." for lb in ws.left_behind())
+    server.add_tool(recall_tool, name="recall",
+                    description=recall_description(census) + moved, structured_output=False)
     return server
 
 

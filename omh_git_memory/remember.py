@@ -228,6 +228,7 @@ def remember(
             location = f"derived from {where}" if derived else where
             return Remembered(note.key, Layer.TEAM, location, False, note)
         raise KeyTaken(note.key, Layer.TEAM, where, derived, if_exists)
+    store.create_root()  # may refuse: a moved clone's store is waiting to be adopted
     try:
         key, written = store.write(note.key, text_for, if_exists, taken=team.holds)
     except KeyConflict as err:

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Final
 
 from omh_git_memory.errors import InvalidKey, KeyConflict, NoteNotFound, StoreError
-from omh_git_memory.git import GitRepo
+from omh_git_memory.git import GitRepo, checkouts
 from omh_git_memory.keys import NOTE_SUFFIX, Key, slug
 from omh_git_memory.layers import Layer
 from omh_git_memory.note import Note, NoteParseError, decode, parse
@@ -108,37 +108,107 @@ def read_note_bytes(
 
 
 def local_store_root(repo: GitRepo, environ: Mapping[str, str] | None = None) -> Path:
+    """Where this clone's local notes live. Refuses a location that depends on the
+    working directory (a relative path) or that lies in the repository itself,
+    where `git add -A` would publish the notes and a checkout could overwrite them."""
     env = os.environ if environ is None else environ
     override = env.get("OMH_LOCAL_STORE")
     if override:
-        return Path(override).expanduser().absolute()
-    home = Path(env["OMH_HOME"]).expanduser() if env.get("OMH_HOME") else Path.home() / ".omh"
-    return home.absolute() / "memory" / repo_id(repo)
+        root, named_by = _absolute("OMH_LOCAL_STORE", override), "OMH_LOCAL_STORE"
+    else:
+        home = _absolute("OMH_HOME", env["OMH_HOME"]) if env.get("OMH_HOME") else None
+        named_by = "OMH_HOME" if home is not None else "HOME"
+        root = (home or Path.home().absolute() / ".omh") / "memory" / repo_id(repo)
+    _refuse_inside_repository(repo, root, named_by)
+    return root
+
+
+def _absolute(name: str, value: str) -> Path:
+    try:
+        path = Path(value).expanduser()
+    except RuntimeError:  # `~someone` with no such user
+        raise StoreError(f"{name}={value} names a home directory that does not exist; "
+                         f"set {name} to an absolute path") from None
+    if not path.is_absolute():
+        raise StoreError(
+            f"{name}={value} is a relative path, so it would name another folder from each "
+            f"working directory (and can land inside the checkout); set {name} to an "
+            "absolute path"
+        )
+    return Path(os.path.normpath(path))
+
+
+def _refuse_inside_repository(repo: GitRepo, root: Path, named_by: str) -> None:
+    # Compare real paths, so a symlink into the checkout is caught as well.
+    try:
+        real = root.resolve()
+    except (OSError, RuntimeError) as err:  # a symlink loop
+        raise StoreError(f"the local store {root} cannot be resolved ({err}); "
+                         f"set {named_by} to a plain folder") from None
+    via = "" if real == root else f" (through a symlink, it is {real})"
+    fix = f"set {named_by} to a folder outside the repository"
+    if real.is_relative_to(repo.common_dir) or real.is_relative_to(repo.git_dir):
+        raise StoreError(f"the local store {root}{via} is inside the git directory "
+                         f"{repo.common_dir}, which git prunes and a clone never carries; {fix}")
+    for checkout in checkouts(repo):
+        if real.is_relative_to(checkout):
+            raise StoreError(f"the local store {root}{via} is inside the checkout {checkout}, "
+                             f"where `git add -A` would publish its notes; {fix}")
+        if checkout.is_relative_to(real):
+            raise StoreError(f"the local store {root}{via} holds the checkout {checkout}, so "
+                             f"the repository's own files would read as notes; {fix}")
+    if repo.common_dir.is_relative_to(real):
+        raise StoreError(f"the local store {root}{via} holds the git directory "
+                         f"{repo.common_dir}, so a key could name a file inside it; {fix}")
 
 
 def repo_id(repo: GitRepo) -> str:
-    checkout = repo.main_checkout
+    return store_id(repo.main_checkout)
+
+
+def store_id(checkout: Path) -> str:
+    """The store's folder name for a clone whose main checkout is `checkout`."""
     name = slug(checkout.name.removesuffix(".git")) or "repo"
-    digest = hashlib.sha256(str(checkout).encode("utf-8")).hexdigest()[:12]
+    digest = hashlib.sha256(str(checkout).encode("utf-8", "surrogateescape")).hexdigest()[:12]
     return f"{name}-{digest}"
 
 
 class LocalStore:
     """A directory of note files — the local layer's, or (read-only, for linting
     before a commit) the checkout's `.omh/notes/`. Every path it touches is
-    checked to stay inside."""
+    checked to stay inside.
 
-    def __init__(self, root: Path, layer: Layer = Layer.LOCAL) -> None:
+    `before_create` may refuse to create the root (a moved clone's store was left
+    behind: a second one would split its notes); `after_create` records whose
+    store it is."""
+
+    def __init__(
+        self,
+        root: Path,
+        layer: Layer = Layer.LOCAL,
+        before_create: Callable[[], None] | None = None,
+        after_create: Callable[[], None] | None = None,
+    ) -> None:
         self.root = root
         self.layer = layer
+        self._before_create = before_create
+        self._after_create = after_create
 
-    def create_root(self) -> None:
+    def create_root(self) -> bool:
+        """Make the store's directory if it is missing; True when this call made it."""
+        if self.root.is_dir():
+            return False
+        if self._before_create is not None:
+            self._before_create()
         try:
             self.root.mkdir(parents=True, exist_ok=True)
         except OSError as err:
             raise StoreError(
                 f"cannot create the local store at {self.root}: {err.strerror}"
             ) from None
+        if self._after_create is not None:
+            self._after_create()
+        return True
 
     def path_for(self, key: Key) -> Path:
         """The file for `key`, refusing a route through a symlink or a non-directory."""

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from omh_git_memory.adopt import (
+    LeftBehind,
+    find_left_behind,
+    holds_a_note,
+    keep_record,
+    refuse_a_second_store,
+)
 from omh_git_memory.config import Config, load_config
 from omh_git_memory.git import GitRepo, open_repo
 from omh_git_memory.graph import Graph
@@ -25,6 +33,16 @@ class Workspace:
     repo: GitRepo
     checkout: Path  # this worktree's top level
     local: LocalStore
+    mounted: bool = False  # the local store is named by OMH_LOCAL_STORE, not by the path
+
+    def left_behind(self, every: bool = False) -> list[LeftBehind]:
+        """Stores this clone may have left behind by moving, while its own store holds
+        no note. Only the certain ones unless `every` — or unless the store does not
+        exist yet, when the hints matter most."""
+        if self.mounted or holds_a_note(self.local.root):
+            return []
+        every = every or not self.local.root.is_dir()
+        return find_left_behind(self.repo, self.local.root, every)
 
     def config(self) -> Config:
         return load_config(self.checkout)
@@ -73,9 +91,15 @@ class Workspace:
 
 
 def open_workspace(start: Path, environ: Mapping[str, str] | None = None) -> Workspace:
+    env = os.environ if environ is None else environ
     repo = open_repo(start)
-    return Workspace(
-        repo=repo,
-        checkout=repo.require_workdir(),
-        local=LocalStore(local_store_root(repo, environ)),
-    )
+    checkout = repo.require_workdir()
+    root = local_store_root(repo, env)
+    if env.get("OMH_LOCAL_STORE"):
+        return Workspace(repo, checkout, LocalStore(root), mounted=True)
+    # The default store is named after the clone's path: record whose it is, and
+    # never start a second one while a moved clone's store waits to be adopted.
+    keep_record(repo, root)
+    local = LocalStore(root, before_create=lambda: refuse_a_second_store(repo, root),
+                       after_create=lambda: keep_record(repo, root))
+    return Workspace(repo, checkout, local)

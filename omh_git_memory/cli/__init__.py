@@ -16,7 +16,7 @@ from typing import Annotated
 
 import typer
 
-from omh_git_memory.cli import memory
+from omh_git_memory.cli import adopt, memory
 
 EXIT_FAILURE = 1
 EXIT_BUG = 3
@@ -42,6 +42,8 @@ def init(as_json: JsonFlag = False) -> None:
     from omh_git_memory.init import initialise
 
     report = initialise(here())
+    for found in report.left_behind:  # not a refusal: perhaps this clone's, perhaps not
+        typer.echo(f"omh: {found.message()}", err=True)
     if as_json:
         emit_json(
             {
@@ -65,6 +67,8 @@ def init(as_json: JsonFlag = False) -> None:
     state = "created" if report.store_created else "found"
     typer.echo(f"{state} the local store at {report.store}")
 
+
+app.command("adopt")(adopt.adopt)
 
 mcp_app = typer.Typer(help="The MCP server agents use, and its harness set-up.",
                        rich_markup_mode=None)

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from omh_git_memory.cli.adopt import warn_left_behind
 from omh_git_memory.cli.output import all_notes, emit_json, find_notes, here, progress_bar
 
 app = typer.Typer(
@@ -50,6 +51,7 @@ def list_notes(as_json: JsonFlag = False) -> None:
     from omh_git_memory.recall import date_of
 
     ws = here()
+    warn_left_behind(ws)
     local = ws.local.scan()
     searcher = ws.searcher(progress=progress_bar(), local=local)
     inbound = searcher.inbound()
@@ -115,6 +117,7 @@ def recall(
     from omh_git_memory.stale import stale_marks
 
     ws = here()
+    warn_left_behind(ws)
     searcher = ws.searcher(progress=progress_bar())
     use_semantic = ws.config().semantic if semantic is None else semantic
     view = ws.semantic(searcher, progress=progress_bar()) if use_semantic else None

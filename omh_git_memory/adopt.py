@@ -1,0 +1,458 @@
+"""A store left behind by a moved clone: each store's record of whose it is, how a
+moved clone finds its old store, and `omh adopt`, which brings it over.
+
+The default store's folder is named after the clone's path, so `mv` of a clone
+leaves its notes under the old name. Each store therefore records, in a small
+file `.omh-store` at its root, the clone it belongs to:
+
+- `checkout`: the main checkout's path when the store was made;
+- `clone`: a random id kept in the clone's git directory (`<common>/omh/clone-id`),
+  which `mv` carries along and `git clone` does not — so it tells "this clone,
+  moved" from "another clone of the same repository", and works before the first
+  commit;
+- `root`: the first-parent root commit of HEAD, which every clone shares (None
+  before the first commit), for when the clone id was lost.
+
+A store is *left behind* when its recorded checkout no longer holds a git
+repository. It is this clone's for certain (`MOVED`) when the clone ids agree;
+only perhaps (`SAME_HISTORY`) when just the root commit agrees; and unknown
+(`UNRECORDED`) for a store written before stores carried a record, found by the
+folder name alone. Only `MOVED` makes omh refuse to start a second store; the
+others are named as hints. A store named by `OMH_LOCAL_STORE` is never keyed by
+a path, so none of this applies to it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import re
+import secrets
+import stat
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Final
+
+from omh_git_memory.errors import StoreError
+from omh_git_memory.git import GitRepo, first_root
+from omh_git_memory.keys import NOTE_SUFFIX
+from omh_git_memory.store import TMP_PREFIX, store_id
+
+MARKER: Final = ".omh-store"
+CLONE_ID: Final = "omh/clone-id"  # under the common git dir
+MAX_RECORD: Final = 64 * 1024
+_ID = re.compile(r"[0-9a-f]{32}")
+
+
+@dataclass(frozen=True)
+class StoreRecord:
+    """What `.omh-store` says: whose store this is."""
+
+    checkout: str
+    clone: str | None
+    root: str | None
+
+    def text(self) -> str:
+        return json.dumps({"checkout": self.checkout, "clone": self.clone, "root": self.root},
+                          indent=2) + "\n"
+
+
+def read_record(store: Path) -> StoreRecord | None:
+    """The store's record, or None when it has none (or one omh cannot read)."""
+    try:
+        fd = os.open(store / MARKER, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            return None
+        data = handle.read(MAX_RECORD)
+    try:
+        raw = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return None
+    if not isinstance(raw, dict) or not isinstance(raw.get("checkout"), str):
+        return None
+    clone, root = raw.get("clone"), raw.get("root")
+    return StoreRecord(raw["checkout"], clone if isinstance(clone, str) else None,
+                       root if isinstance(root, str) else None)
+
+
+def write_record(store: Path, record: StoreRecord) -> None:
+    """Replace the store's record atomically (a rename: never through a symlink)."""
+    tmp = store / f"{TMP_PREFIX}{secrets.token_hex(8)}"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(record.text().encode("utf-8", "surrogateescape"))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, store / MARKER)
+    except OSError as err:
+        raise StoreError(f"cannot record whose store {store} is: {err.strerror}") from None
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
+def clone_id(repo: GitRepo, create: bool = False) -> str | None:
+    """This clone's id, made on first use when `create`; None when there is none."""
+    path = repo.common_dir / CLONE_ID
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        found = path.read_text(encoding="ascii").strip()
+        if _ID.fullmatch(found):
+            return found
+    if not create:
+        return None
+    tmp = path.parent / f"{TMP_PREFIX}{secrets.token_hex(8)}"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "x", encoding="ascii") as handle:
+            handle.write(secrets.token_hex(16) + "\n")
+        os.link(tmp, path)  # of two first uses, one id wins; the other reads it
+    except FileExistsError:
+        pass
+    except OSError:
+        return None
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+    return clone_id(repo)
+
+
+def record_of(repo: GitRepo) -> StoreRecord:
+    return StoreRecord(str(repo.main_checkout), clone_id(repo, create=True), first_root(repo))
+
+
+def keep_record(repo: GitRepo, store: Path) -> None:
+    """Make sure the clone's own store says whose it is (stores made before records
+    existed get one on first use). Costs a stat and a small read; silent on failure,
+    since a record only helps find the store after a move."""
+    if not store.is_dir():
+        return
+    found = read_record(store)
+    checkout = str(repo.main_checkout)
+    if found is not None and found.checkout == checkout and found.clone == clone_id(
+            repo, create=found.clone is None):
+        return
+    with contextlib.suppress(StoreError):
+        write_record(store, record_of(repo))
+
+
+class Match(StrEnum):
+    MOVED = "moved"  # this clone's own store: the ids agree
+    SAME_HISTORY = "same history"  # a clone of this repository; perhaps this one
+    UNRECORDED = "unrecorded"  # a store from before records, named like this clone's
+
+
+@dataclass(frozen=True)
+class LeftBehind:
+    """A store whose clone is gone and that may be this clone's."""
+
+    store: Path
+    match: Match
+    notes: int
+    checkout: str | None  # where its clone was (None when unrecorded)
+
+    def message(self) -> str:
+        n = f"{self.notes} note{'' if self.notes == 1 else 's'}"
+        if self.match is Match.MOVED:
+            return (f"this clone was moved from {self.checkout}: its local store, with {n}, "
+                    f"is still at {self.store}; run `omh adopt` to bring it here")
+        if self.match is Match.SAME_HISTORY:
+            return (f"a clone of this repository at {self.checkout}, which is gone, left a "
+                    f"local store with {n} at {self.store}; if this clone was moved from "
+                    f"there, run `omh adopt {self.checkout}`")
+        return (f"{self.store} holds {n} from an older omh that did not record its clone; "
+                "if it was this clone's before a move, run `omh adopt OLD_PATH` with the "
+                "clone's old path")
+
+
+def find_left_behind(repo: GitRepo, root: Path, every: bool = True) -> list[LeftBehind]:
+    """Stores beside `root` (the clone's default store) that its clone may have left
+    behind by moving; `every=False` keeps only those that are this clone's for sure."""
+    memory = root.parent
+    mine = clone_id(repo)
+    ours_root: list[str | None] = []  # computed at most once, only when needed
+    name = store_id(repo.main_checkout).rsplit("-", 1)[0]
+    found: list[LeftBehind] = []
+    try:
+        entries = sorted(memory.iterdir())
+    except OSError:
+        return []
+    for store in entries:
+        if store == root or not _is_dir(store):
+            continue
+        record = read_record(store)
+        if record is None:
+            match: Match | None = None
+            if every and store.name.rsplit("-", 1)[0] == name and re.fullmatch(
+                    r"[0-9a-f]{12}", store.name.rsplit("-", 1)[-1]):
+                match = Match.UNRECORDED
+        elif record.checkout == str(repo.main_checkout) or _holds_a_clone(record.checkout):
+            continue  # its clone is still there: another clone's store, never this one's
+        elif mine is not None and record.clone == mine:
+            match = Match.MOVED
+        elif every and record.root is not None:
+            if not ours_root:
+                ours_root.append(first_root(repo))
+            match = Match.SAME_HISTORY if record.root == ours_root[0] else None
+        else:
+            match = None
+        if match is None:
+            continue
+        notes = len(list(note_files(store)))
+        if notes:
+            found.append(LeftBehind(store, match, notes, record.checkout if record else None))
+    return sorted(found, key=lambda lb: list(Match).index(lb.match))
+
+
+def refuse_a_second_store(repo: GitRepo, root: Path) -> None:
+    """Before the store is first made: refuse when this clone left its store elsewhere."""
+    moved = find_left_behind(repo, root, every=False)
+    if moved:
+        raise StoreError(f"{moved[0].message()}, before writing (a new store here would "
+                         f"split the notes), or delete that store to start afresh")
+
+
+def holds_a_note(store: Path) -> bool:
+    """Whether `store` holds at least one note file; stops at the first, unsorted, so
+    it stays cheap for a large store (it runs on every listing and recall)."""
+    pending = [store]
+    while pending:
+        try:
+            with os.scandir(pending.pop()) as entries:
+                for entry in entries:
+                    if entry.name.startswith("."):
+                        continue
+                    if entry.is_dir(follow_symlinks=False):
+                        pending.append(Path(entry.path))
+                    elif entry.name.endswith(NOTE_SUFFIX) and entry.is_file(
+                            follow_symlinks=False):
+                        return True
+        except OSError:
+            continue
+    return False
+
+
+def note_files(store: Path) -> Iterator[str]:
+    """The relative paths of the regular `.md` files under `store` (dot names and
+    symlinks skipped, walked without recursion)."""
+    pending = [""]
+    while pending:
+        rel = pending.pop()
+        try:
+            entries = sorted(os.scandir(store / rel if rel else store), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            path = f"{rel}/{entry.name}" if rel else entry.name
+            if entry.is_dir(follow_symlinks=False):
+                pending.append(path)
+            elif entry.is_file(follow_symlinks=False) and entry.name.endswith(NOTE_SUFFIX):
+                yield path
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _holds_a_clone(checkout: str) -> bool:
+    """Whether a git repository is still at `checkout` (a checkout, or the bare
+    repository that a clone made of linked worktrees is named after)."""
+    return os.path.lexists(os.path.join(checkout, ".git")) or (
+        os.path.isfile(os.path.join(checkout, "HEAD"))
+        and os.path.isdir(os.path.join(checkout, "objects")))
+
+
+# --- adopting ----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Adopted:
+    source: Path
+    target: Path
+    notes: int  # notes brought over
+    merged: bool  # the target existed and kept its own notes too
+    left: list[str] = field(default_factory=list)  # what stayed in `source`, and why
+
+
+def adopt(repo: GitRepo, target: Path, named: str | None,
+          environ: Mapping[str, str] | None = None) -> Adopted:
+    """Bring a store left behind into `target`, the clone's default store.
+
+    With nothing `named`, the store this clone left behind for sure. Else `named`
+    is the store's folder or the clone's old path. When `target` does not exist the
+    store is renamed into place (atomic); when it does, notes are copied in, never
+    over a different note (any conflict refuses before anything changes), and each
+    is removed from the old store only once the new one holds the same bytes."""
+    env = os.environ if environ is None else environ
+    if env.get("OMH_LOCAL_STORE"):
+        raise StoreError("OMH_LOCAL_STORE names the local store, so there is nothing to "
+                         "adopt: point OMH_LOCAL_STORE at the store you want instead")
+    source = _left_behind_store(repo, target) if named is None else _named_store(
+        named, target.parent)
+    _check_source(repo, source, target)
+    notes = sorted(note_files(source))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if _only_a_record(target):  # made by `omh init`, say, and never written to
+        with contextlib.suppress(OSError):
+            os.unlink(target / MARKER)
+    if not os.path.lexists(target) or (_is_dir(target) and not any(target.iterdir())):
+        try:
+            os.rename(source, target)
+        except OSError as err:
+            if err.errno not in (errno.EEXIST, errno.ENOTEMPTY, errno.EXDEV):
+                raise StoreError(f"cannot move {source} to {target}: {err.strerror}") from None
+        else:
+            write_record(target, record_of(repo))
+            return Adopted(source, target, len(notes), merged=False)
+    if not _is_dir(target):
+        raise StoreError(f"{target} is not a directory; move it away and run `omh adopt` again")
+    left = _merge(source, target, notes)
+    write_record(target, record_of(repo))
+    return Adopted(source, target, len(notes), merged=True, left=left)
+
+
+def _only_a_record(store: Path) -> bool:
+    try:
+        return _is_dir(store) and [e.name for e in os.scandir(store)] == [MARKER]
+    except OSError:
+        return False
+
+
+def _left_behind_store(repo: GitRepo, target: Path) -> Path:
+    moved = find_left_behind(repo, target, every=False)
+    if len(moved) > 1:
+        where = ", ".join(str(m.store) for m in moved)
+        raise StoreError(f"this clone left {len(moved)} stores behind ({where}); adopt one at "
+                         "a time with `omh adopt PATH`")
+    if not moved:
+        raise StoreError("no local store left behind by this clone was found; if it was moved "
+                         "before omh recorded its stores, run `omh adopt OLD_PATH` with the "
+                         "clone's old path (or the store's folder)")
+    return moved[0].store
+
+
+def _named_store(named: str, memory: Path) -> Path:
+    path = Path(os.path.abspath(Path(named).expanduser()))
+    if _is_dir(path) and (os.path.lexists(path / MARKER) or path.parent == memory):
+        return path
+    store = memory / store_id(_resolved(path))  # the clone's old path
+    if _is_dir(store):
+        return store
+    raise StoreError(f"{named} is not a local store, and no store of a clone at {path} is in "
+                     f"{memory}; name the store's folder or the clone's old path")
+
+
+def _resolved(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return path
+
+
+def _check_source(repo: GitRepo, source: Path, target: Path) -> None:
+    real, mine = _resolved(source), _resolved(target)
+    if real == mine or real.is_relative_to(mine) or mine.is_relative_to(real):
+        raise StoreError(f"{source} is this clone's own store (or holds it); nothing to adopt")
+    record = read_record(source)
+    if record is None:
+        return
+    if record.checkout != str(repo.main_checkout) and _holds_a_clone(record.checkout):
+        raise StoreError(f"{source} is the local store of the clone at {record.checkout}, "
+                         "which still exists; adopting it would take its notes away (copy "
+                         "the notes you want with `omh memory show`, then remember them)")
+    ours = first_root(repo)
+    if record.root is not None and ours is not None and record.root != ours:
+        raise StoreError(f"{source} belongs to another repository (its first commit is "
+                         f"{record.root[:12]}, this one's is {ours[:12]}); nothing was moved")
+
+
+def _merge(source: Path, target: Path, notes: list[str]) -> list[str]:
+    conflicts = [rel for rel in notes if _differs(source / rel, target, rel)]
+    if conflicts:
+        shown = ", ".join(conflicts[:5]) + (f" and {len(conflicts) - 5} more"
+                                             if len(conflicts) > 5 else "")
+        raise StoreError(f"both {source} and {target} hold {shown} with different text; "
+                         "nothing was moved: keep one copy of each, then run `omh adopt` again")
+    for rel in notes:
+        _copy_new(source / rel, target / rel)
+    for rel in notes:  # remove only what the new store now holds byte for byte
+        if _read(source / rel) == _read(target / rel):
+            with contextlib.suppress(OSError):
+                os.unlink(source / rel)
+    with contextlib.suppress(OSError):
+        os.unlink(source / MARKER)
+    _prune(source)
+    left: list[str] = []
+    if os.path.lexists(source):
+        left = sorted(os.path.relpath(os.path.join(d, f), source)
+                      for d, _dirs, files in os.walk(source) for f in files)
+    return left
+
+
+def _differs(src: Path, target: Path, rel: str) -> bool:
+    """True when `target` holds something else where `rel` would go."""
+    current = target
+    for part in rel.split("/")[:-1]:
+        current = current / part
+        if os.path.lexists(current) and not _is_dir(current):
+            return True
+    dst = target / rel
+    if not os.path.lexists(dst):
+        return False
+    return not stat.S_ISREG(os.lstat(dst).st_mode) or _read(dst) != _read(src)
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            return None
+        return handle.read()
+
+
+def _copy_new(src: Path, dst: Path) -> None:
+    """Create `dst` with `src`'s bytes unless it holds them already; never overwrite."""
+    data = _read(src)
+    if data is None or _read(dst) == data:
+        return
+    tmp = dst.parent / f"{TMP_PREFIX}{secrets.token_hex(8)}"
+    try:
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        if not _is_dir(dst.parent):
+            raise StoreError(f"{dst.parent} is not a directory; nothing was overwritten")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.link(tmp, dst)
+    except FileExistsError:
+        if _read(dst) != data:
+            raise StoreError(f"{dst} appeared with other text while adopting; nothing was "
+                             f"overwritten and {src} is kept: run `omh adopt` again") from None
+    except OSError as err:
+        raise StoreError(f"cannot copy {src} to {dst}: {err.strerror}; {src} is kept") from None
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
+def _prune(root: Path) -> None:
+    """Remove the empty directories under `root` (and `root`, when it ends empty)."""
+    for dirpath, _dirs, _files in sorted(os.walk(root), key=lambda t: -len(t[0])):
+        with contextlib.suppress(OSError):
+            os.rmdir(dirpath)
