@@ -28,11 +28,8 @@ from omh_git_memory.errors import InvalidKey, KeyConflict, NoteNotFound, StoreEr
 from omh_git_memory.git import GitRepo
 from omh_git_memory.keys import NOTE_SUFFIX, Key, slug
 from omh_git_memory.layers import Layer
-from omh_git_memory.note import Note, NoteParseError, decode, parse
+from omh_git_memory.note import MAX_NOTE_BYTES, Note, NoteParseError, decode, encode, parse
 
-# A note is a page of prose; anything this large is a mistake (a log pasted in,
-# a binary renamed), and reading it would cost every command that lists notes.
-MAX_NOTE_BYTES: Final = 1024 * 1024
 TMP_PREFIX: Final = ".omh-tmp-"
 
 
@@ -271,11 +268,12 @@ class LocalStore:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as err:
             raise StoreError(f"cannot create {path.parent}: {err.strerror}") from None
+        data = encode(text)  # the reader's byte rules, checked before any file exists
         tmp = path.parent / f"{TMP_PREFIX}{secrets.token_hex(8)}"
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
             with os.fdopen(fd, "wb") as handle:
-                handle.write(text.encode("utf-8"))
+                handle.write(data)
                 handle.flush()
                 os.fsync(handle.fileno())
         except OSError as err:
