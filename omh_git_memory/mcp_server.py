@@ -102,15 +102,34 @@ class _State:
         return self.view
 
 
+# How much of each of the client's name, its version and OMH_SESSION goes into
+# `source`: enough to tell clients apart, never enough to bloat a note.
+MAX_SOURCE_PART: Final = 64
+
+
 def _source(ctx: Context) -> str:
     """`session s03, claude 1.2` — from the environment and the handshake, never the caller."""
     client = "unknown client"
     params = getattr(ctx.session, "client_params", None)
     info = getattr(params, "client_info", None) if params is not None else None
     if info is not None:
-        client = f"{info.name} {info.version}".strip()
-    session = os.environ.get("OMH_SESSION", "").strip()
+        name, version = clean_source_part(info.name), clean_source_part(info.version or "")
+        client = f"{name} {version}".strip() or client
+    session = clean_source_part(os.environ.get("OMH_SESSION", ""))
     return f"session {session}, {client}" if session else f"mcp, {client}"
+
+
+def clean_source_part(text: str) -> str:
+    """A client-supplied name made fit for one frontmatter line: every character a
+    note or a key display could not carry (controls, line breaks, invisibles, lone
+    surrogates) becomes `?`, runs of spaces one space, and it is cut to
+    MAX_SOURCE_PART characters — so a hostile or broken client name can neither
+    make the note unwritable nor oversize it."""
+    from omh_git_memory.keys import is_unsafe
+
+    kept = "".join("?" if is_unsafe(c) or not c.isprintable() else c for c in text)
+    flat = " ".join(kept.split())
+    return flat if len(flat) <= MAX_SOURCE_PART else flat[: MAX_SOURCE_PART - 1] + "…"
 
 
 def build_server(ws: Workspace) -> MCPServer:
