@@ -78,6 +78,8 @@ def _escape(char: str) -> str:
         return named[char]
     if code <= 0xFF:
         return f"\\x{code:02x}"
+    if 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8, as Python decodes it (PEP 383)
+        return f"\\x{code - 0xDC00:02x}"
     if code <= 0xFFFF:
         return f"\\u{code:04x}"
     return f"\\U{code:08x}"

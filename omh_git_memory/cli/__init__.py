@@ -214,9 +214,7 @@ def _undecodable(args: list[str]) -> str | None:
         if bad is None:
             continue
         byte = f"byte 0x{ord(bad) - 0xDC00:02x}" if ord(bad) >= 0xDC80 else f"U+{ord(bad):04X}"
-        clipped = arg if len(arg) <= 60 else arg[:60] + "…"
-        shown = printable(clipped.encode("utf-8", "surrogateescape").decode(
-            "utf-8", "backslashreplace") if ord(bad) >= 0xDC80 else clipped)
+        shown = printable(arg if len(arg) <= 60 else arg[:60] + "…")
         return (f"argument {position} ({shown}) is not valid UTF-8 ({byte}); omh reads its "
                 "arguments as UTF-8 text: fix the encoding and run it again")
     return None

@@ -490,7 +490,7 @@ def lint(
             typer.echo(f"  {rule.name.ljust(width)}  {rule.severity:<7}  {count}")
         refusals = sum(1 for f in report.findings if f.severity is Severity.REFUSED)
         warnings = len(report.findings) - refusals
-        typer.echo(
+        say(
             f"{_count(report.notes, 'note')} read from {read}: "
             f"{_count(refusals, 'refusal')}, {_count(warnings, 'warning')}"
         )
