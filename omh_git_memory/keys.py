@@ -49,10 +49,20 @@ _IGNORABLE: Final = (
 _UNSAFE_CATEGORIES: Final = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 
 
+_IGNORABLE_CHAR: Final = re.compile(
+    "[" + "".join(f"{chr(low)}-{chr(high)}" for low, high in _IGNORABLE) + "]"
+)
+
+
 def is_ignorable(char: str) -> bool:
     """True for a character Unicode says renders as nothing (Default_Ignorable)."""
-    code = ord(char)
-    return any(low <= code <= high for low, high in _IGNORABLE)
+    return _IGNORABLE_CHAR.match(char) is not None
+
+
+def is_plain(text: str) -> bool:
+    """True when `text` holds no unsafe character (see :func:`is_unsafe`) and no
+    space but ` `: it prints as itself. Fast: no loop in Python."""
+    return text.isprintable() and _IGNORABLE_CHAR.search(text) is None
 
 
 def is_unsafe(char: str) -> bool:
@@ -66,7 +76,7 @@ def printable(text: str) -> str:
     newline, an escape, a bidi override, a zero width) written as a visible escape
     such as `\\n`, `\\x1b` or `\\u202e`, so a name read from a tree or a disk can
     neither forge a line nor pass for another name."""
-    if text.isprintable() and not any(map(is_ignorable, text)):
+    if is_plain(text):
         return text
     return "".join(_escape(c) if is_unsafe(c) or not c.isprintable() else c for c in text)
 

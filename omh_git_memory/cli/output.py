@@ -54,7 +54,7 @@ def emit_json(data: object) -> None:
 
 
 def _terminal_safe_json(text: str) -> str:
-    from omh_git_memory.keys import is_unsafe
+    from omh_git_memory.keys import is_plain, is_unsafe
 
     def escaped(char: str) -> str:
         code = ord(char)
@@ -65,9 +65,12 @@ def _terminal_safe_json(text: str) -> str:
 
     # Outside its strings JSON holds only ASCII punctuation, spaces and newlines,
     # which are left alone; json.dumps has already escaped C0 controls in strings.
-    return "".join(
-        escaped(c) if c not in "\n " and (is_unsafe(c) or not c.isprintable()) else c
-        for c in text
+    return "\n".join(
+        line if is_plain(line) else "".join(
+            escaped(c) if c != " " and (is_unsafe(c) or not c.isprintable()) else c
+            for c in line
+        )
+        for line in text.split("\n")
     )
 
 
