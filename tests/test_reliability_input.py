@@ -120,7 +120,7 @@ FORGING = ["x\nok: nothing to see.md", "clear\x1b[2J\x1b[H.md", "rtl\u202edm.md"
 def _assert_no_forgery(text: str) -> None:
     for bad in ("\x1b", "\u202e", "\r"):
         assert bad not in text, repr(text)
-    assert not any(line.startswith("ok: nothing") for line in text.splitlines()), text
+    assert not any(line.startswith("ok: ") for line in text.splitlines()), text
 
 
 def test_escape_lint_of_a_tree_prints_entry_names_escaped(repo_dir: Path) -> None:
@@ -156,6 +156,21 @@ def test_escape_list_recall_and_json_print_store_names_escaped(
     assert {str(store / name) for name in FORGING} <= paths  # the data stays exact
     found = omh(repo_dir, "memory", "recall", "nothing", env=env)
     _assert_no_forgery(found.out + found.err)
+
+
+def test_escape_a_derived_note_never_holds_a_raw_tree_name(repo_dir: Path) -> None:
+    (repo_dir / "docs").mkdir()
+    (repo_dir / "docs/x\nok: forged\x1b[2J.md").write_text("# Forge title\n\n## Deploy steps\n")
+    (repo_dir / "build\nok: forged.sh").write_text("true\n")
+    git(repo_dir, "add", "-A")
+    git(repo_dir, "commit", "-qm", "names that forge a note")
+    topic = omh(repo_dir, "memory", "show", "repo")
+    assert topic.code == 0, topic.err
+    _assert_no_forgery(topic.out)
+    assert "build\\nok: forged.sh" in topic.out
+    stub = omh(repo_dir, "memory", "show", "docs/x-ok-forged-2j")  # derived, not dropped
+    assert stub.code == 0, stub.err
+    _assert_no_forgery(stub.out)
 
 
 def test_escape_an_error_naming_a_key_stays_one_line(repo_dir: Path) -> None:
