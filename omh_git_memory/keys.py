@@ -32,6 +32,68 @@ _FORBIDDEN = re.compile(r'[\\:*?"<>|\s]')
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
 
+# Unicode's Default_Ignorable_Code_Point ranges (DerivedCoreProperties.txt, Unicode
+# 15): characters a renderer shows as nothing. Most are format characters (Cf) or
+# unassigned, caught by category; the rest are letters and marks that draw
+# nothing (Hangul fillers, variation selectors), so a key could look like another.
+_IGNORABLE: Final = (
+    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160),
+    (0x17B4, 0x17B5), (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E),
+    (0x2060, 0x206F), (0x3164, 0x3164), (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF),
+    (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A),
+    (0xE0000, 0xE0FFF),
+)
+# Categories no key may hold: controls, format characters (bidi overrides, zero
+# widths), surrogates, private use, unassigned (noncharacters are unassigned),
+# and line and paragraph separators.
+_UNSAFE_CATEGORIES: Final = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+
+_IGNORABLE_CHAR: Final = re.compile(
+    "[" + "".join(f"{chr(low)}-{chr(high)}" for low, high in _IGNORABLE) + "]"
+)
+
+
+def is_ignorable(char: str) -> bool:
+    """True for a character Unicode says renders as nothing (Default_Ignorable)."""
+    return _IGNORABLE_CHAR.match(char) is not None
+
+
+def is_plain(text: str) -> bool:
+    """True when `text` holds no unsafe character (see :func:`is_unsafe`) and no
+    space but ` `: it prints as itself. Fast: no loop in Python."""
+    return text.isprintable() and _IGNORABLE_CHAR.search(text) is None
+
+
+def is_unsafe(char: str) -> bool:
+    """True for a character that is invisible, a control or not a character at all:
+    one a reader cannot see or a terminal may act on. No key holds one."""
+    return unicodedata.category(char) in _UNSAFE_CATEGORIES or is_ignorable(char)
+
+
+def printable(text: str) -> str:
+    """`text` for a terminal or a log, on one line: every unsafe character (a
+    newline, an escape, a bidi override, a zero width) written as a visible escape
+    such as `\\n`, `\\x1b` or `\\u202e`, so a name read from a tree or a disk can
+    neither forge a line nor pass for another name."""
+    if is_plain(text):
+        return text
+    return "".join(_escape(c) if is_unsafe(c) or not c.isprintable() else c for c in text)
+
+
+def _escape(char: str) -> str:
+    code = ord(char)
+    named = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+    if char in named:
+        return named[char]
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    if 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8, as Python decodes it (PEP 383)
+        return f"\\x{code - 0xDC00:02x}"
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    return f"\\U{code:08x}"
+
 
 @total_ordering
 @dataclass(frozen=True, slots=True)
@@ -77,12 +139,16 @@ def key_problem(value: str) -> str | None:
     """Why `value` cannot be a key, or None when it can."""
     if not value:
         return "it is empty"
+    unsafe = next((c for c in value if is_unsafe(c)), None)
+    if unsafe is not None:
+        return (
+            f"it holds {describe(unsafe)}: a control, invisible, private or unassigned "
+            "character, which would let two different keys look alike"
+        )
     if len(value.encode("utf-8")) > MAX_KEY_BYTES:
         return f"it is longer than {MAX_KEY_BYTES} bytes"
     if value.startswith("/"):
         return "it is an absolute path; a key is relative to its store"
-    if "\x00" in value or any(unicodedata.category(c) == "Cc" for c in value):
-        return "it holds a control character"
     if "\\" in value:
         return "it holds a backslash; segments are separated by `/`"
     if value != unicodedata.normalize("NFC", value):
@@ -103,20 +169,30 @@ def key_problem(value: str) -> str | None:
     return None
 
 
+def describe(char: str) -> str:
+    """`U+202E (RIGHT-TO-LEFT OVERRIDE)`: a character named for a message."""
+    name = unicodedata.name(char, "")
+    return f"U+{ord(char):04X}" + (f" ({name})" if name else "")
+
+
 def slug(text: str) -> str:
     """Canonical slug: Unicode-normalised, case-folded, runs of anything that is
     not a letter or digit collapsed to one `-`, no `-` at either end.
 
     Spelling variants (case, composed or decomposed accents, full-width forms,
-    runs of punctuation and whitespace) give the same slug. The result may be
-    empty when `text` has no letter or digit.
+    runs of punctuation and whitespace) give the same slug. Characters that draw
+    nothing (zero widths, bidi controls, variation selectors: Unicode's default
+    ignorables) are dropped, as NFKC_Casefold drops them, so text and its
+    look-alike give one key. The result may be empty when `text` has no letter or
+    digit.
     """
-    folded = unicodedata.normalize("NFKC", text)
+    visible = "".join(c for c in text if not is_ignorable(c))
+    folded = unicodedata.normalize("NFKC", visible)
     folded = unicodedata.normalize("NFKC", folded.casefold())
     out: list[str] = []
     gap = False
     for char in folded:
-        if char.isalnum():
+        if char.isalnum() and not is_unsafe(char):
             if gap and out:
                 out.append("-")
             out.append(char)

@@ -15,6 +15,7 @@ from enum import StrEnum
 from typing import Final
 
 from omh_git_memory.graph import Graph
+from omh_git_memory.keys import printable
 from omh_git_memory.layers import Layer
 from omh_git_memory.note import Note, render
 from omh_git_memory.store import StoredNote
@@ -202,7 +203,11 @@ def note_refusals(note: Note) -> list[tuple[str, int | None, str]]:
 
 
 def _finding(rule: Rule, entry: StoredNote, line: int | None, message: str) -> Finding:
-    return Finding(rule.name, rule.severity, entry.layer, entry.key, entry.location, line, message)
+    # A message is prose for a terminal or a CI log: a path or a key quoted in it
+    # (read from a tree, so it may hold a newline or an escape) is escaped, and the
+    # finding stays one line. `key` and `path` keep the exact names, for scripts.
+    return Finding(rule.name, rule.severity, entry.layer, entry.key, entry.location, line,
+                   printable(message))
 
 
 def _line_of(note: Note, needle: str) -> int | None:

@@ -102,15 +102,34 @@ class _State:
         return self.view
 
 
+# How much of each of the client's name, its version and OMH_SESSION goes into
+# `source`: enough to tell clients apart, never enough to bloat a note.
+MAX_SOURCE_PART: Final = 64
+
+
 def _source(ctx: Context) -> str:
     """`session s03, claude 1.2` — from the environment and the handshake, never the caller."""
     client = "unknown client"
     params = getattr(ctx.session, "client_params", None)
     info = getattr(params, "client_info", None) if params is not None else None
     if info is not None:
-        client = f"{info.name} {info.version}".strip()
-    session = os.environ.get("OMH_SESSION", "").strip()
+        name, version = clean_source_part(info.name), clean_source_part(info.version or "")
+        client = f"{name} {version}".strip() or client
+    session = clean_source_part(os.environ.get("OMH_SESSION", ""))
     return f"session {session}, {client}" if session else f"mcp, {client}"
+
+
+def clean_source_part(text: str) -> str:
+    """A client-supplied name made fit for one frontmatter line: every character a
+    note or a key display could not carry (controls, line breaks, invisibles, lone
+    surrogates) becomes `?`, runs of spaces one space, and it is cut to
+    MAX_SOURCE_PART characters — so a hostile or broken client name can neither
+    make the note unwritable nor oversize it."""
+    from omh_git_memory.keys import is_unsafe
+
+    kept = "".join("?" if is_unsafe(c) or not c.isprintable() else c for c in text)
+    flat = " ".join(kept.split())
+    return flat if len(flat) <= MAX_SOURCE_PART else flat[: MAX_SOURCE_PART - 1] + "…"
 
 
 def build_server(ws: Workspace) -> MCPServer:
@@ -177,7 +196,119 @@ def serve(start: Path) -> None:
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING,
                         format="omh mcp: %(levelname)s %(message)s")
     server = build_server(open_workspace(start))
-    asyncio.run(server.run_stdio_async())
+    asyncio.run(_serve_stdio(server))
+
+
+# JSON-RPC 2.0 error codes (https://www.jsonrpc.org/specification#error_object).
+PARSE_ERROR: Final = -32700
+INVALID_REQUEST: Final = -32600
+
+
+def unanswered(line: str) -> tuple[Any, int, str] | None:
+    """The error reply a line needs that the SDK would never send, as (id, code,
+    message), or None when the SDK reads the line and answers it itself.
+
+    The SDK's transport drops a line its JSON parser refuses — a lone surrogate
+    (`"\\ud800"`) in any string, a key included — and takes a request whose id
+    is not a string or an integer (an object, a float, true, null) for a
+    notification, which gets no reply: either way the client waits forever.
+    """
+    import json
+
+    from mcp_types import jsonrpc_message_adapter
+
+    try:
+        message = jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except ValueError:
+        message = None
+    try:
+        raw = json.loads(line)  # Python's parser accepts what the SDK's refuses
+    except ValueError as err:
+        if message is not None:
+            return None
+        return (None, PARSE_ERROR, f"parse error: the line is not JSON omh can read ({err})"[:300])
+    if not isinstance(raw, dict):
+        return (None, INVALID_REQUEST, "invalid request: send one JSON-RPC object per line")
+    request_id = raw.get("id")
+    usable_id = isinstance(request_id, str) or (
+        isinstance(request_id, int) and not isinstance(request_id, bool))
+    if message is not None:
+        if "id" in raw and "method" in raw and not usable_id:
+            return (None, INVALID_REQUEST,
+                    "invalid request: its id must be a string or an integer")
+        return None
+    if "method" not in raw or "id" not in raw:
+        return None  # a notification or a response: JSON-RPC sends nothing back
+    answer_to = request_id if usable_id else None
+    if _has_lone_surrogate(raw):
+        return (answer_to, INVALID_REQUEST, "invalid request: it holds a lone surrogate "
+                "(an escape between \\ud800 and \\udfff not in a pair), which is not text")
+    return (answer_to, INVALID_REQUEST, "invalid request: not a JSON-RPC 2.0 message")
+
+
+def _has_lone_surrogate(value: object) -> bool:
+    if isinstance(value, str):
+        return any("\ud800" <= c <= "\udfff" for c in value)
+    if isinstance(value, dict):
+        return any(_has_lone_surrogate(k) or _has_lone_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_lone_surrogate(v) for v in value)
+    return False
+
+
+class _Requests:
+    """stdin as the SDK's transport reads it, one line at a time, except that a line
+    :func:`unanswered` says the SDK would drop is answered here with an error, so
+    every request gets a reply."""
+
+    def __init__(self, lines: Any) -> None:
+        import anyio
+
+        self.lines = lines
+        self.replies: Any = None  # the transport's write stream, once it exists
+        self.ready = anyio.Event()
+
+    def __aiter__(self) -> Any:
+        return self._read()
+
+    async def _read(self) -> Any:
+        from mcp.shared.message import SessionMessage
+        from mcp_types import ErrorData, JSONRPCError
+
+        async for line in self.lines:
+            refusal = unanswered(line) if line.strip() else None
+            if refusal is None:
+                yield line
+                continue
+            request_id, code, message = refusal
+            log.warning("answered a request the SDK cannot read: %s", message)
+            await self.ready.wait()
+            error = JSONRPCError(jsonrpc="2.0", id=request_id,
+                                 error=ErrorData(code=code, message=message))
+            await self.replies.send(SessionMessage(error))
+
+
+async def _serve_stdio(server: MCPServer) -> None:
+    """`server.run_stdio_async()`, with :class:`_Requests` in front of the SDK's
+    line reader. stdin is read from a private copy of fd 0 and fd 0 itself points
+    at the null device, as the SDK does, so nothing else can take the client's
+    bytes."""
+    import io
+
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    private = os.dup(0)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    text = io.TextIOWrapper(os.fdopen(private, "rb"), encoding="utf-8", errors="replace")
+    requests = _Requests(anyio.wrap_file(text))
+    lowlevel = server._lowlevel_server  # what run_stdio_async runs; the SDK has no public name
+    async with stdio_server(stdin=requests) as (read_stream, write_stream):  # type: ignore[arg-type]
+        requests.replies = write_stream
+        requests.ready.set()
+        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
 
 
 @dataclass(frozen=True)

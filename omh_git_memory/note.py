@@ -121,8 +121,52 @@ class Note:
         return next((s for s in self.sections if s.name == name), None)
 
 
+# A note is a page of prose; anything this large is a mistake (a log pasted in,
+# a binary renamed), and reading it would cost every command that lists notes.
+MAX_NOTE_BYTES: Final = 1024 * 1024
+
+# Characters a note may not hold: every control character but tab and line feed
+# (CR included: line ends are LF), and lone surrogates, which are not text and
+# have no UTF-8 form.
+_BAD_CHAR = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def char_problem(text: str) -> tuple[str, int] | None:
+    """The first character `text` may not hold in a note, as (what it is, 1-based
+    line), or None. Part of the byte rules :func:`decode` and :func:`encode` share."""
+    match = _BAD_CHAR.search(text)
+    if match is None:
+        return None
+    char = match.group()
+    line = text.count("\n", 0, match.start()) + 1
+    if char == "\x00":
+        return "holds a NUL byte", line
+    if char == "\r":
+        return "has CR line endings; convert them to LF (\\n)", line
+    if "\ud800" <= char <= "\udfff":
+        return f"holds U+{ord(char):04X}, a lone surrogate, which is not text", line
+    return (
+        f"holds the control character U+{ord(char):04X}; a note holds text, tabs and "
+        "line feeds only",
+        line,
+    )
+
+
+def _size_problem(size: int) -> str | None:
+    if size > MAX_NOTE_BYTES:
+        return f"is {size} bytes; a note may hold at most {MAX_NOTE_BYTES}"
+    return None
+
+
 def decode(data: bytes) -> str:
-    """Bytes of a note file as text, refusing what a note may not hold."""
+    """Bytes of a note file as text, refusing what a note may not hold.
+
+    The byte rules, the same for reading and writing (:func:`encode`): UTF-8
+    without a byte-order mark, at most MAX_NOTE_BYTES, no control character but
+    tab and LF."""
+    size = _size_problem(len(data))
+    if size is not None:
+        raise NoteParseError(size)
     if data.startswith(b"\xef\xbb\xbf"):
         raise NoteParseError("starts with a byte-order mark; save it as UTF-8 without BOM", 1)
     try:
@@ -130,12 +174,25 @@ def decode(data: bytes) -> str:
     except UnicodeDecodeError as err:
         line = data[: err.start].count(b"\n") + 1
         raise NoteParseError(f"is not valid UTF-8 (byte {err.start})", line) from None
-    if "\x00" in text:
-        raise NoteParseError("holds a NUL byte", text[: text.index("\x00")].count("\n") + 1)
-    if "\r" in text:
-        line = text[: text.index("\r")].count("\n") + 1
-        raise NoteParseError("has CR line endings; convert them to LF (\\n)", line)
+    problem = char_problem(text)
+    if problem is not None:
+        raise NoteParseError(*problem)
     return text
+
+
+def encode(text: str) -> bytes:
+    """A note's text as the bytes of its file, or :class:`NoteParseError` when
+    :func:`decode` would refuse them: nothing is written that cannot be read."""
+    if text.startswith("\ufeff"):
+        raise NoteParseError("starts with a byte-order mark; a note starts with `---`", 1)
+    problem = char_problem(text)
+    if problem is not None:
+        raise NoteParseError(*problem)
+    data = text.encode("utf-8")
+    size = _size_problem(len(data))
+    if size is not None:
+        raise NoteParseError(size)
+    return data
 
 
 def parse(text: str) -> Note:
@@ -197,7 +254,9 @@ def with_field(note: Note, name: str, value: str) -> Note:
         fields[names.index(name)] = (name, _raw(value))
     else:
         fields.append((name, _raw(value)))
-    return parse(_render_fields(fields) + note.body)
+    text = _render_fields(fields) + note.body
+    encode(text)
+    return parse(text)
 
 
 def compose(
@@ -207,6 +266,9 @@ def compose(
     intro: str | None = None,
 ) -> Note:
     """Lay out a new note the way the tool writes one, then parse it back.
+
+    The result always passes the byte rules (:func:`encode`), so it can be written
+    and read again.
 
     A section given a sequence is written as a bullet list; given a string, as
     that text. Raises :class:`NoteParseError` when the result does not read back
@@ -233,7 +295,9 @@ def compose(
             blocks.append(f"## {name}\n\n" + "\n".join(f"- {item}" for item in items))
             wanted.append((name, items))
     raw_fields = [(name, _raw(value)) for name, value in fields]
-    note = parse(_render_fields(raw_fields) + "\n" + "\n\n".join(blocks) + "\n")
+    text = _render_fields(raw_fields) + "\n" + "\n\n".join(blocks) + "\n"
+    encode(text)  # the byte rules: what compose makes, decode reads back
+    note = parse(text)
     got = [(s.name, s.text if isinstance(v, str) else s.items) for s, (_, v) in
            zip(note.sections, wanted, strict=False)]
     if len(note.sections) != len(wanted) or got != wanted or note.title != title:

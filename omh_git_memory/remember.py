@@ -21,7 +21,15 @@ from omh_git_memory.index import Doc
 from omh_git_memory.keys import Key, KeyTemplates, slug
 from omh_git_memory.layers import Layer
 from omh_git_memory.lint import note_refusals
-from omh_git_memory.note import Note, NoteParseError, compose, render, with_field
+from omh_git_memory.note import (
+    MAX_NOTE_BYTES,
+    Note,
+    NoteParseError,
+    char_problem,
+    compose,
+    render,
+    with_field,
+)
 from omh_git_memory.store import IfExists, LocalStore
 from omh_git_memory.team import NOTES_DIR
 from omh_git_memory.triggers import trigger_problem
@@ -129,8 +137,46 @@ def first_sentence(text: str) -> str:
     return match.group(1) if match else flat
 
 
+def plain_lines(text: str) -> str:
+    """Line ends as a note writes them: CRLF and a lone CR become LF."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _refuse_bad_chars(name: str, value: str) -> None:
+    problem = char_problem(value)
+    if problem is not None:
+        what, _line = problem
+        raise NoteRefused(f"`{name}` {what}; remove it and write the note again")
+
+
+def _normalised(obs: Observation) -> Observation:
+    """`obs` with its line ends made LF, or NoteRefused naming an argument that holds
+    a character no note may hold (the byte rules of note.decode)."""
+    texts = {name: plain_lines(getattr(obs, name)) for name in ("expected", "observed",
+                                                                 "evidence", "source")}
+    answers = [plain_lines(a) for a in obs.answers]
+    for name, value in texts.items():
+        _refuse_bad_chars(name, value)
+    for value in answers:
+        _refuse_bad_chars("answers", value)
+    for value in obs.relates_to:
+        _refuse_bad_chars("relates_to", value)
+    if obs.invalidated_by is not None:
+        _refuse_bad_chars("invalidated_by", obs.invalidated_by)
+    return Observation(
+        expected=texts["expected"], observed=texts["observed"], evidence=texts["evidence"],
+        answers=answers, relates_to=obs.relates_to, invalidated_by=obs.invalidated_by,
+        source=texts["source"], recorded=obs.recorded,
+    )
+
+
 def build_surprise(obs: Observation, templates: KeyTemplates, today: dt.date) -> Note:
-    """The note `obs` describes, or :class:`NoteRefused` saying what to fix."""
+    """The note `obs` describes, or :class:`NoteRefused` saying what to fix.
+
+    The note always passes the byte rules a reader applies (note.encode): line
+    ends are made LF, and any other character a note may not hold is refused by
+    the argument's name, as is a note over MAX_NOTE_BYTES."""
+    obs = _normalised(obs)
     for name, value, hint in (
         ("expected", obs.expected, "say what you thought would happen"),
         ("observed", obs.observed, "say what happened instead"),
@@ -178,6 +224,13 @@ def build_surprise(obs: Observation, templates: KeyTemplates, today: dt.date) ->
     ]
     if related:
         sections.append(("Related", [f"[[{k}]]" for k in related]))
+    size = sum(len(v.encode("utf-8")) for v in (obs.expected, obs.observed, obs.evidence,
+                                                  obs.source, *answers))
+    if size > MAX_NOTE_BYTES:
+        raise NoteRefused(
+            f"the note would hold {size} bytes of text; a note holds at most {MAX_NOTE_BYTES}: "
+            "quote the lines that matter in `evidence` and name the file for the rest"
+        )
     try:
         note = compose(fields, title, sections)
     except NoteParseError as err:

@@ -33,11 +33,8 @@ from omh_git_memory.errors import InvalidKey, KeyConflict, NoteNotFound, StoreEr
 from omh_git_memory.git import GitRepo, checkouts
 from omh_git_memory.keys import NOTE_SUFFIX, Key, slug
 from omh_git_memory.layers import Layer
-from omh_git_memory.note import Note, NoteParseError, decode, parse
+from omh_git_memory.note import MAX_NOTE_BYTES, Note, NoteParseError, decode, encode, parse
 
-# A note is a page of prose; anything this large is a mistake (a log pasted in,
-# a binary renamed), and reading it would cost every command that lists notes.
-MAX_NOTE_BYTES: Final = 1024 * 1024
 TMP_PREFIX: Final = ".omh-tmp-"
 ASIDE_PREFIX: Final = ".omh-aside-"  # a file being compared before it is removed
 
@@ -419,7 +416,7 @@ class LocalStore:
     @contextlib.contextmanager
     def _temporary(self, path: Path, text: str) -> Iterator[Path]:
         """A fully written, synced temporary file beside `path`; removed afterwards."""
-        data = text.encode("utf-8")  # before anything is created: a refusal leaves nothing
+        data = encode(text)  # the reader's byte rules, checked before any file exists
         tmp = path.parent / f"{TMP_PREFIX}{secrets.token_hex(8)}"
         for attempt in range(3):
             try:

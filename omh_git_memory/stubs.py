@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from omh_git_memory.errors import OmhError
-from omh_git_memory.keys import KeyTemplates, path_slug, slug
+from omh_git_memory.keys import KeyTemplates, path_slug, printable, slug
 from omh_git_memory.note import Note, compose, outline
 
 # Files whose presence says something about the repository: (glob, fact).
@@ -54,15 +54,16 @@ def is_document(path: str, exclude: Sequence[str]) -> bool:
 def stub_note(path: str, text: str, templates: KeyTemplates, recorded: dt.date) -> Note | None:
     """The stub for the document at `path`, or None when no usable key derives from it."""
     title, headings = outline(text)
-    answers = [" ".join(h.split()) for h in headings if h.strip()] or [f"the whole of `{path}`"]
+    shown = printable(path)  # a tree name may hold a newline or an escape: never raw in a note
+    answers = [" ".join(h.split()) for h in headings if h.strip()] or [f"the whole of `{shown}`"]
     try:
         key = templates.expand("stub", path=path_slug(path))
         return compose(
-            [("key", key.value), ("type", "stub"), ("source", path),
+            [("key", key.value), ("type", "stub"), ("source", shown),
              ("recorded", recorded.isoformat())],
-            " ".join((title or path).split()),
+            " ".join((title or shown).split()),
             [("Answers", answers)],
-            intro=f"Repo document. Read `{path}`; this note points at it and does not restate it.",
+            intro=f"Repo document. Read `{shown}`; this note points at it and does not restate it.",
         )
     except OmhError:  # a path no template can key, or a heading that breaks the layout
         return None
@@ -105,7 +106,7 @@ def topic_note(
 ) -> Note | None:
     """The repository's topic: its facts, and a link to every stub."""
     key_slug = slug(facts.name) or "repo"
-    lines = [f"- {fact} (from `{source}`)" for fact, source in facts.facts]
+    lines = [f"- {fact} (from `{printable(source)}`)" for fact, source in facts.facts]
     intro = "What omh derived from this repository's files, each with the file it came from."
     sections: list[tuple[str, str | Sequence[str]]] = []
     if lines:

@@ -15,8 +15,8 @@ from pathlib import Path
 from omh_git_memory.git import GitRepo, blob_size, files_under, read_blob, resolve_commit
 from omh_git_memory.keys import Key
 from omh_git_memory.layers import Layer
+from omh_git_memory.note import MAX_NOTE_BYTES
 from omh_git_memory.store import (
-    MAX_NOTE_BYTES,
     LocalStore,
     StoredNote,
     file_kind,

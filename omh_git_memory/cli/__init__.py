@@ -19,6 +19,7 @@ import typer
 from omh_git_memory.cli import adopt, memory
 
 EXIT_FAILURE = 1
+EXIT_USAGE = 2
 EXIT_BUG = 3
 EXIT_INTERRUPTED = 130
 
@@ -38,7 +39,7 @@ JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON for scripts."
 @app.command()
 def init(as_json: JsonFlag = False) -> None:
     """Set up omh in this repository: .omh/memory.toml, .omh/.gitignore, the local store."""
-    from omh_git_memory.cli.output import emit_json, here
+    from omh_git_memory.cli.output import emit_json, here, say
     from omh_git_memory.init import initialise
 
     report = initialise(here())
@@ -61,11 +62,11 @@ def init(as_json: JsonFlag = False) -> None:
         (report.gitignore, report.gitignore_created, "commit it"),
     ):
         if created:
-            typer.echo(f"created {path} ({what})")
+            say(f"created {path} ({what})")
         else:
-            typer.echo(f"kept {path} as it is (init never rewrites it)")
+            say(f"kept {path} as it is (init never rewrites it)")
     state = "created" if report.store_created else "found"
-    typer.echo(f"{state} the local store at {report.store}")
+    say(f"{state} the local store at {report.store}")
 
 
 app.command("adopt")(adopt.adopt)
@@ -94,7 +95,7 @@ def mcp_config(
 ) -> None:
     """Print the project-scoped MCP configuration for a harness (or write it)."""
     from omh_git_memory import harness as harnesses
-    from omh_git_memory.cli.output import here
+    from omh_git_memory.cli.output import here, say
 
     chosen = harnesses.harness(harness)
     if not write:
@@ -102,7 +103,7 @@ def mcp_config(
         typer.echo(chosen.snippet(), nl=False)
         return
     path = harnesses.write(here().checkout, chosen)
-    typer.echo(f"wrote the omh server into {path} (other servers untouched)")
+    say(f"wrote the omh server into {path} (other servers untouched)")
 
 
 @mcp_app.command("rm")
@@ -113,13 +114,13 @@ def mcp_rm(
 ) -> None:
     """Remove the omh server from the harnesses' project files, leaving the rest."""
     from omh_git_memory import harness as harnesses
-    from omh_git_memory.cli.output import here
+    from omh_git_memory.cli.output import here, say
 
     checkout = here().checkout
     chosen = [harnesses.harness(harness)] if harness else list(harnesses.HARNESSES.values())
     changed = [p for p in (harnesses.remove(checkout, h) for h in chosen) if p is not None]
     for path in changed:
-        typer.echo(f"removed the omh server from {path}")
+        say(f"removed the omh server from {path}")
     if not changed:
         typer.echo("no harness file here configures the omh server")
 
@@ -127,7 +128,7 @@ def mcp_rm(
 @app.command()
 def doctor(as_json: JsonFlag = False) -> None:
     """Start the MCP server as a harness would and check it, the store and its census."""
-    from omh_git_memory.cli.output import emit_json, here
+    from omh_git_memory.cli.output import emit_json, here, say
     from omh_git_memory.doctor import Status, diagnose
 
     checks = diagnose(here())
@@ -136,7 +137,7 @@ def doctor(as_json: JsonFlag = False) -> None:
                    for c in checks])
     else:
         for c in checks:
-            typer.echo(f"{c.status.value:<4}  {c.name:<11}  {c.detail}")
+            say(f"{c.status.value:<4}  {c.name:<11}  {c.detail}")
     if any(c.status is Status.FAIL for c in checks):
         raise typer.Exit(EXIT_FAILURE)
 
@@ -153,7 +154,7 @@ def hooks_install(
     as_json: JsonFlag = False,
 ) -> None:
     """Install post-merge, post-checkout and post-rewrite hooks that warm the index."""
-    from omh_git_memory.cli.output import emit_json, here
+    from omh_git_memory.cli.output import emit_json, here, say
     from omh_git_memory.hooks import install
 
     results = install(here().repo, force)
@@ -162,7 +163,7 @@ def hooks_install(
                     "reason": r.reason} for r in results])
     else:
         for r in results:
-            typer.echo(f"{r.action} {r.path}" + (f": {r.reason}" if r.reason else ""))
+            say(f"{r.action} {r.path}" + (f": {r.reason}" if r.reason else ""))
     if any(r.action == "skipped" for r in results):
         raise typer.Exit(EXIT_FAILURE)
 
@@ -182,12 +183,19 @@ def demo(
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app and turn failures into one line and an exit status."""
     from omh_git_memory.errors import OmhError
+    from omh_git_memory.keys import printable
 
+    args = sys.argv[1:] if argv is None else argv
+    problem = _undecodable(args)
+    if problem is not None:
+        typer.echo(f"omh: {problem}", err=True)
+        sys.exit(EXIT_USAGE)
     command = typer.main.get_command(app)
     try:
-        command.main(args=argv, prog_name="omh", standalone_mode=True)
+        command.main(args=args, prog_name="omh", standalone_mode=True)
     except OmhError as err:
-        typer.echo(f"omh: {err}", err=True)
+        # One line, whatever a key or a path in the message holds.
+        typer.echo(f"omh: {printable(str(err))}", err=True)
         sys.exit(EXIT_FAILURE)
     except KeyboardInterrupt:
         sys.exit(EXIT_INTERRUPTED)
@@ -195,6 +203,25 @@ def main(argv: list[str] | None = None) -> None:
         log = _write_crash_log()
         typer.echo(f"omh: internal error (a bug); the traceback is in {log}", err=True)
         sys.exit(EXIT_BUG)
+
+
+def _undecodable(args: list[str]) -> str | None:
+    """Why the command line cannot be read as text, or None.
+
+    Python hands over bytes that are not UTF-8 as lone surrogates (U+DC80–U+DCFF,
+    PEP 383); refusing them here, before any command runs, means no command ever
+    writes, or half-writes, what it could not read."""
+    from omh_git_memory.keys import printable
+
+    for position, arg in enumerate(args, start=1):
+        bad = next((c for c in arg if "\ud800" <= c <= "\udfff"), None)
+        if bad is None:
+            continue
+        byte = f"byte 0x{ord(bad) - 0xDC00:02x}" if ord(bad) >= 0xDC80 else f"U+{ord(bad):04X}"
+        shown = printable(arg if len(arg) <= 60 else arg[:60] + "…")
+        return (f"argument {position} ({shown}) is not valid UTF-8 ({byte}); omh reads its "
+                "arguments as UTF-8 text: fix the encoding and run it again")
+    return None
 
 
 def _write_crash_log() -> str:

@@ -9,7 +9,15 @@ from typing import Annotated
 import typer
 
 from omh_git_memory.cli.adopt import warn_left_behind
-from omh_git_memory.cli.output import all_notes, emit_json, find_notes, here, progress_bar
+from omh_git_memory.cli.output import (
+    all_notes,
+    emit_json,
+    find_notes,
+    here,
+    progress_bar,
+    say,
+    say_lines,
+)
 
 app = typer.Typer(
     help="List, remember, show, remove and lint the notes of this repository.",
@@ -86,15 +94,15 @@ def list_notes(as_json: JsonFlag = False) -> None:
     for layer in Layer:
         mine = [r for r in rows if r["layer"] == layer.value]
         where = f" in {ws.local.root}" if layer is Layer.LOCAL else " at HEAD"
-        typer.echo(f"{layer} · {_count(len(mine), 'note')}{where}")
+        say(f"{layer} · {_count(len(mine), 'note')}{where}")
         width = max((len(str(r["key"])) for r in mine), default=0)
         for r in mine:
-            typer.echo(
+            say(
                 f"  {str(r['key']).ljust(width)}  {r['recorded']}  {r['type']:<8}  "
                 f"← {_count(int(str(r['inbound'])), 'link')}"
             )
     for u in unreadable:
-        typer.echo(f"unreadable: {u['path']}: {u['problem']} (omh memory lint says more)")
+        say(f"unreadable: {u['path']}: {u['problem']} (omh memory lint says more)")
 
 
 @app.command()
@@ -145,7 +153,7 @@ def recall(
             }
         )
         return
-    typer.echo(render_tree(answer, fired), nl=False)
+    say_lines(render_tree(answer, fired))
 
 
 @app.command()
@@ -177,7 +185,7 @@ def stale(
             typer.echo(f"{title} ({len(findings)}):")
             width = max(len(f.doc.key) for f in findings)
             for f in findings:
-                typer.echo(f"  {f.doc.key.ljust(width)}  {f.doc.layer} · {date_of(f.doc)}  "
+                say(f"  {f.doc.key.ljust(width)}  {f.doc.layer} · {date_of(f.doc)}  "
                            f"{f.trigger}: {f.verdict.reason}")
         fresh = report.checked - len(report.stale) - len(report.unknown)
         typer.echo(f"{_count(report.checked, 'note')} with a trigger checked at HEAD: "
@@ -198,7 +206,7 @@ def agents_md(as_json: JsonFlag = False) -> None:
     if as_json:
         emit_json({"path": str(path), "changed": changed})
     else:
-        typer.echo(f"{'refreshed' if changed else 'already current:'} {path}")
+        say(f"{'refreshed' if changed else 'already current:'} {path}")
 
 
 @app.command()
@@ -302,9 +310,10 @@ def remember(
             }
         )
     elif result.written:
-        typer.echo(f"remembered {result.layer}/{result.key}\n  {result.path}")
+        say(f"remembered {result.layer}/{result.key}")
+        say(f"  {result.path}")
     else:
-        typer.echo(f"kept the existing {result.layer}/{result.key} (--if-exists skip)")
+        say(f"kept the existing {result.layer}/{result.key} (--if-exists skip)")
 
 
 @app.command()
@@ -338,7 +347,9 @@ def show(
         return
     for index, (lay, _where, text) in enumerate(shown):
         if len(shown) > 1:
-            typer.echo(f"{'' if index == 0 else chr(10)}==> {lay}/{key} <==")
+            if index:
+                typer.echo("")
+            say(f"==> {lay}/{key} <==")
         typer.echo(text, nl=False)
 
 
@@ -393,11 +404,11 @@ def rm(
             }
         )
         return
-    typer.echo(f"removed {entry.layer}/{key} ({path})")
+    say(f"removed {entry.layer}/{key} ({path})")
     if linkers:
         typer.echo(f"{_count(len(linkers), 'note')} still link to it; those links now dangle:")
         for lay, k in linkers:
-            typer.echo(f"  {lay}/{k}")
+            say(f"  {lay}/{k}")
     else:
         typer.echo("no note linked to it")
 
@@ -427,13 +438,13 @@ def promote(
         typer.echo(f"finished an interrupted promote of {_count(len(result.finished), 'note')}")
     typer.echo(f"committed {result.commit[:12]}: {_count(len(result.keys), 'note')} now in team")
     for path in result.paths:
-        typer.echo(f"  {path}")
+        say(f"  {path}")
     for key in result.left_in_local:
-        typer.echo(f"warning: the local copy of {key} could not be removed; remove it by hand")
+        say(f"warning: the local copy of {key} could not be removed; remove it by hand")
     for key in result.changed_in_local:
-        typer.echo(f"warning: local/{key} was rewritten while promote ran: the text it held "
-                   "before is what was committed, the new text stays in the local layer "
-                   f"(omh memory show {key} shows both)")
+        say(f"warning: local/{key} was rewritten while promote ran: the text it held "
+            "before is what was committed, the new text stays in the local layer "
+            f"(omh memory show {key} shows both)")
     typer.echo("push the branch to share them")
 
 
@@ -490,7 +501,7 @@ def lint(
     else:
         for f in report.findings:
             where = f"{f.path}:{f.line}" if f.line else f.path
-            typer.echo(f"{where}: {f.rule} ({f.severity}): {f.message}")
+            say(f"{where}: {f.rule} ({f.severity}): {f.message}")
         if report.findings:
             typer.echo("")
         width = max(len(rule.name) for rule in RULES)
@@ -499,7 +510,7 @@ def lint(
             typer.echo(f"  {rule.name.ljust(width)}  {rule.severity:<7}  {count}")
         refusals = sum(1 for f in report.findings if f.severity is Severity.REFUSED)
         warnings = len(report.findings) - refusals
-        typer.echo(
+        say(
             f"{_count(report.notes, 'note')} read from {read}: "
             f"{_count(refusals, 'refusal')}, {_count(warnings, 'warning')}"
         )

@@ -47,7 +47,46 @@ def progress_bar() -> Callable[[int, int], None]:
 
 
 def emit_json(data: object) -> None:
-    typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    """`data` as JSON. The values are exact; characters that could act on a terminal
+    or hide in a log (controls, bidi overrides, zero widths, lone surrogates) are
+    written as `\\u` escapes, which JSON reads back as the same value."""
+    typer.echo(_terminal_safe_json(json.dumps(data, indent=2, ensure_ascii=False)))
+
+
+def _terminal_safe_json(text: str) -> str:
+    from omh_git_memory.keys import is_plain, is_unsafe
+
+    def escaped(char: str) -> str:
+        code = ord(char)
+        if code > 0xFFFF:  # JSON spells a character beyond the BMP as a surrogate pair
+            code -= 0x10000
+            return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+        return f"\\u{code:04x}"
+
+    # Outside its strings JSON holds only ASCII punctuation, spaces and newlines,
+    # which are left alone; json.dumps has already escaped C0 controls in strings.
+    return "\n".join(
+        line if is_plain(line) else "".join(
+            escaped(c) if c != " " and (is_unsafe(c) or not c.isprintable()) else c
+            for c in line
+        )
+        for line in text.split("\n")
+    )
+
+
+def say(line: str) -> None:
+    """Print one line; a path or key read from a tree or a disk in it is escaped, so
+    it can neither add a line nor hide as another name (see keys.printable)."""
+    from omh_git_memory.keys import printable
+
+    typer.echo(printable(line))
+
+
+def say_lines(text: str) -> None:
+    """Print text made of lines (`\\n`-separated), each one escaped as :func:`say` does."""
+    from omh_git_memory.keys import printable
+
+    typer.echo("\n".join(printable(line) for line in text.split("\n")), nl=False)
 
 
 def all_notes(ws: Workspace) -> Graph:
