@@ -237,9 +237,10 @@ def test_gitstate_a_stale_pid_file_never_takes_over_gits_live_lock(
 
 
 def _hold_lock(repo: str, held: object, done: object) -> None:
-    from omh_git_memory.git import _IndexLock, open_repo
+    from omh_git_memory.git import open_repo
+    from omh_git_memory.gitfiles import IndexLock
 
-    lock = _IndexLock(open_repo(Path(repo)).git_dir)
+    lock = IndexLock(open_repo(Path(repo)).git_dir)
     lock.acquire()
     held.set()  # type: ignore[attr-defined]
     done.wait(60)  # type: ignore[attr-defined]
