@@ -41,10 +41,11 @@ def refusal(here: str, kind: str, where: str, path: str) -> str:
     """Why `path` cannot be written, `here` (itself, or a directory above it) being
     `kind` in `where` (the commit, the index, on disk), and what to do."""
     if kind == "a symlink":
+        if here == path:
+            return f"{here} is a symlink {where}; omh never writes through a symlink: remove it"
+        cure = " (git rm it and commit)" if where == "in HEAD" else ""
         return (f"{here} is a symlink {where}; omh never writes through a symlink: replace it "
-                "with a plain directory" + (" (git rm it and commit)" if where == "in HEAD" else "")
-                if here != path else
-                f"{here} is a symlink {where}; omh never writes through a symlink: remove it")
+                f"with a plain directory{cure}")
     if kind == "a submodule":
         return (f"{here} is a submodule {where}; team notes live in a plain directory: "
                 "remove it (git rm) and commit")
@@ -57,8 +58,11 @@ def refusal(here: str, kind: str, where: str, path: str) -> str:
 
 
 def disk_obstacle(workdir: Path, path: str, data: bytes | None) -> str | None:
-    """The same on disk, without following a symlink. A regular file at the path is
-    in the way only when `data` is given and the file holds other bytes."""
+    """Why `path` cannot be written as a regular file below `workdir`: something
+    other than a plain directory on the way (a symlink, a file, another repository),
+    or other than a regular file at the path — all seen without following a
+    symlink. A regular file at the path is in the way only when `data` is given
+    and the file holds other bytes."""
     current = workdir
     parts = path.split("/")
     for depth, name in enumerate(parts):

@@ -433,3 +433,62 @@ def test_gitstate_promote_in_a_sparse_index_checkout_names_the_cure(repo_dir: Pa
     assert done.code == 0, done.err
     assert git(repo_dir, "sparse-checkout", "list").split() == ["sub"]
     assert git(repo_dir, "status", "--porcelain") == ""
+
+
+def test_gitstate_a_commit_that_cannot_be_undone_says_how_to_finish_or_drop_it(
+    repo_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A failure after the branch moved, and then moving it back fails too (a full
+    disk can refuse the ref update): the commit stays, the note stays local, the
+    lock is released, and the one line names both ways out — both of which work."""
+    from omh_git_memory import git as gitmod
+    from omh_git_memory.errors import GitFailure
+    from omh_git_memory.promote import promote
+
+    _setup(repo_dir)
+    before = git(repo_dir, "rev-parse", "HEAD").strip()
+
+    def cannot_move_back(*_args: object) -> bool:
+        raise OSError(28, "No space left on device")
+
+    with monkeypatch.context() as patch:
+        patch.setenv("OMH_FAULT", "commit:workdir")
+        patch.setenv("OMH_FAULT_ERRNO", "ENOSPC")
+        patch.setattr(gitmod, "_move_back", cannot_move_back)
+        with pytest.raises(GitFailure) as caught:
+            promote(open_workspace(repo_dir), [NOTE])
+    message = str(caught.value)
+    assert "could not be undone" in message and f"git reset --soft {before}" in message
+    assert "\n" not in message and "(no error)" not in message
+    _no_leftovers(repo_dir)
+    assert not (repo_dir / NOTE_PATH).exists()  # the working-tree write was taken back
+    assert ("local", NOTE) in _layers(repo_dir)
+    git(repo_dir, "reset", "--soft", before)  # the way out that drops it...
+    assert git(repo_dir, "status", "--porcelain") == ""
+    assert omh(repo_dir, "memory", "promote", NOTE).code == 0  # ...and promote works after it
+    assert git(repo_dir, "status", "--porcelain") == ""
+
+
+def test_gitstate_a_commit_that_cannot_be_undone_is_finished_by_promoting_again(
+    repo_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from omh_git_memory import git as gitmod
+    from omh_git_memory.errors import GitFailure
+    from omh_git_memory.promote import promote
+
+    _setup(repo_dir)
+
+    def cannot_move_back(*_args: object) -> bool:
+        raise OSError(28, "No space left on device")
+
+    with monkeypatch.context() as patch:
+        patch.setenv("OMH_FAULT", "commit:ref")
+        patch.setenv("OMH_FAULT_ERRNO", "ENOSPC")
+        patch.setattr(gitmod, "_move_back", cannot_move_back)
+        with pytest.raises(GitFailure, match="run the same omh command again to finish it"):
+            promote(open_workspace(repo_dir), [NOTE])
+    run = omh(repo_dir, "memory", "promote", NOTE)
+    assert run.code == 0, run.err
+    assert "finished an interrupted promote" in run.out
+    assert git(repo_dir, "status", "--porcelain") == ""
+    assert ("local", NOTE) not in _layers(repo_dir) and ("team", NOTE) in _layers(repo_dir)
