@@ -492,3 +492,18 @@ def test_gitstate_a_commit_that_cannot_be_undone_is_finished_by_promoting_again(
     assert "finished an interrupted promote" in run.out
     assert git(repo_dir, "status", "--porcelain") == ""
     assert ("local", NOTE) not in _layers(repo_dir) and ("team", NOTE) in _layers(repo_dir)
+
+
+def test_gitstate_promote_with_a_split_index_names_the_cure(repo_dir: Path) -> None:
+    _setup(repo_dir)
+    git(repo_dir, "update-index", "--split-index")
+    head = git(repo_dir, "rev-parse", "HEAD")
+    run = omh(repo_dir, "memory", "promote", NOTE)
+    assert run.code == 1, run.err
+    _one_line(run.err)
+    assert "split index" in run.err and "git update-index --no-split-index" in run.err
+    assert git(repo_dir, "rev-parse", "HEAD") == head
+    _no_leftovers(repo_dir)
+    git(repo_dir, "update-index", "--no-split-index")
+    assert omh(repo_dir, "memory", "promote", NOTE).code == 0
+    assert git(repo_dir, "status", "--porcelain") == ""
