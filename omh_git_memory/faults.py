@@ -1,10 +1,13 @@
 """Fault injection for the crash-safety tests, and nothing else.
 
 `point(name)` does nothing unless the environment variable OMH_FAULT names that
-point, in which case the process kills itself with SIGKILL there — the same as a
-`kill -9` or a power cut at that step. The test suite uses it to prove that
-promote leaves every note in at least one layer and a clean repository at every
-step, and that running it again finishes the job.
+point. Then, by default, the process kills itself with SIGKILL there — the same as
+a `kill -9` or a power cut at that step. With OMH_FAULT_ERRNO also set (a name such
+as `ENOSPC` or `EIO`), the point raises that `OSError` instead, as a failed write
+would: the tests use it to drive every failure path of a commit (a full disk
+after the branch moved, say) without needing a full disk. The test suite uses both
+to prove that promote leaves every note in at least one layer and a clean
+repository at every step, and that running it again finishes the job.
 
 `OMH_FAULT=<name>:stop` stops the process there instead (SIGSTOP), so a test can
 act at exactly that step — rewrite a note, say — and then let it go on with
@@ -13,6 +16,7 @@ SIGCONT: a race made deterministic rather than left to timing.
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 from typing import Final
@@ -21,9 +25,9 @@ POINTS: Final = (
     "promote:planned",  # the notes read and checked, nothing written
     "commit:blobs",  # blobs written, no commit yet
     "commit:object",  # commit object written, branch not moved
-    "commit:ref",  # branch moved, index not updated
-    "commit:index",  # index updated, working tree not written
-    "commit:workdir",  # working tree written, local copies not removed
+    "commit:ref",  # branch moved, working tree not written
+    "commit:workdir",  # working tree written, index not updated
+    "commit:index",  # index updated (the commit is complete), local copies not removed
     "promote:remove",  # committed, no local copy removed yet
     "promote:local",  # the first local copy removed, the others not
 )
@@ -33,10 +37,19 @@ STOP_ONLY: Final = (
     "rm:local",  # `omh memory rm` read the local note, has not removed it yet
 )
 
+# The points inside the commit's transaction, where an error must be undone.
+TRANSACTION: Final = ("commit:blobs", "commit:object", "commit:ref", "commit:workdir")
+
 
 def point(name: str) -> None:
     wanted = os.environ.get("OMH_FAULT")
-    if wanted == name:
-        os.kill(os.getpid(), signal.SIGKILL)
-    elif wanted == f"{name}:stop":
+    if wanted == f"{name}:stop":
         os.kill(os.getpid(), signal.SIGSTOP)
+        return
+    if wanted != name:
+        return
+    code = os.environ.get("OMH_FAULT_ERRNO")
+    if code:
+        number = getattr(errno, code, errno.EIO)
+        raise OSError(number, os.strerror(number))
+    os.kill(os.getpid(), signal.SIGKILL)

@@ -17,6 +17,13 @@ import pygit2
 
 from omh_git_memory import faults
 from omh_git_memory.errors import GitFailure, NotARepository
+from omh_git_memory.gitfiles import (
+    IndexLock,
+    WorkdirUndo,
+    describe,
+    disk_obstacle,
+    refusal,
+)
 
 
 @dataclass(frozen=True)
@@ -285,9 +292,7 @@ def path_in_tree(commit: pygit2.Commit | None, path: str) -> bool:
 
 def path_is_dirty(repo: GitRepo, path: str) -> bool:
     """True when `path` exists in the index or the working tree."""
-    index = repo.repo.index
-    index.read(False)
-    if path in index:
+    if path in _read_index(repo):
         return True
     return repo.workdir is not None and os.path.lexists(repo.workdir / path)
 
@@ -334,6 +339,105 @@ def worktree_blob_id(repo: GitRepo, file: Path, as_path: str) -> str:
         raise GitFailure(f"hashing {as_path} as git would: {err}") from None
 
 
+# --- the write side: the commit builder and what it writes -----------------------
+#
+# Nothing here follows a symlink: a path is written only when every directory on
+# the way to it is a plain directory in HEAD's tree, in the index and on disk (a
+# symlink, a submodule or a file in the way is refused before anything is
+# written), and the working tree is written through directory descriptors opened
+# with O_NOFOLLOW, so a symlink put in place meanwhile is refused, not followed.
+
+_SPARSE = (
+    "this checkout uses a sparse index, which libgit2 (and so omh) cannot read; turn it "
+    "off with `git sparse-checkout init --no-sparse-index` (your sparse patterns stay) "
+    "and run the command again"
+)
+_SPLIT = (
+    "this checkout uses a split index (core.splitIndex), which libgit2 (and so omh) cannot "
+    "read; turn it off with `git update-index --no-split-index` and run the command again"
+)
+_REGULAR = (pygit2.enums.FileMode.BLOB, pygit2.enums.FileMode.BLOB_EXECUTABLE)
+
+
+def _read_index(repo: GitRepo) -> pygit2.Index:
+    """This checkout's index as it is on disk now."""
+    try:
+        index: pygit2.Index = repo.repo.index
+        index.read(False)
+    except pygit2.GitError as err:
+        text = str(err)
+        if "'sdir'" in text:
+            raise GitFailure(_SPARSE) from None
+        if "'link'" in text:
+            raise GitFailure(_SPLIT) from None
+        raise GitFailure(f"reading the index {repo.git_dir / 'index'}: {describe(err)}") from None
+    return index
+
+
+def _kind(mode: int) -> str:
+    if mode == pygit2.enums.FileMode.LINK:
+        return "a symlink"
+    if mode == pygit2.enums.FileMode.COMMIT:
+        return "a submodule"
+    if mode == pygit2.enums.FileMode.TREE:
+        return "a directory"
+    return "a file"
+
+
+def _tree_obstacle(tree: pygit2.Tree | None, path: str) -> str | None:
+    """Why `path` cannot be a regular file in `tree`: something other than a plain
+    directory on the way, or something other than a regular file at the path."""
+    current = tree
+    parts = path.split("/")
+    for depth, name in enumerate(parts):
+        if current is None:
+            return None
+        try:
+            entry = current[name]
+        except KeyError:
+            return None
+        here = "/".join(parts[: depth + 1])
+        last = depth == len(parts) - 1
+        if last:
+            return None if entry.filemode in _REGULAR else refusal(
+                here, _kind(entry.filemode), "in HEAD", path)
+        if entry.filemode != pygit2.enums.FileMode.TREE:
+            return refusal(here, _kind(entry.filemode), "in HEAD", path)
+        current = entry if isinstance(entry, pygit2.Tree) else None
+    return None
+
+
+def _index_obstacle(index: pygit2.Index, path: str) -> str | None:
+    """The same for the index: a staged entry where a directory must be, or a
+    staged directory (or symlink, or submodule) at the path."""
+    parts = path.split("/")
+    for depth in range(1, len(parts)):
+        here = "/".join(parts[:depth])
+        if here in index:
+            kind = _kind(index[here].mode)
+            return refusal(here, kind, "staged in the index", path) + (
+                f"; unstage it first (git rm --cached {here})")
+    if path in index and index[path].mode not in _REGULAR:
+        kind = _kind(index[path].mode)
+        return refusal(path, kind, "staged in the index", path) + (
+            f"; unstage it first (git rm --cached {path})")
+    below = path + "/"
+    if any(entry.path.startswith(below) for entry in index):
+        return refusal(path, "a directory", "staged in the index", path)
+    return None
+
+
+def write_obstacle(repo: GitRepo, path: str) -> str | None:
+    """Why the team layer's file `path` cannot be written as a regular file — a
+    symlink, submodule or file in the way in HEAD, the index or on disk — or None."""
+    commit = resolve_commit(repo, "HEAD")
+    why = _tree_obstacle(commit.tree if commit is not None else None, path)
+    why = why or _index_obstacle(_read_index(repo), path)
+    if why is None and repo.workdir is not None:
+        why = disk_obstacle(repo.workdir, path, None)
+    return why
+
+
 @dataclass(frozen=True)
 class Change:
     """Files to add (path → bytes) and paths to delete, in one commit."""
@@ -345,13 +449,14 @@ class Change:
 
 def commit_change(repo: GitRepo, change: Change) -> str:
     """Commit `change` on the current branch without touching other work, then bring
-    the index entries and working-tree files of exactly those paths in line.
+    the working-tree files and index entries of exactly those paths in line.
 
     git's index lock (`index.lock`) is held from before the branch moves until the
     new index is in place, so no `git commit` can slip in between and commit a
     tree that lacks the change. The branch moves only if it still points where it
-    did (compare-and-swap). Any failure before the working tree is written leaves
-    the repository as it was: a moved branch is moved back, the lock released.
+    did (compare-and-swap). The working tree is written before the new index is
+    put in place, so any failure leaves the index exactly as it was: the files
+    written are removed again, the branch is moved back, the lock released.
     """
     r = repo.repo
     if r.head_is_detached:
@@ -365,180 +470,151 @@ def commit_change(repo: GitRepo, change: Change) -> str:
             "git does not know who you are: set it with git config user.name 'Your Name' "
             "and git config user.email you@example.com"
         ) from None
-    lock = _IndexLock(repo.git_dir)
+    lock = IndexLock(repo.git_dir)
     lock.acquire()
+    undo = WorkdirUndo(repo.workdir)
     moved: tuple[pygit2.Oid, pygit2.Oid | None] | None = None
     try:
+        index = _read_index(repo)
         ref = r.references.get(branch)
         parent = ref.target if ref is not None else None
         assert parent is None or isinstance(parent, pygit2.Oid)
+        old_tree = r[parent].peel(pygit2.Commit).tree if parent is not None else None
+        for path, data in change.add.items():
+            why = _tree_obstacle(old_tree, path) or _index_obstacle(index, path)
+            if why is None and repo.workdir is not None:
+                why = disk_obstacle(repo.workdir, path, data)
+            if why is not None:
+                raise GitFailure(f"{why}; nothing was changed")
         tree = _Index()
-        if parent is not None:
-            tree.read_tree(r[parent].peel(pygit2.Commit).tree)
+        if old_tree is not None:
+            tree.read_tree(old_tree)
         blobs = {path: r.create_blob(data) for path, data in change.add.items()}
         faults.point("commit:blobs")
         for path, blob in blobs.items():
             tree.add(pygit2.IndexEntry(path, blob, pygit2.enums.FileMode.BLOB))
         for path in change.delete:
             tree.remove(path)
-        staged = lock.stage(blobs, change.delete)
+        staged = _stage(lock, blobs, change.delete)
         new = r.create_commit(
             None, signature, signature, change.message, tree.write_tree(r),
             [parent] if parent is not None else [],
         )
         faults.point("commit:object")
-        try:
-            if ref is None:
-                r.references.create(branch, new)
-            else:
-                ref.set_target(new, f"omh: {change.message.splitlines()[0]}")
-        except (pygit2.GitError, OSError) as err:
-            # GitError when the branch moved; OSError when git holds the ref's lock.
-            raise GitFailure(
-                f"could not move {branch}: {err} (another process committed meanwhile?); "
-                "nothing was changed, run the command again"
-            ) from None
+        _move(r, branch, ref, new, f"omh: {change.message.splitlines()[0]}")
         moved = (new, parent)
         faults.point("commit:ref")
+        for path, data in change.add.items():
+            undo.write(path, data)
+        for path in change.delete:
+            undo.delete(path, _blob_at(r, old_tree, path))
+        faults.point("commit:workdir")
         lock.commit(staged)
     except BaseException as err:
-        lock.release()
-        if moved is not None:
-            _move_back(r, branch, *moved)
-        if isinstance(err, (pygit2.GitError, OSError)):
-            raise GitFailure(f"updating the index failed ({err}); the commit was undone") from None
-        raise
+        _undo(lock, undo, r, branch, moved, err)
+        raise  # _undo raises the failure to report; this is for anything else
     faults.point("commit:index")
-    try:
-        _update_workdir(repo, change)
-    except OSError as err:
-        with contextlib.suppress(pygit2.GitError, OSError):
-            _forget_added(repo, change)
-        _move_back(r, branch, new, parent)
-        raise GitFailure(
-            f"writing the working tree failed ({err.strerror}); the commit was undone"
-        ) from None
-    faults.point("commit:workdir")
     return str(new)
 
 
-class _IndexLock:
-    """git's own lock on the index: `index.lock`, created exclusively. The new index
-    is written beside it and renamed over the lock into place, as git does. A lock
-    left by an omh process that died (its pid recorded beside it) is taken over."""
-
-    def __init__(self, git_dir: Path) -> None:
-        self.index = git_dir / "index"
-        self.path = git_dir / "index.lock"
-        self.owner = git_dir / "omh-index.lock.pid"
-        self.held = False
-
-    def acquire(self) -> None:
-        self._clear_stale()
-        try:
-            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        except FileExistsError:
-            raise GitFailure(
-                f"{self.path} exists: another git command is running, or one crashed; wait "
-                "for it, or remove the file if no git command is running"
-            ) from None
-        except OSError as err:
-            raise GitFailure(f"cannot lock the index at {self.path}: {err.strerror}") from None
-        os.close(fd)
-        self.held = True
-        self.owner.write_text(str(os.getpid()))
-
-    def _clear_stale(self) -> None:
-        try:
-            pid = int(self.owner.read_text().strip())
-        except (OSError, ValueError):
-            return
-        if _alive(pid):
-            return
-        with contextlib.suppress(OSError):
-            self.path.unlink()
-        with contextlib.suppress(OSError):
-            self.owner.unlink()
-
-    def stage(self, blobs: dict[str, pygit2.Oid], delete: tuple[str, ...]) -> Path:
-        """Write the index as it must be after the commit, beside the lock."""
-        staged = self.path.with_name("omh-index.new")
-        if self.index.exists():
-            shutil.copyfile(self.index, staged)
-        else:
-            staged.unlink(missing_ok=True)
-        index = _Index(str(staged))
-        for path, blob in blobs.items():
-            index.add(pygit2.IndexEntry(path, blob, pygit2.enums.FileMode.BLOB))
-        for path in delete:
-            if path in index:
-                index.remove(path)
-        index.write()
-        return staged
-
-    def commit(self, staged: Path) -> None:
-        """Put the staged index in place and release the lock, as one rename."""
-        os.replace(staged, self.path)
-        os.replace(self.path, self.index)
-        self.held = False
-        with contextlib.suppress(OSError):
-            self.owner.unlink()
-
-    def release(self) -> None:
-        with contextlib.suppress(OSError):
-            self.path.with_name("omh-index.new").unlink()
-        if self.held:
-            with contextlib.suppress(OSError):
-                self.path.unlink()
-            self.held = False
-        with contextlib.suppress(OSError):
-            self.owner.unlink()
-
-
-def _alive(pid: int) -> bool:
+def _move(r: pygit2.Repository, branch: str, ref: pygit2.Reference | None, new: pygit2.Oid,
+          message: str) -> None:
+    """Point `branch` at `new` if it still points where `ref` did (compare-and-swap)."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+        if ref is None:
+            r.references.create(branch, new)
+        else:
+            ref.set_target(new, message)
+    except (pygit2.GitError, OSError) as err:
+        with contextlib.suppress(pygit2.GitError, OSError):
+            now = r.references.get(branch)
+            if now is not None and now.target == new:
+                return  # it moved, and only the reflog failed
+        reason = describe(err)
+        if reason.startswith(("the disk is full", "your disk quota")):
+            raise GitFailure(f"could not move {branch}, nothing was changed: {reason}") from None
+        # GitError when the branch moved; OSError when git holds the ref's lock.
+        raise GitFailure(
+            f"could not move {branch}: {reason} (another process committed meanwhile?); "
+            "nothing was changed, run the command again"
+        ) from None
 
 
-def _forget_added(repo: GitRepo, change: Change) -> None:
-    index = repo.repo.index
-    index.read(False)
-    for path in change.add:
+def _undo(lock: IndexLock, undo: WorkdirUndo, r: pygit2.Repository, branch: str,
+          moved: tuple[pygit2.Oid, pygit2.Oid | None] | None, err: BaseException) -> None:
+    """Put everything back after `err`: the staged index dropped (the index itself was
+    never replaced), the working-tree files restored, the branch moved back, the lock
+    released — then raise one clear failure. Space is freed before the branch is
+    moved back, so a full disk can still take the ref update."""
+    lock.discard()
+    left = undo.run()
+    kept: str | None = None
+    if moved is not None:
+        try:
+            if not _move_back(r, branch, *moved):
+                kept = "somebody moved the branch on since"
+        except (pygit2.GitError, OSError) as failure:
+            kept = describe(failure)
+    lock.release()
+    if not isinstance(err, (pygit2.GitError, OSError, GitFailure)):
+        return  # KeyboardInterrupt and bugs go on as they are
+    what = str(err) if isinstance(err, GitFailure) else describe(err)
+    if moved is None:
+        if isinstance(err, GitFailure):
+            raise err.with_traceback(None) from None
+        raise GitFailure(f"committing failed ({what}); nothing was committed or changed") from None
+    new, parent = moved
+    if kept is not None:
+        back = f"git reset --soft {parent}" if parent is not None else "git update-ref -d HEAD"
+        raise GitFailure(
+            f"committing failed ({what}), and the commit {str(new)[:12]} could not be undone "
+            f"({kept}): it stays on {branch}, but the index and working tree lack it; run "
+            f"the same omh command again to finish it, or drop it with `{back}`"
+        ) from None
+    extra = f"; could not remove {', '.join(left)} again" if left else ""
+    raise GitFailure(
+        f"committing failed ({what}); the commit was undone and nothing else changed{extra}"
+    ) from None
+
+
+def _blob_at(r: pygit2.Repository, tree: pygit2.Tree | None, path: str) -> bytes | None:
+    if tree is None:
+        return None
+    try:
+        entry = tree[path]
+    except KeyError:
+        return None
+    return r[entry.id].read_raw() if entry.filemode in _REGULAR else None
+
+
+def _stage(lock: IndexLock, blobs: dict[str, pygit2.Oid], delete: tuple[str, ...]) -> Path:
+    """Write the index as it must be after the commit beside the lock (to be renamed
+    into place by `lock.commit`)."""
+    if lock.index.exists():
+        shutil.copyfile(lock.index, lock.staged)
+    else:
+        lock.staged.unlink(missing_ok=True)
+    index = _Index(str(lock.staged))
+    for path, blob in blobs.items():
+        index.add(pygit2.IndexEntry(path, blob, pygit2.enums.FileMode.BLOB))
+    for path in delete:
         if path in index:
             index.remove(path)
-        if repo.workdir is not None:
-            with contextlib.suppress(FileNotFoundError):
-                (repo.workdir / path).unlink()
     index.write()
+    return lock.staged
 
 
-def _move_back(r: pygit2.Repository, branch: str, new: pygit2.Oid, old: pygit2.Oid | None) -> None:
+def _move_back(r: pygit2.Repository, branch: str, new: pygit2.Oid, old: pygit2.Oid | None) -> bool:
+    """Point `branch` back at `old`; False when somebody moved it since (their work
+    is left alone)."""
     ref = r.references.get(branch)
     if ref is None or ref.target != new:
-        return  # somebody moved it since: leave their work alone
+        return False
     if old is None:
         ref.delete()
     else:
         ref.set_target(old, "omh: undo")
-
-
-def _update_workdir(repo: GitRepo, change: Change) -> None:
-    if repo.workdir is None:
-        return
-    for path, data in change.add.items():
-        target = repo.workdir / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".omh-tmp-{target.name}")
-        tmp.write_bytes(data)
-        os.replace(tmp, target)
-    for path in change.delete:
-        with contextlib.suppress(FileNotFoundError):
-            (repo.workdir / path).unlink()
+    return True
 
 
 @dataclass(frozen=True)
@@ -650,20 +726,35 @@ def blob_in_tree(commit: pygit2.Commit | None, path: str) -> bytes | None:
 def check_out_paths(repo: GitRepo, files: dict[str, bytes]) -> None:
     """Bring the index entries and working-tree files of `files` in line with HEAD,
     where a crash left them behind (taking over a lock a dead omh process left).
-    A working-tree file that exists is left alone."""
+    A working-tree file that exists is left alone; nothing follows a symlink."""
     r = repo.repo
-    lock = _IndexLock(repo.git_dir)
+    lock = IndexLock(repo.git_dir)
     lock.acquire()
+    undo = WorkdirUndo(repo.workdir)
     try:
+        index = _read_index(repo)
+        head = resolve_commit(repo, "HEAD")
+        for path in files:
+            why = _tree_obstacle(head.tree if head is not None else None, path)
+            why = why or _index_obstacle(index, path)
+            if why is None and repo.workdir is not None:
+                why = disk_obstacle(repo.workdir, path, None)
+            if why is not None:
+                raise GitFailure(f"{why}; nothing was changed")
         blobs = {path: r.create_blob(data) for path, data in files.items()}
-        lock.commit(lock.stage(blobs, ()))
+        staged = _stage(lock, blobs, ())
         if repo.workdir is not None:
             for path, data in files.items():
-                target = repo.workdir / path
-                if not os.path.lexists(target):
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    target.write_bytes(data)
-    except (pygit2.GitError, OSError) as err:
-        raise GitFailure(f"bringing {', '.join(files)} back in line failed: {err}") from None
-    finally:
+                if not os.path.lexists(repo.workdir / path):
+                    undo.write(path, data)
+        lock.commit(staged)
+    except BaseException as err:
+        lock.discard()
+        undo.run()
         lock.release()
+        if isinstance(err, (pygit2.GitError, OSError)):
+            raise GitFailure(
+                f"bringing {', '.join(files)} in line with HEAD failed ({describe(err)}); "
+                "nothing was changed"
+            ) from None
+        raise

@@ -34,6 +34,7 @@ from omh_git_memory.git import (
     resolve_commit,
     tree_file,
     worktree_blob_id,
+    write_obstacle,
 )
 from omh_git_memory.graph import Graph
 from omh_git_memory.keys import Key
@@ -106,6 +107,10 @@ def plan(ws: Workspace, graph: Graph, keys: Sequence[str]) -> Plan:
             at = f" (line {line})" if line else ""
             problems.append(f"{key}: {rule}{at}: {message}")
         path = team_path(key)
+        blocked = write_obstacle(ws.repo, path)
+        if blocked is not None:  # a symlink, a submodule or a file in the way
+            problems.append(f"{key}: {blocked}")
+            continue
         if blob_in_tree(head, path) == render(note).encode("utf-8"):
             finish.append((key, entry))
             continue

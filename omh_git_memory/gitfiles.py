@@ -1,0 +1,394 @@
+"""The files the git write path touches itself, without libgit2: git's index lock
+(`index.lock`, and the record that lets omh take over a lock it left behind) and
+working-tree writes that never follow a symlink and can be undone.
+
+`git.py` builds the commit and the index with libgit2; this module is everything
+around it that is plain files: no pygit2 here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import json
+import os
+import secrets
+import socket
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+from omh_git_memory.errors import GitFailure
+
+
+def describe(err: BaseException) -> str:
+    """What went wrong, in words, never libgit2's '(no error)' or a bare None."""
+    number = err.errno if isinstance(err, OSError) else None
+    text = (err.strerror if isinstance(err, OSError) else None) or str(err).strip()
+    if number == errno.ENOSPC or "No space left on device" in text:
+        return "the disk is full; free some space and run the command again"
+    if number == errno.EDQUOT or "quota exceeded" in text.lower():
+        return "your disk quota is exceeded; free some space and run the command again"
+    if not text or text in ("(no error)", "None"):
+        return f"{type(err).__name__} without a reason from libgit2"
+    if isinstance(err, OSError) and err.filename:
+        return f"{text}: {err.filename}"
+    return text
+
+
+def refusal(here: str, kind: str, where: str, path: str) -> str:
+    """Why `path` cannot be written, `here` (itself, or a directory above it) being
+    `kind` in `where` (the commit, the index, on disk), and what to do."""
+    if kind == "a symlink":
+        if here == path:
+            return f"{here} is a symlink {where}; omh never writes through a symlink: remove it"
+        cure = " (git rm it and commit)" if where == "in HEAD" else ""
+        return (f"{here} is a symlink {where}; omh never writes through a symlink: replace it "
+                f"with a plain directory{cure}")
+    if kind == "a submodule":
+        return (f"{here} is a submodule {where}; team notes live in a plain directory: "
+                "remove it (git rm) and commit")
+    if kind == "another repository":
+        return f"{here} is another git repository on disk (it holds .git): move it away"
+    if here != path:
+        return (f"{here} is {kind} {where}, so nothing can be written below it as {path}: "
+                "choose another key, or move it away")
+    return f"{path} is {kind} {where}: choose another key, or move it away"
+
+
+def disk_obstacle(workdir: Path, path: str, data: bytes | None) -> str | None:
+    """Why `path` cannot be written as a regular file below `workdir`: something
+    other than a plain directory on the way (a symlink, a file, another repository),
+    or other than a regular file at the path — all seen without following a
+    symlink. A regular file at the path is in the way only when `data` is given
+    and the file holds other bytes."""
+    current = workdir
+    parts = path.split("/")
+    for depth, name in enumerate(parts):
+        current = current / name
+        here = "/".join(parts[: depth + 1])
+        try:
+            info = os.lstat(current)
+        except FileNotFoundError:
+            return None
+        except OSError as err:
+            return f"{here} cannot be examined: {describe(err)}"
+        if stat.S_ISLNK(info.st_mode):
+            return refusal(here, "a symlink", "on disk", path)
+        if depth < len(parts) - 1:
+            if not stat.S_ISDIR(info.st_mode):
+                return refusal(here, "a file", "on disk", path)
+            if os.path.lexists(current / ".git"):
+                return refusal(here, "another repository", "on disk", path)
+        elif not stat.S_ISREG(info.st_mode):
+            kind = "a directory" if stat.S_ISDIR(info.st_mode) else "a special file"
+            return refusal(here, kind, "on disk", path)
+        elif data is not None and read_nofollow(workdir, path) != data:
+            return (f"{path} exists on disk with other content, which omh will not "
+                    "overwrite: commit it or move it away")
+    return None
+
+
+class IndexLock:
+    """git's own lock on the index: `index.lock`, created exclusively. The new index
+    is staged beside it and renamed into place before the lock is released.
+
+    A lock left by an omh process that died is taken over — but only when it is
+    provably that lock: the record beside it (`omh-index.lock.pid`) names the
+    process, its host and pid namespace, the lock file's device, inode, size and
+    modification time, and a random nonce that the lock file itself holds. A
+    live process's lock, git's own lock, or a lock put back by hand after the
+    original was removed never matches, and is refused as git refuses it. omh
+    processes serialise taking and releasing the lock with an advisory lock on the
+    git dir, so two of them never race over one takeover."""
+
+    def __init__(self, git_dir: Path) -> None:
+        self.git_dir = git_dir
+        self.index = git_dir / "index"
+        self.path = git_dir / "index.lock"
+        self.owner = git_dir / "omh-index.lock.pid"
+        self.staged = git_dir / "omh-index.new"
+        self.record: str | None = None
+
+    def acquire(self) -> None:
+        with _serialised(self.git_dir):
+            self._take_over_stale()
+            try:
+                fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                             0o644)
+            except FileExistsError:
+                raise GitFailure(
+                    f"{self.path} exists: another git command is running, or one crashed; "
+                    "wait for it, or remove the file if no git command is running"
+                ) from None
+            except OSError as err:
+                raise GitFailure(f"cannot lock the index at {self.path}: {describe(err)}") from None
+            try:
+                nonce = secrets.token_hex(16)
+                _write_all(fd, f"omh {os.getpid()} {nonce}\n".encode())
+                info = os.fstat(fd)
+                record = json.dumps({
+                    "pid": os.getpid(), "host": socket.gethostname(), "pidns": _pid_namespace(),
+                    "dev": info.st_dev, "ino": info.st_ino, "size": info.st_size,
+                    "mtime_ns": info.st_mtime_ns, "nonce": nonce,
+                })
+                _replace_text(self.owner, record)
+            except OSError as err:
+                os.close(fd)
+                with contextlib.suppress(OSError):
+                    self.path.unlink()
+                raise GitFailure(f"cannot lock the index at {self.path}: {describe(err)}") from None
+            os.close(fd)
+            self.record = record
+
+    def _take_over_stale(self) -> None:
+        """Remove `index.lock` if it is provably the one a dead omh process left."""
+        try:
+            with open(self.owner, "rb") as handle:
+                record = json.loads(handle.read(4096))
+            pid, nonce = int(record["pid"]), str(record["nonce"])
+            identity = (record["dev"], record["ino"], record["size"], record["mtime_ns"])
+            same_place = (record["host"], record["pidns"]) == (socket.gethostname(),
+                                                              _pid_namespace())
+        except (OSError, ValueError, KeyError, TypeError):
+            return  # no record, or not one this version wrote: nothing is provable
+        if not same_place or _alive(pid):
+            return
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError:
+            return
+        try:
+            info = os.fstat(fd)
+            content = os.read(fd, 4096)
+        finally:
+            os.close(fd)
+        if (stat.S_ISREG(info.st_mode)
+                and (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns) == identity
+                and content == f"omh {pid} {nonce}\n".encode()):
+            with contextlib.suppress(OSError):
+                self.path.unlink()
+            with contextlib.suppress(OSError):
+                self.owner.unlink()
+
+    def commit(self, staged: Path) -> None:
+        """Put the staged index in place, then release the lock."""
+        os.replace(staged, self.index)
+        self.release()
+
+    def discard(self) -> None:
+        with contextlib.suppress(OSError):
+            self.staged.unlink()
+
+    def release(self) -> None:
+        if self.record is None:
+            return
+        with _serialised(self.git_dir):
+            with contextlib.suppress(OSError):
+                self.path.unlink()
+            with contextlib.suppress(OSError):
+                if self.owner.read_text(encoding="utf-8") == self.record:
+                    self.owner.unlink()
+        self.record = None
+
+
+@contextlib.contextmanager
+def _serialised(git_dir: Path) -> Iterator[None]:
+    """An advisory lock on the git dir, among omh processes only (git ignores it),
+    released by the kernel if the process dies."""
+    fd = os.open(git_dir, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _pid_namespace() -> str:
+    """Which pid namespace this process lives in ("" where there is no /proc): a pid
+    from another namespace (a container sharing the checkout) says nothing here."""
+    try:
+        return os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return ""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _replace_text(path: Path, text: str) -> None:
+    """Write `path` whole or not at all (a temporary file renamed over it)."""
+    tmp = path.with_name(f"{path.name}.{secrets.token_hex(4)}")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        try:
+            _write_all(fd, text.encode("utf-8"))
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
+class WorkdirUndo:
+    """Working-tree writes that never follow a symlink, remembered so that they
+    can be undone: files written are removed, directories made are removed if
+    empty, files deleted are written back."""
+
+    def __init__(self, workdir: Path | None) -> None:
+        self.workdir = workdir
+        self.written: list[tuple[str, int]] = []  # path, inode
+        self.made: list[str] = []
+        self.deleted: list[tuple[str, bytes]] = []
+
+    def write(self, path: str, data: bytes) -> None:
+        """Write `path` (whole, through a temporary file) unless it already holds
+        `data`."""
+        if self.workdir is None or read_nofollow(self.workdir, path) == data:
+            return
+        fd = _open_dir(self.workdir, path, self.made)
+        assert fd is not None
+        try:
+            name = path.rsplit("/", 1)[-1]
+            tmp = f".omh-tmp-{secrets.token_hex(8)}"
+            out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666,
+                          dir_fd=fd)
+            try:
+                try:
+                    _write_all(out, data)
+                finally:
+                    os.close(out)
+                os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp, dir_fd=fd)
+                raise
+            self.written.append((path, os.stat(name, dir_fd=fd, follow_symlinks=False).st_ino))
+        finally:
+            os.close(fd)
+
+    def delete(self, path: str, committed: bytes | None) -> None:
+        """Remove `path` if it is a regular file holding exactly the bytes that were
+        committed; anything else is the user's, and stays (untracked)."""
+        if self.workdir is None or committed is None:
+            return
+        if read_nofollow(self.workdir, path) != committed:
+            return
+        fd = _open_dir(self.workdir, path, None)
+        if fd is None:
+            return
+        try:
+            os.unlink(path.rsplit("/", 1)[-1], dir_fd=fd)
+        finally:
+            os.close(fd)
+        self.deleted.append((path, committed))
+
+    def run(self) -> list[str]:
+        """Undo everything; returns the paths that could not be put back."""
+        left: list[str] = []
+        if self.workdir is None:
+            return left
+        for path, inode in reversed(self.written):
+            try:
+                fd = _open_dir(self.workdir, path, None)
+                if fd is None:
+                    continue
+                try:
+                    name = path.rsplit("/", 1)[-1]
+                    if os.stat(name, dir_fd=fd, follow_symlinks=False).st_ino == inode:
+                        os.unlink(name, dir_fd=fd)
+                finally:
+                    os.close(fd)
+            except OSError:
+                left.append(path)
+        for path in reversed(self.made):
+            with contextlib.suppress(OSError):
+                fd = _open_dir(self.workdir, path, None)
+                if fd is not None:
+                    try:
+                        os.rmdir(path.rsplit("/", 1)[-1], dir_fd=fd)
+                    finally:
+                        os.close(fd)
+        for path, data in self.deleted:
+            try:
+                self.write(path, data)
+            except OSError:
+                left.append(path)
+        self.written, self.made, self.deleted = [], [], []
+        return left
+
+
+def _open_dir(workdir: Path, path: str, made: list[str] | None) -> int | None:
+    """A descriptor of the directory `path` is in, reached from `workdir` without
+    following a symlink. Missing directories are made (and listed in `made`) when
+    `made` is given; otherwise a missing one gives None."""
+    fd = os.open(workdir, os.O_RDONLY | os.O_DIRECTORY)
+    parts = path.split("/")[:-1]
+    try:
+        for depth, name in enumerate(parts):
+            try:
+                inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            except FileNotFoundError:
+                if made is None:
+                    os.close(fd)
+                    return None
+                os.mkdir(name, 0o777, dir_fd=fd)
+                made.append("/".join(parts[: depth + 1]))
+                inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            except OSError as err:
+                if err.errno in (errno.ELOOP, errno.ENOTDIR):
+                    here = "/".join(parts[: depth + 1])
+                    raise GitFailure(
+                        f"{here} is not a plain directory on disk (a symlink?); omh never "
+                        "writes through a symlink"
+                    ) from None
+                raise
+            os.close(fd)
+            fd = inner
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_nofollow(workdir: Path, path: str) -> bytes | None:
+    """The bytes of the regular file `path`, or None (missing, or not a regular file
+    reached through plain directories)."""
+    try:
+        fd = _open_dir(workdir, path, None)
+    except (OSError, GitFailure):
+        return None
+    if fd is None:
+        return None
+    try:
+        inner = os.open(path.rsplit("/", 1)[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK,
+                        dir_fd=fd)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    try:
+        if not stat.S_ISREG(os.fstat(inner).st_mode):
+            return None
+        chunks = []
+        while chunk := os.read(inner, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(inner)
