@@ -25,12 +25,16 @@ from typing import Any, Final, Protocol
 from omh_git_memory.index import Doc, Snapshot
 from omh_git_memory.layers import Layer, reachable_layers
 from omh_git_memory.note import Note
-from omh_git_memory.tokens import words
+from omh_git_memory.tokens import is_function_word, words
 
 K1: Final = 1.2
 B: Final = 0.75
 MAX_RESULTS: Final = 8  # the seed's budget: eight matched notes
 MAX_NEIGHBOURS: Final = MAX_RESULTS  # the same budget for one note's neighbourhood
+LINE_BUDGET: Final = 24  # notes named in one answer: results plus neighbours
+FLOOR: float = 0.35  # a note is returned only when it scores this share of the best
+MIN_SHARE: float = 0.1  # ... and holds words making up this share of the question's weight
+AREA_WEIGHT: float = 1.0  # a word only in the leading area label counts this much
 
 # `docs: …`, `fix(git): …`, `ws: …` — an area label in front of the question.
 _AREA = re.compile(r"^\s*[\w./-]+(?:\([\w./ -]+\))?!?:\s+(?=\S)")
@@ -44,7 +48,8 @@ Order = Callable[[int, float], tuple[float, int, int, str]]
 class _Term:
     slots: Sequence[int]  # ascending
     counts: Sequence[int]
-    idf: float
+    idf: float  # the word's rarity, times its weight in the question
+    content: bool = True  # not a function word (`the`, `does`, `why`)
 
     @property
     def bound(self) -> float:
@@ -92,15 +97,61 @@ class Searcher:
         return found
 
     def terms(self, question: str) -> list[_Term]:
-        """The question's distinct words that occur in the store, with their weights."""
+        """The question's distinct words that occur in the store, with their weights:
+        a word's rarity, at AREA_WEIGHT when it is only in the leading area label."""
         found = []
-        for term in dict.fromkeys(words(question)):
+        for term, weight in question_words(question).items():
             slots, counts = self.postings(term)
             if slots:
                 df = len(slots)
                 idf = math.log(1 + (self.count - df + 0.5) / (df + 0.5))
-                found.append(_Term(slots, counts, idf))
+                found.append(_Term(slots, counts, weight * idf, not is_function_word(term)))
         return found
+
+    def question_weight(self, question: str) -> float:
+        """The weight of the question's content words (not `the`, `does`, `why`): each
+        word's rarity, a word found in no note counting as the rarest (it is what the
+        asker cares about, and nothing has it)."""
+        total = 0.0
+        for term, weight in question_words(question).items():
+            if is_function_word(term):
+                continue
+            df = len(self.postings(term)[0])
+            total += weight * math.log(1 + (self.count - df + 0.5) / (df + 0.5))
+        return total
+
+    def share(self, terms: Sequence[_Term], slot: int, total: float) -> float:
+        """The part of the question's content weight that the words `slot` holds make up."""
+        held = 0.0
+        for term in terms:
+            if not term.content:
+                continue
+            at = bisect.bisect_left(term.slots, slot)
+            if at < len(term.slots) and term.slots[at] == slot:
+                held += term.idf
+        return held / total if total > 0 else 0.0
+
+    def above(self, terms: Sequence[_Term], threshold: float) -> set[int]:
+        """Every document whose score for `terms` reaches `threshold`, exactly.
+
+        A document holding none of the rarest words whose bounds add up to more
+        than what the other words could give cannot reach the threshold, so only
+        those words' lists are read in full."""
+        ordered = sorted(terms, key=lambda t: -t.bound)
+        rest = sum(t.bound for t in ordered)
+        essential = 0
+        while essential < len(ordered) and rest >= threshold:
+            rest -= ordered[essential].bound
+            essential += 1
+        acc: dict[int, float] = defaultdict(float)
+        norm = self._norm
+        for term in ordered[:essential]:
+            boost = term.idf * (K1 + 1)
+            for slot, tf in zip(term.slots, term.counts, strict=True):
+                acc[slot] += boost * tf / (tf + norm[slot])
+        late = ordered[essential:]
+        return {slot for slot, score in acc.items()
+                if score + sum(self.contribution(t, slot) for t in late) >= threshold}
 
     def contribution(self, term: _Term, slot: int) -> float:
         """One word's BM25 share of one document's score (0 when absent)."""
@@ -170,11 +221,23 @@ class Hit:
 @dataclass(frozen=True)
 class Answer:
     results: tuple[Hit, ...]
-    left_out: int  # matched notes beyond the eight returned
+    left_out: int  # notes that passed the floor beyond those returned
+    question: tuple[str, ...] = ()  # the phrasings asked, for excerpts
 
 
 def phrasings(question: str, also: Iterable[str] = ()) -> list[str]:
     return [q for q in (question, *also) if q.strip()]
+
+
+def question_words(question: str) -> dict[str, float]:
+    """The question's distinct words and their weights: 1, or AREA_WEIGHT for a word
+    that is only in the leading area label (`fix(zstream): …`)."""
+    label = _AREA.match(question)
+    head = label.group() if label else ""
+    weights = dict.fromkeys(words(question[len(head):]), 1.0)
+    for term in words(head):
+        weights.setdefault(term, AREA_WEIGHT)
+    return weights
 
 
 class Semantic(Protocol):
@@ -185,8 +248,12 @@ class Semantic(Protocol):
 
 
 def recall(searcher: Searcher, question: str, also: Iterable[str] = (),
-           semantic: Semantic | None = None, zero_is_evidence: bool = False) -> Answer:
+           semantic: Semantic | None = None, zero_is_evidence: bool = False,
+           floor: float | None = None, min_share: float | None = None) -> Answer:
     """The best notes for `question`, each keeping its best score over the phrasings.
+
+    Only notes scoring at least FLOOR times the best score are returned or counted
+    as left out (`floor` overrides it, for the benchmark).
 
     With `semantic`, the lexical and the embedding rankings each nominate their
     best eight, and the nominees are ordered by the mean of the evidence each has:
@@ -195,33 +262,47 @@ def recall(searcher: Searcher, question: str, also: Iterable[str] = (),
     ordered by its similarity alone; `zero_is_evidence` instead averages in the
     zero, as the benchmark compares (see docs/recall.md)."""
     inbound = searcher.inbound()
+    share = FLOOR if floor is None else floor
+    least = MIN_SHARE if min_share is None else min_share
+    asked = phrasings(question, also)
 
     def order(slot: int, score: float) -> tuple[float, int, int, str]:
         d = searcher.docs[slot]
         assert d is not None
         return (-score, -d.recorded, -len(inbound.get(slot, ())), d.key)
 
-    per_phrasing = [searcher.terms(p) for p in phrasings(question, also)]
+    per_phrasing = [searcher.terms(p) for p in asked]
+    totals = [searcher.question_weight(p) for p in asked]
     # A note in the final eight is among the best eight of the phrasing that gave
     # its best score, so the candidates are the union of each phrasing's best.
     candidates: set[int] = set()
-    matched: set[int] = set()
     for terms in per_phrasing:
         candidates.update(searcher.best(terms, MAX_RESULTS, order))
-        for term in terms:
-            matched.update(term.slots)
+
     def lexical(slot: int) -> float:
-        return max(sum(searcher.contribution(t, slot) for t in terms) for terms in per_phrasing)
+        return max((sum(searcher.contribution(t, slot) for t in terms)
+                    for terms in per_phrasing), default=0.0)
 
     best = {slot: lexical(slot) for slot in candidates}
+    top_lexical = max(best.values(), default=0.0)
+    passed: set[int] = set()
+    if top_lexical > 0:
+        for terms in per_phrasing:
+            passed |= searcher.above(terms, share * top_lexical)
     if semantic is not None:
-        best, nominated = _fuse(searcher, semantic, phrasings(question, also), best, lexical,
-                                zero_is_evidence)
-        matched |= nominated
-    top = heapq.nsmallest(MAX_RESULTS, (s for s in best if best[s] > 0),
-                          key=lambda s: order(s, best[s]))
-    hits = tuple(_hit(searcher, slot, best[slot], inbound) for slot in top)
-    return Answer(hits, max(0, len(matched) - len(top)))
+        best, _ = _fuse(searcher, semantic, asked, best, lexical, zero_is_evidence)
+    threshold = share * max(best.values(), default=0.0)
+    passed |= {s for s in best if best[s] > 0 and best[s] >= threshold}
+
+    def enough(slot: int) -> bool:
+        return least <= 0 or any(searcher.share(terms, slot, total) >= least
+                                 for terms, total in zip(per_phrasing, totals, strict=True))
+
+    passed = {s for s in passed if enough(s) or (semantic is not None and s in best)}
+    kept = [s for s in best if s in passed]
+    top = heapq.nsmallest(MAX_RESULTS, kept, key=lambda s: order(s, best[s]))
+    hits = _neighbourhoods(searcher, top, best, inbound, lexical)
+    return Answer(hits, max(0, len(passed) - len(top)), tuple(asked))
 
 
 def _fuse(searcher: Searcher, semantic: Semantic, asked: Sequence[str],
@@ -245,18 +326,65 @@ def _fuse(searcher: Searcher, semantic: Semantic, asked: Sequence[str],
     return {s: v for s, v in fused.items() if v > 0}, set(by_sim)
 
 
-def _hit(searcher: Searcher, slot: int, score: float, inbound: dict[int, list[int]]) -> Hit:
-    doc = searcher.docs[slot]
-    assert doc is not None
-    near: dict[int, None] = {}
-    for target in doc.links:
-        for reached in searcher.resolve(target, doc.layer):
-            if reached != slot:
-                near.setdefault(reached, None)
-    for linker in inbound.get(slot, ()):
-        near.setdefault(linker, None)
-    shown = [d for d in (searcher.docs[s] for s in list(near)[:MAX_NEIGHBOURS]) if d]
-    return Hit(doc, score, tuple(shown), max(0, len(near) - MAX_NEIGHBOURS))
+def is_hub(searcher: Searcher, slot: int) -> bool:
+    """The repository topic, or a note linking to at least half the store: a
+    neighbour of nearly everything, so naming it under each result says nothing."""
+    d = searcher.docs[slot]
+    if d is None:
+        return False
+    if d.source.startswith("t:"):
+        return True
+    return searcher.count >= 4 and len(d.links) * 2 >= searcher.count and len(
+        {r for t in d.links for r in searcher.resolve(t, d.layer)}) * 2 >= searcher.count
+
+
+def _neighbourhoods(searcher: Searcher, top: Sequence[int], best: Mapping[int, float],
+                    inbound: dict[int, list[int]], score: Callable[[int], float]
+                    ) -> tuple[Hit, ...]:
+    """Each result with its one-hop neighbours, best match to the question first.
+
+    A hub is named under the first result that reaches it only, and the whole
+    answer names at most LINE_BUDGET notes: neighbours are dealt out one per
+    result in rank order, round after round, until the budget is spent."""
+    linked: list[list[int]] = []
+    hubs_named: set[int] = set()
+    for slot in top:
+        doc = searcher.docs[slot]
+        assert doc is not None
+        near: dict[int, None] = {}
+        for target in doc.links:
+            for reached in searcher.resolve(target, doc.layer):
+                if reached != slot:
+                    near.setdefault(reached, None)
+        for linker in inbound.get(slot, ()):
+            near.setdefault(linker, None)
+        kept = []
+        for n in near:
+            if is_hub(searcher, n):
+                if n in hubs_named:
+                    continue
+                hubs_named.add(n)
+            kept.append(n)
+        scores = {n: best[n] if n in best else score(n) for n in kept}
+        linked.append(sorted(kept, key=lambda n: -scores[n]))  # stable: links, then linkers
+    budget = max(0, LINE_BUDGET - len(top))
+    shown: list[list[int]] = [[] for _ in top]
+    depth = 0
+    while budget > 0 and any(len(near) > depth for near in linked):
+        for i, near in enumerate(linked):
+            if budget > 0 and len(near) > depth and depth < MAX_NEIGHBOURS:
+                shown[i].append(near[depth])
+                budget -= 1
+        depth += 1
+        if depth >= MAX_NEIGHBOURS:
+            break
+    hits = []
+    for slot, near, picked in zip(top, linked, shown, strict=True):
+        doc = searcher.docs[slot]
+        assert doc is not None
+        docs = tuple(d for d in (searcher.docs[n] for n in picked) if d is not None)
+        hits.append(Hit(doc, best[slot], docs, len(near) - len(picked)))
+    return tuple(hits)
 
 
 def shown_docs(answer: Answer) -> list[Doc]:

@@ -9,7 +9,7 @@ import pytest
 
 from omh_git_memory.index import Doc, analyse, index_dir, snapshot_for
 from omh_git_memory.note import parse
-from omh_git_memory.recall import Answer, Hit, recall, render_tree
+from omh_git_memory.recall import FLOOR, MIN_SHARE, Answer, Hit, recall, render_tree
 from omh_git_memory.workspace import open_workspace
 from tests.helpers import git, make_repo, note_text, omh
 
@@ -296,10 +296,13 @@ def test_pruned_ranking_equals_scoring_every_document(tmp_path: Path) -> None:
             assert d is not None
             return (-full[s], -d.recorded, -len(inbound.get(s, ())), d.key)
 
-        expected = sorted((s for s in full if full[s] > 0), key=order)
+        top = max(full.values(), default=0.0)
+        total = searcher.question_weight(question)
+        expected = sorted((s for s in full if full[s] > 0 and full[s] >= FLOOR * top
+                           and searcher.share(terms, s, total) >= MIN_SHARE), key=order)
         assert [h.doc.key for h in got.results] == [
             searcher.docs[s].key for s in expected[:8]]  # type: ignore[union-attr]
-        assert got.left_out == max(0, len(expected) - 8)
+        assert got.left_out == max(0, len(expected) - 8)  # only what passed the floor
 
 
 def test_rm_of_a_derived_stub_says_how_to_exclude_it(docs_repo: Path) -> None:
