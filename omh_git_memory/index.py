@@ -465,6 +465,17 @@ def local_docs(entries: Iterable[StoredNote]) -> list[tuple[Doc, dict[str, int],
     return out
 
 
+def note_of(repo: GitRepo, config: Config, doc: Doc,
+            local: Sequence[tuple[Doc, Note]]) -> Note | None:
+    """The note `doc` indexes, read again: a local note from `local` (the searcher's),
+    a team note or stub from git, the topic re-derived."""
+    if doc.layer == Layer.LOCAL.value:
+        return next((note for d, note in local if d is doc), None)
+    if doc.derived:
+        return derived_note(repo, config, doc)
+    return written_or_stub(repo, config, doc, dt.date.today())
+
+
 def derived_note(repo: GitRepo, config: Config, doc: Doc, rev: str = "HEAD") -> Note | None:
     """Re-derive a stub or the topic (for `show`): the same function the index used."""
     commit = resolve_commit(repo, rev)

@@ -25,7 +25,7 @@ from typing import Any, Final, Protocol
 from omh_git_memory.index import Doc, Snapshot
 from omh_git_memory.layers import Layer, reachable_layers
 from omh_git_memory.note import Note
-from omh_git_memory.tokens import is_function_word, words
+from omh_git_memory.tokens import is_function_word, without_links, words
 
 K1: Final = 1.2
 B: Final = 0.75
@@ -370,20 +370,20 @@ def _neighbourhoods(searcher: Searcher, top: Sequence[int], best: Mapping[int, f
     budget = max(0, LINE_BUDGET - len(top))
     shown: list[list[int]] = [[] for _ in top]
     depth = 0
-    while budget > 0 and any(len(near) > depth for near in linked):
-        for i, near in enumerate(linked):
-            if budget > 0 and len(near) > depth and depth < MAX_NEIGHBOURS:
-                shown[i].append(near[depth])
+    while budget > 0 and any(len(ranked) > depth for ranked in linked):
+        for i, ranked in enumerate(linked):
+            if budget > 0 and len(ranked) > depth and depth < MAX_NEIGHBOURS:
+                shown[i].append(ranked[depth])
                 budget -= 1
         depth += 1
         if depth >= MAX_NEIGHBOURS:
             break
     hits = []
-    for slot, near, picked in zip(top, linked, shown, strict=True):
+    for slot, ranked, picked in zip(top, linked, shown, strict=True):
         doc = searcher.docs[slot]
         assert doc is not None
         docs = tuple(d for d in (searcher.docs[n] for n in picked) if d is not None)
-        hits.append(Hit(doc, best[slot], docs, len(near) - len(picked)))
+        hits.append(Hit(doc, best[slot], docs, len(ranked) - len(picked)))
     return tuple(hits)
 
 
@@ -396,9 +396,40 @@ def date_of(doc: Doc) -> str:
     return dt.date.fromordinal(doc.recorded).isoformat() if doc.recorded else "undated"
 
 
-def render_tree(answer: Answer, stale: Mapping[tuple[str, str], str] | None = None) -> str:
+TITLE_WIDTH: Final = 60  # a title longer than this is cut, with `…`
+EXCERPTS: Final = 3  # results the MCP answer quotes from
+EXCERPT_BUDGET: Final = 1200  # bytes (UTF-8) of the whole excerpt block, EXCERPT_EACH a result
+EXCERPT_EACH: Final = EXCERPT_BUDGET // EXCERPTS
+_INDENT: Final = "  "
+
+
+def read_at(doc: Doc) -> str:
+    """Where the note can be read in full: the team file (a repo path), the local
+    file (an absolute path), the document a stub points at; the repository topic is
+    derived from the tree and has no file."""
+    if doc.source.startswith("s:"):
+        return doc.location
+    if doc.source.startswith("t:"):
+        return f"derived from the repository (omh memory show {doc.key})"
+    if doc.layer == Layer.TEAM.value and ":" in doc.location:
+        return doc.location.split(":", 1)[1]  # `<commit>:.omh/notes/<key>.md`
+    return doc.location
+
+
+def what_it_is(doc: Doc) -> str:
+    """The note's title, cut to TITLE_WIDTH; for the topic, that it is the repository's."""
+    title = " ".join(doc.title.split()) or doc.key
+    if doc.source.startswith("t:"):
+        title = f"the repository topic of {title}"
+    return title if len(title) <= TITLE_WIDTH else title[: TITLE_WIDTH - 1].rstrip() + "…"
+
+
+def render_tree(answer: Answer, stale: Mapping[tuple[str, str], str] | None = None,
+                also: str = "--also") -> str:
     """The seed's tree. Every line that names a note carries its layer and date, and
-    `· stale` when the note's trigger has fired (`stale`: (layer, key) → why)."""
+    `· stale` when the note's trigger has fired (`stale`: (layer, key) → why), then
+    what the note is (its title) and where to read it in full. `also` is how the
+    asker adds a phrasing (`--also` on the command line, `also_phrased_as` over MCP)."""
     fired = stale or {}
     blocks: list[list[tuple[str, Doc | None]]] = []
     for hit in answer.results:
@@ -410,21 +441,94 @@ def render_tree(answer: Answer, stale: Mapping[tuple[str, str], str] | None = No
             block.append((f"└─ … and {hit.more_neighbours} more linked notes "
                           f"(omh memory show {hit.doc.key})", None))
         blocks.append(block)
-    width = max((len(label) for block in blocks for label, doc in block if doc), default=0)
+    named = [(label, doc) for block in blocks for label, doc in block if doc]
+    width = max((len(label) for label, _ in named), default=0)
+    metas = {id(doc): f"{doc.layer} · {date_of(doc)}"
+             + (" · stale" if (doc.layer, doc.key) in fired else "") for _, doc in named}
+    meta_width = max((len(m) for m in metas.values()), default=0)
     lines = [
-        f"{label.ljust(width)}  {doc.layer} · {date_of(doc)}"
-        + (" · stale" if (doc.layer, doc.key) in fired else "") if doc else label
+        f"{label.ljust(width)}  {metas[id(doc)].ljust(meta_width)}  "
+        f"{what_it_is(doc)} — {read_at(doc)}" if doc else label
         for block in blocks
         for label, doc in block
     ]
-    if any((d.layer, d.key) in fired for block in blocks for _, d in block if d):
+    if any((d.layer, d.key) in fired for _, d in named):
         lines.append("stale: a note's invalidated_by has fired; `omh memory stale` says why")
     if not answer.results:
-        lines.append("no note matched; try other words, or add --also with another phrasing")
+        lines.append(f"no note matched well enough; try other words, or add {also} "
+                     "with another phrasing")
     elif answer.left_out:
-        lines.append(f"{answer.left_out} more matched notes were left out; "
+        lines.append(f"{answer.left_out} more notes matched well enough but were left out; "
                      "ask more precisely to see them")
     return "\n".join(lines) + "\n"
+
+
+def excerpt(doc: Doc, note: Note, answer: Answer, limit: int = EXCERPT_EACH) -> list[str]:
+    """A few lines of what `note` says, so that an agent rarely needs to open it:
+    a surprise's Observed and the first line of its Evidence; a stub's document and
+    the headings that matched the question; otherwise the first lines of its text.
+    At most `limit` bytes (UTF-8) once each line is indented and ends in a newline."""
+    asked = {t for q in answer.question for t in question_words(q) if not is_function_word(t)}
+    lines: list[str] = []
+    if note.type == "surprise":
+        observed, evidence = note.section("Observed"), note.section("Evidence")
+        if observed is not None:
+            lines.append("Observed: " + " ".join(observed.text.split()))
+        if evidence is not None and evidence.text.strip():
+            first = next(ln for ln in evidence.text.splitlines() if ln.strip())
+            lines.append("Evidence: " + first.strip())
+    elif note.type == "stub":
+        answers = note.section("Answers")
+        headings = answers.items if answers else ()
+        matched = [h for h in headings if asked & set(words(h))]
+        lines.append(f"Read {note.source}")
+        if matched:
+            lines.append("Headings that match: " + "; ".join(matched))
+        elif headings:
+            lines.append("Matched in its text; headings: " + "; ".join(headings))
+    elif doc.source.startswith("t:"):
+        facts = note.section("Facts")
+        lines += [ln.lstrip("- ").strip() for ln in (facts.text if facts else "").splitlines()
+                  if ln.strip()]
+    else:
+        text = without_links(note.body).split("\n", 1)[-1] if note.body.lstrip().startswith(
+            "# ") else without_links(note.body)
+        lines += [" ".join(p.split()) for p in text.split("\n\n") if p.strip()][:2]
+    return _cut(lines, limit)
+
+
+def _cut(lines: Sequence[str], limit: int) -> list[str]:
+    """`lines`, the last ones shortened or dropped so the UTF-8 total fits `limit`."""
+    out: list[str] = []
+    used = 0
+    for line in lines:
+        room = limit - used - len(_INDENT) - 1  # each line is indented and ends in a newline
+        data = line.encode("utf-8")
+        if room <= 1:
+            break
+        if len(data) > room:
+            line = data[: room - len("…".encode())].decode("utf-8", "ignore").rstrip() + "…"
+            data = line.encode("utf-8")
+        out.append(line)
+        used += len(_INDENT) + len(data) + 1
+    return out
+
+
+def render_excerpts(answer: Answer, notes: Mapping[tuple[str, str], Note]) -> str:
+    """What the best EXCERPTS results say (`notes`: (layer, key) → the note), each
+    under a line naming it with its layer and date. Each result's part, that line
+    included, is at most EXCERPT_EACH bytes (UTF-8), so the whole is at most
+    EXCERPT_BUDGET."""
+    out = ""
+    for hit in answer.results[:EXCERPTS]:
+        note = notes.get((hit.doc.layer, hit.doc.key))
+        if note is None:
+            continue
+        head = f"{hit.doc.key}  {hit.doc.layer} · {date_of(hit.doc)}\n"
+        quoted = excerpt(hit.doc, note, answer, EXCERPT_EACH - len(head.encode("utf-8")))
+        if quoted:
+            out += head + "".join(f"{_INDENT}{line}\n" for line in quoted)
+    return out
 
 
 def area_label(question: str) -> str | None:
