@@ -498,19 +498,23 @@ def excerpt(doc: Doc, note: Note, answer: Answer, limit: int = EXCERPT_EACH) -> 
 
 
 def _cut(lines: Sequence[str], limit: int) -> list[str]:
-    """`lines`, the last ones shortened or dropped so the UTF-8 total fits `limit`."""
-    out: list[str] = []
-    used = 0
-    for line in lines:
-        room = limit - used - len(_INDENT) - 1  # each line is indented and ends in a newline
-        data = line.encode("utf-8")
-        if room <= 1:
-            break
-        if len(data) > room:
-            line = data[: room - len("…".encode())].decode("utf-8", "ignore").rstrip() + "…"
-            data = line.encode("utf-8")
-        out.append(line)
-        used += len(_INDENT) + len(data) + 1
+    """`lines`, shortened so their UTF-8 total, indented and newline-ended, fits
+    `limit`: short lines keep all they need, long ones share the rest equally."""
+    overhead = len(_INDENT) + 1
+    need = [len(line.encode("utf-8")) + overhead for line in lines]
+    caps = [0] * len(lines)
+    room, left = limit, len(lines)
+    for i in sorted(range(len(lines)), key=lambda i: need[i]):
+        caps[i] = min(need[i], room // left)
+        room -= caps[i]
+        left -= 1
+    out = []
+    for line, cap, wanted in zip(lines, caps, need, strict=True):
+        if cap >= wanted:
+            out.append(line)
+        elif cap - overhead > 8:  # room for a few words and the `…`
+            cut = line.encode("utf-8")[: cap - overhead - len("…".encode())]
+            out.append(cut.decode("utf-8", "ignore").rstrip() + "…")
     return out
 
 
