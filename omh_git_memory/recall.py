@@ -120,6 +120,19 @@ class Searcher:
             total += weight * math.log(1 + (self.count - df + 0.5) / (df + 0.5))
         return total
 
+    def holds(self, terms: Sequence[_Term], slot: int, need: float) -> bool:
+        """Whether `slot` holds content words of `terms` weighing at least `need`
+        (give `terms` rarest first: it stops as soon as it knows)."""
+        held = 0.0
+        for term in terms:
+            if held >= need:
+                break
+            if term.content:
+                at = bisect.bisect_left(term.slots, slot)
+                if at < len(term.slots) and term.slots[at] == slot:
+                    held += term.idf
+        return held >= need
+
     def share(self, terms: Sequence[_Term], slot: int, total: float) -> float:
         """The part of the question's content weight that the words `slot` holds make up."""
         held = 0.0
@@ -150,8 +163,17 @@ class Searcher:
             for slot, tf in zip(term.slots, term.counts, strict=True):
                 acc[slot] += boost * tf / (tf + norm[slot])
         late = ordered[essential:]
-        return {slot for slot, score in acc.items()
-                if score + sum(self.contribution(t, slot) for t in late) >= threshold}
+        found = set()
+        for slot, score in acc.items():
+            left = rest
+            for term in late:  # stop as soon as the answer is known
+                if score >= threshold or score + left < threshold:
+                    break
+                score += self.contribution(term, slot)
+                left -= term.bound
+            if score >= threshold:
+                found.add(slot)
+        return found
 
     def contribution(self, term: _Term, slot: int) -> float:
         """One word's BM25 share of one document's score (0 when absent)."""
@@ -294,9 +316,11 @@ def recall(searcher: Searcher, question: str, also: Iterable[str] = (),
     threshold = share * max(best.values(), default=0.0)
     passed |= {s for s in best if best[s] > 0 and best[s] >= threshold}
 
+    rarest_first = [sorted(terms, key=lambda t: -t.idf) for terms in per_phrasing]
+
     def enough(slot: int) -> bool:
-        return least <= 0 or any(searcher.share(terms, slot, total) >= least
-                                 for terms, total in zip(per_phrasing, totals, strict=True))
+        return least <= 0 or any(total > 0 and searcher.holds(terms, slot, least * total)
+                                 for terms, total in zip(rarest_first, totals, strict=True))
 
     passed = {s for s in passed if enough(s) or (semantic is not None and s in best)}
     kept = [s for s in best if s in passed]
@@ -365,7 +389,7 @@ def _neighbourhoods(searcher: Searcher, top: Sequence[int], best: Mapping[int, f
                     continue
                 hubs_named.add(n)
             kept.append(n)
-        scores = {n: best[n] if n in best else score(n) for n in kept}
+        scores = {n: score(n) for n in kept}  # lexical, also when results are fused
         linked.append(sorted(kept, key=lambda n: -scores[n]))  # stable: links, then linkers
     budget = max(0, LINE_BUDGET - len(top))
     shown: list[list[int]] = [[] for _ in top]
