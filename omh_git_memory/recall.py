@@ -2,12 +2,15 @@
 
 Ranking is Okapi BM25 (k1 = 1.2, b = 0.75, the published defaults) over stemmed,
 identifier-aware words (see :mod:`omh_git_memory.tokens`): a word's weight is its
-rarity in this store (no stopword list), the words of a note's key are counted a
-second time, and ties break on the more recent note, then on the one more notes
-link to. At most eight matched notes are returned, each with its one-hop
-neighbourhood (the notes it links to and the notes linking to it), and the
-answer says how many more matched. Every line of the rendered answer carries the
-note's layer and date (invariant 1).
+rarity in this store, the words of a note's key are counted a second time, and
+ties break on the more recent note, then on the one more notes link to. Only
+notes over the relevance floor are returned: at least FLOOR of the best score,
+holding at least MIN_SHARE of the weight of the question's content words
+(function words such as `the` or `why` score but cannot make a match alone). At
+most eight are returned, each with its one-hop neighbourhood (best match first, a
+hub named once, LINE_BUDGET notes in all), and the answer says how many more
+passed the floor. Every line of the rendered answer carries the note's layer and
+date (invariant 1), then its title and where to read it in full.
 """
 
 from __future__ import annotations
