@@ -309,26 +309,28 @@ def recall(searcher: Searcher, question: str, also: Iterable[str] = (),
                     for terms in per_phrasing), default=0.0)
 
     best = {slot: lexical(slot) for slot in candidates}
-    top_lexical = max(best.values(), default=0.0)
-    passed: set[int] = set()
-    if top_lexical > 0:
-        for terms in per_phrasing:
-            passed |= searcher.above(terms, share * top_lexical)
-    if semantic is not None:
-        best, _ = _fuse(searcher, semantic, asked, best, lexical, zero_is_evidence)
     threshold = share * max(best.values(), default=0.0)
+    passed: set[int] = set()
+    if best:
+        for terms in per_phrasing:
+            passed |= searcher.above(terms, threshold)
     passed |= {s for s in best if best[s] > 0 and best[s] >= threshold}
-
     rarest_first = [sorted(terms, key=lambda t: -t.idf) for terms in per_phrasing]
 
     def enough(slot: int) -> bool:
         return least <= 0 or any(total > 0 and searcher.holds(terms, slot, least * total)
                                  for terms, total in zip(rarest_first, totals, strict=True))
 
-    passed = {s for s in passed if enough(s) or (semantic is not None and s in best)}
-    kept = [s for s in best if s in passed]
-    top = heapq.nsmallest(MAX_RESULTS, kept, key=lambda s: order(s, best[s]))
-    hits = _neighbourhoods(searcher, top, best, inbound, lexical)
+    passed = {s for s in passed if enough(s)}
+    scores = best
+    if semantic is not None:
+        # The floor is lexical: a lexical nominee must pass it; the embedding's own
+        # nominees (its best eight) are its evidence.
+        scores, nominated = _fuse(searcher, semantic, asked, best, lexical, zero_is_evidence)
+        passed |= {s for s in scores if s in nominated}
+    kept = [s for s in scores if s in passed]
+    top = heapq.nsmallest(MAX_RESULTS, kept, key=lambda s: order(s, scores[s]))
+    hits = _neighbourhoods(searcher, top, scores, inbound, lexical)
     return Answer(hits, max(0, len(passed) - len(top)), tuple(asked))
 
 
