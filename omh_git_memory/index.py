@@ -52,11 +52,18 @@ from omh_git_memory.git import (
 from omh_git_memory.layers import Layer
 from omh_git_memory.note import Note
 from omh_git_memory.store import StoredNote, read_note_bytes
-from omh_git_memory.stubs import is_document, repo_facts, stub_note, topic_note
+from omh_git_memory.stubs import (
+    TOPIC_SOURCE,
+    is_document,
+    repo_facts,
+    stub_note,
+    topic_note,
+    whole_document,
+)
 from omh_git_memory.team import NOTES_DIR, is_team_entry, tree_note
 from omh_git_memory.tokens import without_links, words
 
-VERSION: Final = 3
+VERSION: Final = 4  # 3: checksummed files; 4: stubs indexed as their document, not omh's sentence
 MAGIC: Final = b"omh-cache 1\n"  # then 32 bytes of SHA-256 over the payload, then the payload
 _DIGEST_SIZE: Final = 32
 _STALE_TEMP: Final = 600  # seconds after which a temporary file is a crashed writer's
@@ -95,10 +102,32 @@ class Doc:
         return cls(*t)  # type: ignore[arg-type]
 
 
-def analyse(note: Note) -> Counter[str]:
-    """The words recall matches a note on: its text (title, sections, without
-    `[[links]]` and frontmatter) plus the words of its key a second time, since a
-    word in the key counts double."""
+def analyse(note: Note, document: str | None = None) -> Counter[str]:
+    """The words recall matches a note on: what the note says, never the sentences
+    omh writes into every derived note.
+
+    - A written note: its text (title, sections, without `[[links]]` and
+      frontmatter), plus the words of its key once more.
+    - A stub: its title, its document's path and its Answers (the document's
+      headings), plus the document's own text (`document`), measured to help
+      (docs/recall.md).
+    - The repository topic: its name and its facts.
+    """
+    if note.type == "stub":
+        terms = Counter(words(note.title))
+        terms.update(words(note.source.replace("/", " ")))
+        answers = note.section("Answers")
+        for heading in answers.items if answers else ():
+            if heading != whole_document(note.source):
+                terms.update(words(heading))
+        if document is not None:
+            terms.update(words(without_links(document)))
+        return terms
+    if note.source == TOPIC_SOURCE:
+        terms = Counter(words(note.title))
+        facts = note.section("Facts")
+        terms.update(words(facts.text if facts else ""))
+        return terms
     terms = Counter(words(without_links(note.body)))
     terms.update(words(note.key.value.replace("/", " ")))
     return terms
@@ -295,7 +324,7 @@ class _Builder:
         note = stub_note(e.path, text, self.config.keys, self.day)
         if note is None:
             return None
-        terms = analyse(note)
+        terms = analyse(note, text)
         return doc_for(note, Layer.TEAM, f"s:{e.blob_id}:{e.path}", e.path, terms), dict(terms)
 
     def _put_topic(self, stub_keys: list[str]) -> dict[str, int]:
@@ -323,6 +352,11 @@ class _Builder:
             return {}
         if doc.source.startswith("t:"):
             return self.base.topic_terms if self.base else {}
+        if doc.source.startswith("s:"):
+            _, blob_id, path = doc.source.split(":", 2)
+            text = read_blob(self.repo, blob_id).decode("utf-8", errors="replace")
+            stub = stub_note(path, text, self.config.keys, self.day)
+            return dict(analyse(stub, text)) if stub is not None else {}
         note = written_or_stub(self.repo, self.config, doc, self.day)
         return dict(analyse(note)) if note is not None else {}
 
@@ -532,6 +566,17 @@ def local_docs(entries: Iterable[StoredNote]) -> list[tuple[Doc, dict[str, int],
         out.append((doc_for(entry.note, Layer.LOCAL, "local", entry.location, terms),
                     dict(terms), entry.note))
     return out
+
+
+def note_of(repo: GitRepo, config: Config, doc: Doc,
+            local: Sequence[tuple[Doc, Note]]) -> Note | None:
+    """The note `doc` indexes, read again: a local note from `local` (the searcher's),
+    a team note or stub from git, the topic re-derived."""
+    if doc.layer == Layer.LOCAL.value:
+        return next((note for d, note in local if d is doc), None)
+    if doc.derived:
+        return derived_note(repo, config, doc)
+    return written_or_stub(repo, config, doc, dt.date.today())
 
 
 def derived_note(repo: GitRepo, config: Config, doc: Doc, rev: str = "HEAD") -> Note | None:

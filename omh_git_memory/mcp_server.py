@@ -3,9 +3,9 @@
 - `remember` writes a surprise note to the local layer only (invariant 3), always
   strict, with `source` set here from `OMH_SESSION` and the connecting client's
   name and version — the caller cannot set it.
-- `recall` returns the tree, every line with its layer and date, and says how to
-  read a note in full. Its description is generated at launch from the store's
-  census (counts, never titles).
+- `recall` returns the tree, every line with its layer and date, the note's title
+  and where to read it in full, then short excerpts of the best results. Its
+  description is generated at launch from the store's census (counts, never titles).
 
 The mcp SDK lives only in this module (it costs ~0.5 s to import, so only
 `omh mcp serve` and `omh doctor` load it). Nothing but protocol goes to stdout;
@@ -29,7 +29,15 @@ from pydantic import Field
 
 from omh_git_memory.census import Census, take_census
 from omh_git_memory.errors import OmhError
-from omh_git_memory.recall import Searcher, recall, render_tree, shown_docs
+from omh_git_memory.index import note_of
+from omh_git_memory.recall import (
+    EXCERPTS,
+    Searcher,
+    recall,
+    render_excerpts,
+    render_tree,
+    shown_docs,
+)
 from omh_git_memory.remember import KeyTaken, Observation, TeamKeys, remember
 from omh_git_memory.stale import pin_trigger, stale_marks
 from omh_git_memory.workspace import Workspace, open_workspace
@@ -172,15 +180,24 @@ def build_server(ws: Workspace) -> MCPServer:
         if not question.strip():
             raise ToolError("`question` is empty; ask what you want to know")
         try:
-            answer = recall(state.searcher(), question, also_phrased_as or [],
+            searcher = state.searcher()
+            answer = recall(searcher, question, also_phrased_as or [],
                             semantic=state.semantic())
             fired = stale_marks(shown_docs(answer), ws.facts())
+            notes = {}
+            for hit in answer.results[:EXCERPTS]:
+                note = note_of(ws.repo, ws.config(), hit.doc, searcher.local_notes)
+                if note is not None:
+                    notes[(hit.doc.layer, hit.doc.key)] = note
         except OmhError as err:
             raise ToolError(str(err)) from None
-        return render_tree(answer, fired) + (
-            "Each line: key, layer · date. Read a note in full with "
-            "`omh memory show <key>` (team notes are also at .omh/notes/<key>.md).\n"
-        )
+        quoted = render_excerpts(answer, notes)
+        return render_tree(answer, fired, also="`also_phrased_as`") + (
+            f"\nWhat the best {min(EXCERPTS, len(answer.results))} say:\n{quoted}"
+            if quoted else "") + (
+            "\nEach line: key, layer · date, title — where to read it in full (a team "
+            "note's file in this repository, a local note's file, or the document a stub "
+            "points at).\n" if answer.results else "")
 
     server.add_tool(remember_tool, name="remember", description=REMEMBER_DESCRIPTION,
                     structured_output=False)

@@ -2,12 +2,15 @@
 
 Ranking is Okapi BM25 (k1 = 1.2, b = 0.75, the published defaults) over stemmed,
 identifier-aware words (see :mod:`omh_git_memory.tokens`): a word's weight is its
-rarity in this store (no stopword list), the words of a note's key are counted a
-second time, and ties break on the more recent note, then on the one more notes
-link to. At most eight matched notes are returned, each with its one-hop
-neighbourhood (the notes it links to and the notes linking to it), and the
-answer says how many more matched. Every line of the rendered answer carries the
-note's layer and date (invariant 1).
+rarity in this store, the words of a note's key are counted a second time, and
+ties break on the more recent note, then on the one more notes link to. Only
+notes over the relevance floor are returned: at least FLOOR of the best score,
+holding at least MIN_SHARE of the weight of the question's content words
+(function words such as `the` or `why` score but cannot make a match alone). At
+most eight are returned, each with its one-hop neighbourhood (best match first, a
+hub named once, LINE_BUDGET notes in all), and the answer says how many more
+passed the floor. Every line of the rendered answer carries the note's layer and
+date (invariant 1), then its title and where to read it in full.
 """
 
 from __future__ import annotations
@@ -25,12 +28,16 @@ from typing import Any, Final, Protocol
 from omh_git_memory.index import Doc, Snapshot
 from omh_git_memory.layers import Layer, reachable_layers
 from omh_git_memory.note import Note
-from omh_git_memory.tokens import words
+from omh_git_memory.tokens import is_function_word, without_links, words
 
 K1: Final = 1.2
 B: Final = 0.75
 MAX_RESULTS: Final = 8  # the seed's budget: eight matched notes
 MAX_NEIGHBOURS: Final = MAX_RESULTS  # the same budget for one note's neighbourhood
+LINE_BUDGET: Final = 24  # notes named in one answer: results plus neighbours
+FLOOR: float = 0.35  # a note is returned only when it scores this share of the best
+MIN_SHARE: float = 0.1  # ... and holds words making up this share of the question's weight
+AREA_WEIGHT: float = 1.0  # a word only in the leading area label counts this much
 
 # `docs: …`, `fix(git): …`, `ws: …` — an area label in front of the question.
 _AREA = re.compile(r"^\s*[\w./-]+(?:\([\w./ -]+\))?!?:\s+(?=\S)")
@@ -44,7 +51,8 @@ Order = Callable[[int, float], tuple[float, int, int, str]]
 class _Term:
     slots: Sequence[int]  # ascending
     counts: Sequence[int]
-    idf: float
+    idf: float  # the word's rarity, times its weight in the question
+    content: bool = True  # not a function word (`the`, `does`, `why`)
 
     @property
     def bound(self) -> float:
@@ -92,14 +100,82 @@ class Searcher:
         return found
 
     def terms(self, question: str) -> list[_Term]:
-        """The question's distinct words that occur in the store, with their weights."""
+        """The question's distinct words that occur in the store, with their weights:
+        a word's rarity, at AREA_WEIGHT when it is only in the leading area label."""
         found = []
-        for term in dict.fromkeys(words(question)):
+        for term, weight in question_words(question).items():
             slots, counts = self.postings(term)
             if slots:
                 df = len(slots)
                 idf = math.log(1 + (self.count - df + 0.5) / (df + 0.5))
-                found.append(_Term(slots, counts, idf))
+                found.append(_Term(slots, counts, weight * idf, not is_function_word(term)))
+        return found
+
+    def question_weight(self, question: str) -> float:
+        """The weight of the question's content words (not `the`, `does`, `why`): each
+        word's rarity, a word found in no note counting as the rarest (it is what the
+        asker cares about, and nothing has it)."""
+        total = 0.0
+        for term, weight in question_words(question).items():
+            if is_function_word(term):
+                continue
+            df = len(self.postings(term)[0])
+            total += weight * math.log(1 + (self.count - df + 0.5) / (df + 0.5))
+        return total
+
+    def holds(self, terms: Sequence[_Term], slot: int, need: float) -> bool:
+        """Whether `slot` holds content words of `terms` weighing at least `need`
+        (give `terms` rarest first: it stops as soon as it knows)."""
+        held = 0.0
+        for term in terms:
+            if held >= need:
+                break
+            if term.content:
+                at = bisect.bisect_left(term.slots, slot)
+                if at < len(term.slots) and term.slots[at] == slot:
+                    held += term.idf
+        return held >= need
+
+    def share(self, terms: Sequence[_Term], slot: int, total: float) -> float:
+        """The part of the question's content weight that the words `slot` holds make up."""
+        held = 0.0
+        for term in terms:
+            if not term.content:
+                continue
+            at = bisect.bisect_left(term.slots, slot)
+            if at < len(term.slots) and term.slots[at] == slot:
+                held += term.idf
+        return held / total if total > 0 else 0.0
+
+    def above(self, terms: Sequence[_Term], threshold: float) -> set[int]:
+        """Every document whose score for `terms` reaches `threshold`, exactly.
+
+        A document holding none of the rarest words whose bounds add up to more
+        than what the other words could give cannot reach the threshold, so only
+        those words' lists are read in full."""
+        ordered = sorted(terms, key=lambda t: -t.bound)
+        rest = sum(t.bound for t in ordered)
+        essential = 0
+        while essential < len(ordered) and rest >= threshold:
+            rest -= ordered[essential].bound
+            essential += 1
+        acc: dict[int, float] = defaultdict(float)
+        norm = self._norm
+        for term in ordered[:essential]:
+            boost = term.idf * (K1 + 1)
+            for slot, tf in zip(term.slots, term.counts, strict=True):
+                acc[slot] += boost * tf / (tf + norm[slot])
+        late = ordered[essential:]
+        found = set()
+        for slot, score in acc.items():
+            left = rest
+            for term in late:  # stop as soon as the answer is known
+                if score >= threshold or score + left < threshold:
+                    break
+                score += self.contribution(term, slot)
+                left -= term.bound
+            if score >= threshold:
+                found.add(slot)
         return found
 
     def contribution(self, term: _Term, slot: int) -> float:
@@ -170,11 +246,23 @@ class Hit:
 @dataclass(frozen=True)
 class Answer:
     results: tuple[Hit, ...]
-    left_out: int  # matched notes beyond the eight returned
+    left_out: int  # notes that passed the floor beyond those returned
+    question: tuple[str, ...] = ()  # the phrasings asked, for excerpts
 
 
 def phrasings(question: str, also: Iterable[str] = ()) -> list[str]:
     return [q for q in (question, *also) if q.strip()]
+
+
+def question_words(question: str) -> dict[str, float]:
+    """The question's distinct words and their weights: 1, or AREA_WEIGHT for a word
+    that is only in the leading area label (`fix(zstream): …`)."""
+    label = _AREA.match(question)
+    head = label.group() if label else ""
+    weights = dict.fromkeys(words(question[len(head):]), 1.0)
+    for term in words(head):
+        weights.setdefault(term, AREA_WEIGHT)
+    return weights
 
 
 class Semantic(Protocol):
@@ -185,8 +273,12 @@ class Semantic(Protocol):
 
 
 def recall(searcher: Searcher, question: str, also: Iterable[str] = (),
-           semantic: Semantic | None = None, zero_is_evidence: bool = False) -> Answer:
+           semantic: Semantic | None = None, zero_is_evidence: bool = False,
+           floor: float | None = None, min_share: float | None = None) -> Answer:
     """The best notes for `question`, each keeping its best score over the phrasings.
+
+    Only notes scoring at least FLOOR times the best score are returned or counted
+    as left out (`floor` overrides it, for the benchmark).
 
     With `semantic`, the lexical and the embedding rankings each nominate their
     best eight, and the nominees are ordered by the mean of the evidence each has:
@@ -195,33 +287,51 @@ def recall(searcher: Searcher, question: str, also: Iterable[str] = (),
     ordered by its similarity alone; `zero_is_evidence` instead averages in the
     zero, as the benchmark compares (see docs/recall.md)."""
     inbound = searcher.inbound()
+    share = FLOOR if floor is None else floor
+    least = MIN_SHARE if min_share is None else min_share
+    asked = phrasings(question, also)
 
     def order(slot: int, score: float) -> tuple[float, int, int, str]:
         d = searcher.docs[slot]
         assert d is not None
         return (-score, -d.recorded, -len(inbound.get(slot, ())), d.key)
 
-    per_phrasing = [searcher.terms(p) for p in phrasings(question, also)]
+    per_phrasing = [searcher.terms(p) for p in asked]
+    totals = [searcher.question_weight(p) for p in asked]
     # A note in the final eight is among the best eight of the phrasing that gave
     # its best score, so the candidates are the union of each phrasing's best.
     candidates: set[int] = set()
-    matched: set[int] = set()
     for terms in per_phrasing:
         candidates.update(searcher.best(terms, MAX_RESULTS, order))
-        for term in terms:
-            matched.update(term.slots)
+
     def lexical(slot: int) -> float:
-        return max(sum(searcher.contribution(t, slot) for t in terms) for terms in per_phrasing)
+        return max((sum(searcher.contribution(t, slot) for t in terms)
+                    for terms in per_phrasing), default=0.0)
 
     best = {slot: lexical(slot) for slot in candidates}
+    threshold = share * max(best.values(), default=0.0)
+    passed: set[int] = set()
+    if best:
+        for terms in per_phrasing:
+            passed |= searcher.above(terms, threshold)
+    passed |= {s for s in best if best[s] > 0 and best[s] >= threshold}
+    rarest_first = [sorted(terms, key=lambda t: -t.idf) for terms in per_phrasing]
+
+    def enough(slot: int) -> bool:
+        return least <= 0 or any(total > 0 and searcher.holds(terms, slot, least * total)
+                                 for terms, total in zip(rarest_first, totals, strict=True))
+
+    passed = {s for s in passed if enough(s)}
+    scores = best
     if semantic is not None:
-        best, nominated = _fuse(searcher, semantic, phrasings(question, also), best, lexical,
-                                zero_is_evidence)
-        matched |= nominated
-    top = heapq.nsmallest(MAX_RESULTS, (s for s in best if best[s] > 0),
-                          key=lambda s: order(s, best[s]))
-    hits = tuple(_hit(searcher, slot, best[slot], inbound) for slot in top)
-    return Answer(hits, max(0, len(matched) - len(top)))
+        # The floor is lexical: a lexical nominee must pass it; the embedding's own
+        # nominees (its best eight) are its evidence.
+        scores, nominated = _fuse(searcher, semantic, asked, best, lexical, zero_is_evidence)
+        passed |= {s for s in scores if s in nominated}
+    kept = [s for s in scores if s in passed]
+    top = heapq.nsmallest(MAX_RESULTS, kept, key=lambda s: order(s, scores[s]))
+    hits = _neighbourhoods(searcher, top, scores, inbound, lexical)
+    return Answer(hits, max(0, len(passed) - len(top)), tuple(asked))
 
 
 def _fuse(searcher: Searcher, semantic: Semantic, asked: Sequence[str],
@@ -245,18 +355,65 @@ def _fuse(searcher: Searcher, semantic: Semantic, asked: Sequence[str],
     return {s: v for s, v in fused.items() if v > 0}, set(by_sim)
 
 
-def _hit(searcher: Searcher, slot: int, score: float, inbound: dict[int, list[int]]) -> Hit:
-    doc = searcher.docs[slot]
-    assert doc is not None
-    near: dict[int, None] = {}
-    for target in doc.links:
-        for reached in searcher.resolve(target, doc.layer):
-            if reached != slot:
-                near.setdefault(reached, None)
-    for linker in inbound.get(slot, ()):
-        near.setdefault(linker, None)
-    shown = [d for d in (searcher.docs[s] for s in list(near)[:MAX_NEIGHBOURS]) if d]
-    return Hit(doc, score, tuple(shown), max(0, len(near) - MAX_NEIGHBOURS))
+def is_hub(searcher: Searcher, slot: int) -> bool:
+    """The repository topic, or a note linking to at least half the store: a
+    neighbour of nearly everything, so naming it under each result says nothing."""
+    d = searcher.docs[slot]
+    if d is None:
+        return False
+    if d.source.startswith("t:"):
+        return True
+    return searcher.count >= 4 and len(d.links) * 2 >= searcher.count and len(
+        {r for t in d.links for r in searcher.resolve(t, d.layer)}) * 2 >= searcher.count
+
+
+def _neighbourhoods(searcher: Searcher, top: Sequence[int], best: Mapping[int, float],
+                    inbound: dict[int, list[int]], score: Callable[[int], float]
+                    ) -> tuple[Hit, ...]:
+    """Each result with its one-hop neighbours, best match to the question first.
+
+    A hub is named under the first result that reaches it only, and the whole
+    answer names at most LINE_BUDGET notes: neighbours are dealt out one per
+    result in rank order, round after round, until the budget is spent."""
+    linked: list[list[int]] = []
+    hubs_named: set[int] = set()
+    for slot in top:
+        doc = searcher.docs[slot]
+        assert doc is not None
+        near: dict[int, None] = {}
+        for target in doc.links:
+            for reached in searcher.resolve(target, doc.layer):
+                if reached != slot:
+                    near.setdefault(reached, None)
+        for linker in inbound.get(slot, ()):
+            near.setdefault(linker, None)
+        kept = []
+        for n in near:
+            if is_hub(searcher, n):
+                if n in hubs_named:
+                    continue
+                hubs_named.add(n)
+            kept.append(n)
+        scores = {n: score(n) for n in kept}  # lexical, also when results are fused
+        linked.append(sorted(kept, key=lambda n: -scores[n]))  # stable: links, then linkers
+    budget = max(0, LINE_BUDGET - len(top))
+    shown: list[list[int]] = [[] for _ in top]
+    depth = 0
+    while budget > 0 and any(len(ranked) > depth for ranked in linked):
+        for i, ranked in enumerate(linked):
+            if budget > 0 and len(ranked) > depth and depth < MAX_NEIGHBOURS:
+                shown[i].append(ranked[depth])
+                budget -= 1
+        depth += 1
+        if depth >= MAX_NEIGHBOURS:
+            break
+    hits = []
+    for slot, ranked, picked in zip(top, linked, shown, strict=True):
+        doc = searcher.docs[slot]
+        assert doc is not None
+        docs = tuple(d for d in (searcher.docs[n] for n in picked) if d is not None)
+        hits.append(Hit(doc, best[slot], docs, len(ranked) - len(picked)))
+    return tuple(hits)
 
 
 def shown_docs(answer: Answer) -> list[Doc]:
@@ -268,9 +425,40 @@ def date_of(doc: Doc) -> str:
     return dt.date.fromordinal(doc.recorded).isoformat() if doc.recorded else "undated"
 
 
-def render_tree(answer: Answer, stale: Mapping[tuple[str, str], str] | None = None) -> str:
+TITLE_WIDTH: Final = 60  # a title longer than this is cut, with `…`
+EXCERPTS: Final = 3  # results the MCP answer quotes from
+EXCERPT_BUDGET: Final = 1200  # bytes (UTF-8) of the whole excerpt block, EXCERPT_EACH a result
+EXCERPT_EACH: Final = EXCERPT_BUDGET // EXCERPTS
+_INDENT: Final = "  "
+
+
+def read_at(doc: Doc) -> str:
+    """Where the note can be read in full: the team file (a repo path), the local
+    file (an absolute path), the document a stub points at; the repository topic is
+    derived from the tree and has no file."""
+    if doc.source.startswith("s:"):
+        return doc.location
+    if doc.source.startswith("t:"):
+        return f"derived from the repository (omh memory show {doc.key})"
+    if doc.layer == Layer.TEAM.value and ":" in doc.location:
+        return doc.location.split(":", 1)[1]  # `<commit>:.omh/notes/<key>.md`
+    return doc.location
+
+
+def what_it_is(doc: Doc) -> str:
+    """The note's title, cut to TITLE_WIDTH; for the topic, that it is the repository's."""
+    title = " ".join(doc.title.split()) or doc.key
+    if doc.source.startswith("t:"):
+        title = f"the repository topic of {title}"
+    return title if len(title) <= TITLE_WIDTH else title[: TITLE_WIDTH - 1].rstrip() + "…"
+
+
+def render_tree(answer: Answer, stale: Mapping[tuple[str, str], str] | None = None,
+                also: str = "--also") -> str:
     """The seed's tree. Every line that names a note carries its layer and date, and
-    `· stale` when the note's trigger has fired (`stale`: (layer, key) → why)."""
+    `· stale` when the note's trigger has fired (`stale`: (layer, key) → why), then
+    what the note is (its title) and where to read it in full. `also` is how the
+    asker adds a phrasing (`--also` on the command line, `also_phrased_as` over MCP)."""
     fired = stale or {}
     blocks: list[list[tuple[str, Doc | None]]] = []
     for hit in answer.results:
@@ -282,21 +470,98 @@ def render_tree(answer: Answer, stale: Mapping[tuple[str, str], str] | None = No
             block.append((f"└─ … and {hit.more_neighbours} more linked notes "
                           f"(omh memory show {hit.doc.key})", None))
         blocks.append(block)
-    width = max((len(label) for block in blocks for label, doc in block if doc), default=0)
+    named = [(label, doc) for block in blocks for label, doc in block if doc]
+    width = max((len(label) for label, _ in named), default=0)
+    metas = {id(doc): f"{doc.layer} · {date_of(doc)}"
+             + (" · stale" if (doc.layer, doc.key) in fired else "") for _, doc in named}
+    meta_width = max((len(m) for m in metas.values()), default=0)
     lines = [
-        f"{label.ljust(width)}  {doc.layer} · {date_of(doc)}"
-        + (" · stale" if (doc.layer, doc.key) in fired else "") if doc else label
+        f"{label.ljust(width)}  {metas[id(doc)].ljust(meta_width)}  "
+        f"{what_it_is(doc)} — {read_at(doc)}" if doc else label
         for block in blocks
         for label, doc in block
     ]
-    if any((d.layer, d.key) in fired for block in blocks for _, d in block if d):
+    if any((d.layer, d.key) in fired for _, d in named):
         lines.append("stale: a note's invalidated_by has fired; `omh memory stale` says why")
     if not answer.results:
-        lines.append("no note matched; try other words, or add --also with another phrasing")
+        lines.append(f"no note matched well enough; try other words, or add {also} "
+                     "with another phrasing")
     elif answer.left_out:
-        lines.append(f"{answer.left_out} more matched notes were left out; "
+        lines.append(f"{answer.left_out} more notes matched well enough but were left out; "
                      "ask more precisely to see them")
     return "\n".join(lines) + "\n"
+
+
+def excerpt(doc: Doc, note: Note, answer: Answer, limit: int = EXCERPT_EACH) -> list[str]:
+    """A few lines of what `note` says, so that an agent rarely needs to open it:
+    a surprise's Observed and the first line of its Evidence; a stub's document and
+    the headings that matched the question; otherwise the first lines of its text.
+    At most `limit` bytes (UTF-8) once each line is indented and ends in a newline."""
+    asked = {t for q in answer.question for t in question_words(q) if not is_function_word(t)}
+    lines: list[str] = []
+    if note.type == "surprise":
+        observed, evidence = note.section("Observed"), note.section("Evidence")
+        if observed is not None:
+            lines.append("Observed: " + " ".join(observed.text.split()))
+        if evidence is not None and evidence.text.strip():
+            first = next(ln for ln in evidence.text.splitlines() if ln.strip())
+            lines.append("Evidence: " + first.strip())
+    elif note.type == "stub":
+        answers = note.section("Answers")
+        headings = answers.items if answers else ()
+        matched = [h for h in headings if asked & set(words(h))]
+        lines.append(f"Read {note.source}")
+        if matched:
+            lines.append("Headings that match: " + "; ".join(matched))
+        elif headings:
+            lines.append("Matched in its text; headings: " + "; ".join(headings))
+    elif doc.source.startswith("t:"):
+        facts = note.section("Facts")
+        lines += [ln.lstrip("- ").strip() for ln in (facts.text if facts else "").splitlines()
+                  if ln.strip()]
+    else:
+        text = without_links(note.body).split("\n", 1)[-1] if note.body.lstrip().startswith(
+            "# ") else without_links(note.body)
+        lines += [" ".join(p.split()) for p in text.split("\n\n") if p.strip()][:2]
+    return _cut(lines, limit)
+
+
+def _cut(lines: Sequence[str], limit: int) -> list[str]:
+    """`lines`, shortened so their UTF-8 total, indented and newline-ended, fits
+    `limit`: short lines keep all they need, long ones share the rest equally."""
+    overhead = len(_INDENT) + 1
+    need = [len(line.encode("utf-8")) + overhead for line in lines]
+    caps = [0] * len(lines)
+    room, left = limit, len(lines)
+    for i in sorted(range(len(lines)), key=lambda i: need[i]):
+        caps[i] = min(need[i], room // left)
+        room -= caps[i]
+        left -= 1
+    out = []
+    for line, cap, wanted in zip(lines, caps, need, strict=True):
+        if cap >= wanted:
+            out.append(line)
+        elif cap - overhead > 8:  # room for a few words and the `…`
+            cut = line.encode("utf-8")[: cap - overhead - len("…".encode())]
+            out.append(cut.decode("utf-8", "ignore").rstrip() + "…")
+    return out
+
+
+def render_excerpts(answer: Answer, notes: Mapping[tuple[str, str], Note]) -> str:
+    """What the best EXCERPTS results say (`notes`: (layer, key) → the note), each
+    under a line naming it with its layer and date. Each result's part, that line
+    included, is at most EXCERPT_EACH bytes (UTF-8), so the whole is at most
+    EXCERPT_BUDGET."""
+    out = ""
+    for hit in answer.results[:EXCERPTS]:
+        note = notes.get((hit.doc.layer, hit.doc.key))
+        if note is None:
+            continue
+        head = f"{hit.doc.key}  {hit.doc.layer} · {date_of(hit.doc)}\n"
+        quoted = excerpt(hit.doc, note, answer, EXCERPT_EACH - len(head.encode("utf-8")))
+        if quoted:
+            out += head + "".join(f"{_INDENT}{line}\n" for line in quoted)
+    return out
 
 
 def area_label(question: str) -> str | None:

@@ -44,6 +44,14 @@ _LANGUAGES: Final[dict[str, str]] = {
 }
 
 
+TOPIC_SOURCE: Final = "derived from the repository"  # the topic's `source`
+
+
+def whole_document(path: str) -> str:
+    """A stub's one answer when its document has no `##` headings."""
+    return f"the whole of `{printable(path)}`"  # a tree name is never raw in a note
+
+
 def is_document(path: str, exclude: Sequence[str]) -> bool:
     """A Markdown file outside `.omh/` that no exclusion pattern matches."""
     if not path.lower().endswith(".md") or path.startswith(".omh/"):
@@ -55,7 +63,7 @@ def stub_note(path: str, text: str, templates: KeyTemplates, recorded: dt.date) 
     """The stub for the document at `path`, or None when no usable key derives from it."""
     title, headings = outline(text)
     shown = printable(path)  # a tree name may hold a newline or an escape: never raw in a note
-    answers = [" ".join(h.split()) for h in headings if h.strip()] or [f"the whole of `{shown}`"]
+    answers = [" ".join(h.split()) for h in headings if h.strip()] or [whole_document(path)]
     try:
         key = templates.expand("stub", path=path_slug(path))
         return compose(
@@ -116,7 +124,7 @@ def topic_note(
     try:
         key = templates.expand("topic", slug=key_slug)
         return compose(
-            [("key", key.value), ("type", "topic"), ("source", "derived from the repository"),
+            [("key", key.value), ("type", "topic"), ("source", TOPIC_SOURCE),
              ("recorded", recorded.isoformat())],
             facts.name, sections, intro=intro,
         )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import Final
 
 _WORD = re.compile(r"[^\W_]+(?:_+[^\W_]+)*")  # letters/digits, joined by underscores
 _LINK = re.compile(r"\[\[[^\[\]\n]*\]\]")
@@ -53,6 +54,27 @@ def _parts(piece: str) -> list[str]:
 def without_links(text: str) -> str:
     """`text` with `[[links]]` removed: a link is an edge of the graph, not a word."""
     return _LINK.sub(" ", text)
+
+
+# English function words: in a question they say how it is asked, not what about.
+_FUNCTION_WORDS: Final = (
+    "a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are",
+    "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but",
+    "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for",
+    "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself",
+    "him", "himself", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just",
+    "me", "more", "most", "my", "myself", "no", "nor", "not", "now", "of", "off", "on", "once",
+    "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "same", "she",
+    "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "themselves",
+    "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until",
+    "up", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom",
+    "why", "will", "with", "would", "you", "your", "yours", "yourself", "yourselves",
+)
+
+
+def is_function_word(term: str) -> bool:
+    """Whether a stemmed word is an English function word (`the`, `does`, `why`)."""
+    return term in _STOPWORDS
 
 
 @lru_cache(maxsize=65536)
@@ -147,3 +169,6 @@ def _step5a(w: str) -> str:
         if m > 1 or (m == 1 and not _cvc(base)):
             return base
     return w
+
+
+_STOPWORDS: Final = frozenset(stem(w) for w in _FUNCTION_WORDS)

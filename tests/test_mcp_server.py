@@ -115,8 +115,8 @@ def test_recall_returns_the_tree_with_dates_and_layers(served: Path) -> None:
     text = _text(_classic(served, body))
     first = text.splitlines()[0]
     assert first.startswith("surprise/ci-already-listens-on-8080 ")
-    assert first.endswith(f"local · {__import__('datetime').date.today().isoformat()}")
-    assert "omh memory show <key>" in text
+    assert f"local · {__import__('datetime').date.today().isoformat()}  " in first
+    assert "where to read it in full" in text
 
 
 def test_bad_calls_are_tool_errors_and_the_server_keeps_serving(served: Path) -> None:
@@ -191,3 +191,38 @@ def test_remember_pins_a_file_trigger_over_mcp(served: Path) -> None:
     blob = git(served, "rev-parse", "HEAD:docs/build.md").strip()
     written = (store / "surprise/ci-already-listens-on-8080.md").read_text()
     assert f"invalidated_by: file:docs/build.md@{blob}\n" in written
+
+
+def test_recall_says_what_each_result_is_and_quotes_the_best_within_a_budget(
+    served: Path,
+) -> None:
+    from omh_git_memory.recall import EXCERPT_BUDGET, EXCERPT_EACH
+
+    long = {**GOOD, "observed": "CI already listens on 8080. " + "It is the runner's proxy. " * 40,
+            "evidence": "bind: address already in use\nsecond line never quoted"}
+
+    async def body(session: ClientSession) -> Any:
+        await session.call_tool("remember", long)
+        return (await session.call_tool("recall", {"question": "tests fail on CI: port 8080"}),
+                await session.call_tool("recall", {"question": "running the tests"}),
+                await session.call_tool("recall", {"question": "what is it?"}))
+
+    surprise, stub, nothing = (_text(r) for r in _classic(served, body))
+    store = Path(omh(served, "memory", "--json").json()["local_store"])
+    first = surprise.splitlines()[0]
+    assert first.startswith("surprise/ci-already-listens-on-8080 ")
+    assert "local · " in first and "CI already listens on 8080." in first
+    assert first.endswith(str(store / "surprise/ci-already-listens-on-8080.md"))
+    _tree, quoted = surprise.split("\nWhat the best ", 1)
+    block = quoted.split("\n", 1)[1].split("\n\nEach line:")[0] + "\n"
+    assert len(block.encode()) <= EXCERPT_BUDGET
+    parts = block.split("\n  Evidence:")[0]
+    assert "  Observed: CI already listens on 8080." in parts
+    assert "  Evidence: bind: address already in use" in block
+    assert "second line" not in block
+    assert len(block.split("\nsurprise/", 1)[0].encode()) <= EXCERPT_EACH
+    # a stub: the document it points at, and the headings that matched
+    assert stub.splitlines()[0].endswith("Building — docs/build.md")
+    assert "  Read docs/build.md\n  Headings that match: Running the tests\n" in stub
+    # messages over MCP name MCP arguments, not CLI flags
+    assert "also_phrased_as" in nothing and "--also" not in nothing

@@ -9,7 +9,8 @@ import pytest
 
 from omh_git_memory.index import Doc, analyse, index_dir, snapshot_for
 from omh_git_memory.note import parse
-from omh_git_memory.recall import Answer, Hit, recall, render_tree
+from omh_git_memory.recall import FLOOR, MIN_SHARE, Answer, Hit, recall, render_tree
+from omh_git_memory.tokens import words
 from omh_git_memory.workspace import open_workspace
 from tests.helpers import git, make_repo, note_text, omh
 
@@ -75,7 +76,7 @@ def test_at_most_eight_notes_and_a_count_of_the_rest(repo_dir: Path) -> None:
                              for i in range(11)})
     answer = recall(open_workspace(repo_dir).searcher(), "socket")
     assert len(answer.results) == 8 and answer.left_out == 3
-    assert render_tree(answer).splitlines()[-1].startswith("3 more matched notes")
+    assert render_tree(answer).splitlines()[-1].startswith("3 more notes matched well enough")
 
 
 def test_also_phrased_as_keeps_each_notes_best_score(repo_dir: Path) -> None:
@@ -134,7 +135,8 @@ def test_every_line_of_the_tree_carries_layer_and_date() -> None:
     lines = render_tree(answer).splitlines()
     assert len(lines) == 4
     for line in lines:
-        assert re.search(r"(team|local) · (\d{4}-\d{2}-\d{2}|undated)$", line), line
+        assert re.search(r"^(├─ |└─ )?\S+ +(team|local) · (\d{4}-\d{2}-\d{2}|undated)  ",
+                         line), line
 
 
 def test_json_recall_has_the_documented_shape(repo_dir: Path) -> None:
@@ -142,9 +144,10 @@ def test_json_recall_has_the_documented_shape(repo_dir: Path) -> None:
     out = omh(repo_dir, "memory", "recall", "ebusy", "--json").json()
     assert out["left_out"] == 0
     (result,) = [r for r in out["results"] if r["key"] == "a"]
-    assert set(result) == {"key", "layer", "recorded", "score", "stale", "neighbours"}
+    assert set(result) == {"key", "layer", "recorded", "title", "path", "score", "stale",
+                           "neighbours", "more_neighbours"}
     assert result["neighbours"] == [{"key": "b", "layer": "team", "recorded": "2026-11-01",
-                                     "stale": None}]
+                                     "title": "b", "path": ".omh/notes/b.md", "stale": None}]
 
 
 def test_the_index_is_cached_per_commit_under_the_common_git_dir(
@@ -232,7 +235,7 @@ def test_stubs_and_the_repo_topic_are_derived_team_notes(docs_repo: Path) -> Non
 def test_recall_finds_stubs_with_date_and_layer(docs_repo: Path) -> None:
     out = omh(docs_repo, "memory", "recall", "how do I roll back?").out
     first = out.splitlines()[0]
-    assert first.startswith("docs/deploy-notes ") and re.search(r"team · \d{4}-\d{2}-\d{2}$",
+    assert first.startswith("docs/deploy-notes ") and re.search(r"team · \d{4}-\d{2}-\d{2} ",
                                                                  first)
 
 
@@ -296,10 +299,13 @@ def test_pruned_ranking_equals_scoring_every_document(tmp_path: Path) -> None:
             assert d is not None
             return (-full[s], -d.recorded, -len(inbound.get(s, ())), d.key)
 
-        expected = sorted((s for s in full if full[s] > 0), key=order)
+        top = max(full.values(), default=0.0)
+        total = searcher.question_weight(question)
+        expected = sorted((s for s in full if full[s] > 0 and full[s] >= FLOOR * top
+                           and searcher.share(terms, s, total) >= MIN_SHARE), key=order)
         assert [h.doc.key for h in got.results] == [
             searcher.docs[s].key for s in expected[:8]]  # type: ignore[union-attr]
-        assert got.left_out == max(0, len(expected) - 8)
+        assert got.left_out == max(0, len(expected) - 8)  # only what passed the floor
 
 
 def test_rm_of_a_derived_stub_says_how_to_exclude_it(docs_repo: Path) -> None:
@@ -328,3 +334,95 @@ def test_fusion_treats_a_lexical_zero_as_no_evidence(repo_dir: Path) -> None:
     assert [h.doc.key for h in shipped.results][:2] == ["no-shared-word", "weak-match"]
     averaged = recall(searcher, "sockets", semantic=semantic, zero_is_evidence=True)
     assert [h.doc.key for h in averaged.results][:2] == ["weak-match", "no-shared-word"]
+
+
+# --- issue 12: an answer an agent can act on ------------------------------------------
+
+
+def test_weak_matches_fall_under_the_floor_and_are_not_counted(repo_dir: Path) -> None:
+    notes = {"ebusy": _topic("ebusy", "Mounting the token file returns EBUSY.\n")}
+    notes.update({f"m{i}": _topic(f"m{i}", f"A mount of volume {i}, unrelated.\n")
+                  for i in range(11)})
+    _commit_notes(repo_dir, notes)
+    answer = recall(open_workspace(repo_dir).searcher(), "ebusy when I mount the token")
+    assert [h.doc.key for h in answer.results] == ["ebusy"]
+    assert answer.left_out == 0  # the eleven weak matches are dropped, not "left out"
+    assert "more" not in render_tree(answer)
+
+
+def test_no_note_matched_means_no_content_word_matched(repo_dir: Path) -> None:
+    _commit_notes(repo_dir, {f"n{i}": _topic(f"n{i}", "What is it, and why does it fail?\n")
+                             for i in range(3)})
+    answer = recall(open_workspace(repo_dir).searcher(), "what is it?")
+    assert answer.results == () and answer.left_out == 0
+    assert render_tree(answer).startswith("no note matched")
+    assert sorted(_keys(repo_dir, "why does it fail")) == ["n0", "n1", "n2"]
+
+
+def test_the_left_out_count_counts_only_notes_over_the_floor(repo_dir: Path) -> None:
+    strong = {f"s{i}": _topic(f"s{i}", "socket ebusy socket ebusy\n") for i in range(10)}
+    weak = {f"w{i}": _topic(f"w{i}", "socket and more words about other things here\n")
+            for i in range(30)}
+    _commit_notes(repo_dir, {**strong, **weak})
+    answer = recall(open_workspace(repo_dir).searcher(), "socket ebusy")
+    assert {h.doc.key for h in answer.results} <= set(strong)
+    assert len(answer.results) == 8 and answer.left_out == 2
+
+
+def test_neighbours_best_match_first_and_a_hub_named_once(repo_dir: Path) -> None:
+    notes = {f"r{i}": _topic(f"r{i}", f"ebusy result {i} [[plain{i}]] [[socket{i}]]\n")
+             for i in range(4)}
+    notes.update({f"plain{i}": _topic(f"plain{i}", "Nothing in common.\n") for i in range(4)})
+    notes.update({f"socket{i}": _topic(f"socket{i}", "About the socket.\n") for i in range(4)})
+    _commit_notes(repo_dir, notes)
+    hits = recall(open_workspace(repo_dir).searcher(), "ebusy socket").results
+    first = next(h for h in hits if h.doc.key == "r0")
+    assert [n.key for n in first.neighbours] == ["socket0", "plain0"]
+    # a note linking to most of the store is a hub: named under one result only
+    notes["index"] = _topic("index", " ".join(f"[[{k}]]" for k in notes) + "\n")
+    _commit_notes(repo_dir, notes)
+    answer = recall(open_workspace(repo_dir).searcher(), "ebusy")
+    named = [n.key for h in answer.results for n in h.neighbours]
+    assert named.count("index") == 1
+
+
+def test_the_whole_answer_names_at_most_the_line_budget(repo_dir: Path) -> None:
+    notes = {}
+    for i in range(8):
+        notes[f"r{i}"] = _topic(f"r{i}", "ebusy " + " ".join(f"[[n{i}-{j}]]" for j in range(8))
+                                + "\n")
+        notes.update({f"n{i}-{j}": _topic(f"n{i}-{j}", "linked\n") for j in range(8)})
+    _commit_notes(repo_dir, notes)
+    answer = recall(open_workspace(repo_dir).searcher(), "ebusy")
+    assert len(answer.results) == 8
+    named = sum(1 + len(h.neighbours) for h in answer.results)
+    assert named == 24  # LINE_BUDGET: 8 results and 16 neighbours, two each
+    assert all(len(h.neighbours) == 2 and h.more_neighbours == 6 for h in answer.results)
+    lines = render_tree(answer).splitlines()
+    assert sum("team ·" in line for line in lines) == 24
+
+
+def test_a_stub_is_indexed_as_its_document_not_omhs_sentence(docs_repo: Path) -> None:
+    snap = snapshot_for(open_workspace(docs_repo).repo, open_workspace(docs_repo).config())
+    for term in ("restat", "repo", "point"):  # "Repo document. Read …; … points at it …"
+        assert term not in snap.postings, term
+    for word in ("Staging", "Deploying", "docs"):  # a heading, the title, the path
+        assert words(word)[0] in snap.postings, word
+    assert _keys(docs_repo, "does it restate what it points at") == []
+    # the document's own text is indexed too
+    (docs_repo / "docs/Deploy Notes.md").write_text(
+        "# Deploying\n\n## Staging\n\nPush the tarball with rsync.\n")
+    git(docs_repo, "commit", "-qam", "text")
+    assert _keys(docs_repo, "rsync tarball") == ["docs/deploy-notes"]
+
+
+def test_every_result_line_says_its_title_and_where_to_read_it(docs_repo: Path) -> None:
+    _commit_notes(docs_repo, {"rollback": _topic("rollback", "Roll back with care.\n")})
+    out = omh(docs_repo, "memory", "recall", "how do I roll back?").out
+    by_key = {line.split()[0]: line for line in out.splitlines() if "team ·" in line}
+    assert by_key["docs/deploy-notes"].endswith("Deploying — docs/Deploy Notes.md")
+    assert by_key["rollback"].endswith("rollback — .omh/notes/rollback.md")
+    data = omh(docs_repo, "memory", "recall", "how do I roll back?", "--json").json()
+    paths = {r["key"]: (r["title"], r["path"]) for r in data["results"]}
+    assert paths["docs/deploy-notes"] == ("Deploying", "docs/Deploy Notes.md")
+    assert paths["rollback"] == ("rollback", ".omh/notes/rollback.md")

@@ -194,7 +194,7 @@ def test_recall_marks_stale_notes(repo: Path) -> None:
     _commit(repo, {"src/app.py": "pass\n"})
     out = omh(repo, "memory", "recall", "headers parse").out
     line = next(x for x in out.splitlines() if x.startswith(key))
-    assert line.endswith(" · stale")
+    assert " · stale  " in line  # after the date, before the title
     result = omh(repo, "memory", "recall", "headers parse", "--json").json()["results"][0]
     assert result["stale"].startswith("src/app.py changed")
 

@@ -120,7 +120,7 @@ def recall(
     as_json: JsonFlag = False,
 ) -> None:
     """The notes that best answer a question, each with the notes linked to it."""
-    from omh_git_memory.recall import date_of, render_tree, shown_docs
+    from omh_git_memory.recall import date_of, read_at, render_tree, shown_docs
     from omh_git_memory.recall import recall as do_recall
     from omh_git_memory.stale import stale_marks
 
@@ -139,13 +139,17 @@ def recall(
                         "key": h.doc.key,
                         "layer": h.doc.layer,
                         "recorded": date_of(h.doc),
+                        "title": h.doc.title,
+                        "path": read_at(h.doc),
                         "score": round(h.score, 4),
                         "stale": fired.get((h.doc.layer, h.doc.key)),
                         "neighbours": [
                             {"key": n.key, "layer": n.layer, "recorded": date_of(n),
+                             "title": n.title, "path": read_at(n),
                              "stale": fired.get((n.layer, n.key))}
                             for n in h.neighbours
                         ],
+                        "more_neighbours": h.more_neighbours,
                     }
                     for h in answer.results
                 ],
