@@ -222,11 +222,11 @@ def quality(also_e5: bool, only_e5: bool) -> None:
             found = sum(f for f, z in zip(p8, zeros, strict=True) if z)
             print(f"| {corpus} | {row} | {100 * sum(p1) / len(ranks):.1f} | "
                   f"{100 * sum(p8) / len(ranks):.1f} | {p} | {found} of {sum(zeros)} |")
-    if also_e5 and not only_e5:
+    for other, _ in models[1:]:
         a = [r for n in CORPORA for r in table[(n, f"{models[0][0]}: fused")]]
-        b = [r for n in CORPORA for r in table[(n, f"{models[-1][0]}: fused")]]
+        b = [r for n in CORPORA for r in table[(n, f"{other}: fused")]]
         in8 = [r is not None and r <= 8 for r in a], [r is not None and r <= 8 for r in b]
-        print(f"\npooled, fused, e5 vs MiniLM 128: P@1 p = "
+        print(f"\npooled, fused, {other} vs {models[0][0]}: P@1 p = "
               f"{mcnemar([r == 1 for r in b], [r == 1 for r in a]):.3g}, "
               f"top-8 p = {mcnemar(in8[1], in8[0]):.3g}")
 
