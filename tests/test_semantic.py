@@ -6,12 +6,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from omh_git_memory import semantic as semantic_module
 from omh_git_memory.recall import recall
-from omh_git_memory.semantic import Embedder
-from omh_git_memory.wordpiece import encode
+from omh_git_memory.semantic import MAX_TOKENS, Embedder
+from omh_git_memory.wordpiece import basic_tokens, encode, general_basic_tokens
 from omh_git_memory.workspace import open_workspace
 from tests.helpers import git, note_text, omh
 
@@ -38,6 +41,30 @@ def test_wordpiece_matches_the_reference_tokenizer(text: str) -> None:
 def test_long_texts_are_cut_to_the_models_length() -> None:
     ids = encode("word " * 1000, 256)
     assert len(ids) == 256 and ids[0] == 101 and ids[-1] == 102
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=200))
+def test_the_ascii_shortcut_splits_as_the_reference_steps_do(text: str) -> None:
+    assert basic_tokens(text) == general_basic_tokens(text)
+
+
+def test_notes_are_cut_to_the_length_the_model_was_trained_at(embedder: Embedder) -> None:
+    assert MAX_TOKENS == embedder.max_tokens == 128
+    long = "the build fails " * 100
+    assert np.array_equal(embedder.embed([long])[0],
+                          embedder.embed([long + " and then it rains all week"])[0])
+
+
+def test_a_text_gets_the_same_bits_alone_and_in_a_batch_of_mixed_lengths(
+    embedder: Embedder,
+) -> None:
+    # Bit-identical, not merely close: rows are grouped by exact length, never padded.
+    mixed = ["short", "the build fails when cmake is older than 3.16 " * 3,
+             "a question about credentials", "word " * 400, "x", "short"]
+    together = embedder.embed(mixed)
+    for text, row in zip(mixed, together, strict=True):
+        assert np.array_equal(embedder.embed([text])[0], row)
+    assert np.array_equal(together[0], together[-1])
 
 
 def test_a_paraphrase_is_closer_than_an_unrelated_text(embedder: Embedder) -> None:
@@ -99,6 +126,27 @@ def test_vectors_are_cached_per_commit_and_reused_after_a_one_note_commit(
     ws.semantic(ws.searcher(), embedder)
     assert sum(embedded) == 1  # only the changed note
     assert list(semantic_module.index_dir(ws.repo).glob("*.vec.npy"))
+
+
+def test_vectors_made_another_way_are_embedded_again_not_mixed_in(
+    notes_repo: Path, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The vectors cached before truncation changed (256 word pieces) differ from
+    # today's for the same text: a note must not keep an old vector until it changes.
+    embedded: list[int] = []
+    real = Embedder.embed
+
+    def counting(self, texts, progress=None):  # type: ignore[no-untyped-def]
+        embedded.append(len(texts))
+        return real(self, texts, progress)
+
+    ws = open_workspace(notes_repo)
+    monkeypatch.setattr(semantic_module, "MODEL_ID", "all-MiniLM-L6-v2-onnx-int8")
+    ws.semantic(ws.searcher(), embedder)
+    monkeypatch.undo()
+    monkeypatch.setattr(Embedder, "embed", counting)
+    ws.semantic(ws.searcher(), embedder)
+    assert sum(embedded) == 5
 
 
 def test_the_cli_turns_it_on_from_config_or_flag(notes_repo: Path) -> None:
