@@ -190,3 +190,39 @@ def test_demo_walks_through_every_step(tmp_path: Path) -> None:
     assert recall_lines and "team · 2026-10-13" in recall_lines[0]
     assert "docs/deploy" in run.out  # a derived stub
     assert '"mcpServers"' in run.out
+
+
+# A newcomer's walk through the commands: what each message says.
+
+def _remember(repo: Path, observed: str, evidence: str = "seen in the log") -> None:
+    run = omh(repo, "memory", "remember", "--expected", "it works", "--observed", observed,
+              "--evidence", evidence, "--answers", "why?")
+    assert run.code == 0, run.err
+
+
+def test_wrong_promote_lists_each_refusal_on_its_own_line(repo_dir: Path) -> None:
+    # Escaping names in error messages turned the refusal list's own line breaks
+    # into a literal `\n`, so every problem ran together on one line.
+    _remember(repo_dir, "The first one.", evidence="DB_PASSWORD=$uperS3cretValue")
+    _remember(repo_dir, "The second one.", evidence="DB_PASSWORD=$uperS3cretValue")
+    run = omh(repo_dir, "memory", "promote", "surprise/the-first-one", "surprise/the-second-one")
+    assert run.code == 1
+    assert "\\n" not in run.err
+    lines = run.err.splitlines()
+    assert lines[0] == "omh: promote refused, nothing was committed:"
+    assert [line.split(":")[0].strip() for line in lines[1:]] == [
+        "surprise/the-first-one", "surprise/the-second-one"]
+
+
+def test_wrong_refusal_list_still_escapes_a_name_with_a_newline(repo_dir: Path) -> None:
+    # Each problem line is escaped on its own: a name read from disk cannot add a line.
+    from omh_git_memory.errors import OmhError
+
+    class Listed(OmhError):
+        def lines(self) -> list[str]:
+            return ["refused:", "  a\nforged: line"]
+
+    from omh_git_memory.cli import _error_lines
+
+    assert _error_lines(Listed("x")) == ["omh: refused:", "  a\\nforged: line"]
+    assert _error_lines(OmhError("one\ntwo")) == ["omh: one\\ntwo"]
