@@ -226,3 +226,23 @@ def test_wrong_refusal_list_still_escapes_a_name_with_a_newline(repo_dir: Path) 
 
     assert _error_lines(Listed("x")) == ["omh: refused:", "  a\\nforged: line"]
     assert _error_lines(OmhError("one\ntwo")) == ["omh: one\\ntwo"]
+
+
+def test_wrong_unknown_key_with_layer_names_the_layer_that_holds_it(repo_dir: Path) -> None:
+    # `show K --layer team` for a local-only K suggested K itself ("did you mean K?").
+    _remember(repo_dir, "Only local.")
+    for command in ("show", "rm"):
+        run = omh(repo_dir, "memory", command, "surprise/only-local", "--layer", "team")
+        assert run.code == 1
+        assert "did you mean" not in run.err
+        assert "the local layer holds it" in run.err and "--layer local" in run.err, run.err
+    assert omh(repo_dir, "memory", "show", "surprise/only-local").code == 0
+
+
+def test_wrong_unknown_key_suggests_only_a_close_key(repo_dir: Path) -> None:
+    # "nope" was answered with "did you mean surprise/dirty-one?".
+    _remember(repo_dir, "Dirty one.")
+    far = omh(repo_dir, "memory", "show", "nope")
+    assert far.code == 1 and "did you mean" not in far.err and "`omh memory` lists" in far.err
+    near = omh(repo_dir, "memory", "show", "surprise/dirty-on")
+    assert "did you mean surprise/dirty-one?" in near.err
