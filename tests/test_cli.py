@@ -246,3 +246,21 @@ def test_wrong_unknown_key_suggests_only_a_close_key(repo_dir: Path) -> None:
     assert far.code == 1 and "did you mean" not in far.err and "`omh memory` lists" in far.err
     near = omh(repo_dir, "memory", "show", "surprise/dirty-on")
     assert "did you mean surprise/dirty-one?" in near.err
+
+
+def test_wrong_rm_of_a_team_note_reports_the_path_and_the_commit_apart(repo_dir: Path) -> None:
+    # --json gave "path": ".omh/notes/K.md (commit abc…)", and the line nested parentheses.
+    _remember(repo_dir, "Shared once.")
+    assert omh(repo_dir, "memory", "promote", "surprise/shared-once").code == 0
+    removed = omh(repo_dir, "memory", "rm", "surprise/shared-once", "--json").json()["removed"]
+    head = git(repo_dir, "rev-parse", "HEAD").strip()
+    assert removed == {"key": "surprise/shared-once", "layer": "team",
+                       "path": ".omh/notes/surprise/shared-once.md", "commit": head}
+    _remember(repo_dir, "Shared twice.")
+    assert omh(repo_dir, "memory", "promote", "surprise/shared-twice").code == 0
+    run = omh(repo_dir, "memory", "rm", "surprise/shared-twice")
+    head = git(repo_dir, "rev-parse", "HEAD").strip()
+    path = ".omh/notes/surprise/shared-twice.md"
+    assert run.out.splitlines()[0] == (
+        f"removed team/surprise/shared-twice: commit {head[:12]} deletes {path}; "
+        f"`git show {head[:12]}~1:{path}` shows it; push the branch to share the removal")
