@@ -264,3 +264,23 @@ def test_wrong_rm_of_a_team_note_reports_the_path_and_the_commit_apart(repo_dir:
     assert run.out.splitlines()[0] == (
         f"removed team/surprise/shared-twice: commit {head[:12]} deletes {path}; "
         f"`git show {head[:12]}~1:{path}` shows it; push the branch to share the removal")
+
+
+def test_wrong_unknown_trigger_lists_the_shapes_a_writer_types(repo_dir: Path) -> None:
+    # The refusal listed the stored shapes (file:<path>@<blob id>, image:<digest>), which
+    # a writer never types; `file:<path>` and `image:current` are what remember takes.
+    run = omh(repo_dir, "memory", "remember", "--expected", "a", "--observed", "b",
+              "--evidence", "c", "--answers", "q", "--invalidated-by", "whenever")
+    assert run.code == 1
+    assert "file:<path>, image:current, base:<YYYY-MM>, symbol:<name>" in run.err, run.err
+    assert "@<blob id>" not in run.err
+
+
+def test_wrong_a_taken_local_key_says_which_option_replaces_it(repo_dir: Path) -> None:
+    # "update it instead (`omh memory show K`)" pointed at a command that updates nothing.
+    _remember(repo_dir, "Taken.")
+    run = omh(repo_dir, "memory", "remember", "--expected", "a", "--observed", "Taken.",
+              "--evidence", "c", "--answers", "q")
+    assert run.code == 1
+    assert "--if-exists override to replace it" in run.err, run.err
+    assert "--if-exists suffix to keep both" in run.err

@@ -450,7 +450,7 @@ def promote(
         say(f"warning: local/{key} was rewritten while promote ran: the text it held "
             "before is what was committed, the new text stays in the local layer "
             f"(omh memory show {key} shows both)")
-    typer.echo("push the branch to share them")
+    typer.echo("push the branch to share " + ("it" if len(result.keys) == 1 else "them"))
 
 
 @app.command()
