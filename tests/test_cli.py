@@ -284,3 +284,12 @@ def test_wrong_a_taken_local_key_says_which_option_replaces_it(repo_dir: Path) -
     assert run.code == 1
     assert "--if-exists override to replace it" in run.err, run.err
     assert "--if-exists suffix to keep both" in run.err
+
+
+def test_wrong_rm_counts_one_linking_note_in_the_singular(repo_dir: Path) -> None:
+    _remember(repo_dir, "Target.")
+    run = omh(repo_dir, "memory", "remember", "--expected", "a", "--observed", "Linker.",
+              "--evidence", "c", "--answers", "q", "--relates-to", "surprise/target")
+    assert run.code == 0, run.err
+    out = omh(repo_dir, "memory", "rm", "surprise/target").out
+    assert "1 note still links to it; that link now dangles:" in out, out

@@ -411,7 +411,9 @@ def rm(
         say(f"removed {entry.layer}/{key}: commit {commit[:12]} deletes {path}; "
             f"`git show {commit[:12]}~1:{path}` shows it; push the branch to share the removal")
     if linkers:
-        typer.echo(f"{_count(len(linkers), 'note')} still link to it; those links now dangle:")
+        one = len(linkers) == 1
+        typer.echo(f"{_count(len(linkers), 'note')} still link{'s' if one else ''} to it; "
+                   f"{'that link now dangles' if one else 'those links now dangle'}:")
         for lay, k in linkers:
             say(f"  {lay}/{k}")
     else:
