@@ -11,6 +11,11 @@ from __future__ import annotations
 class OmhError(Exception):
     """An expected failure, with a message fit to show a user as it is."""
 
+    def lines(self) -> list[str]:
+        """The message as the lines it is made of: one, unless an error lists several
+        problems, each on a line of its own."""
+        return [str(self)]
+
 
 class InvalidKey(OmhError):
     """A key that is not a safe, canonical path inside a store."""

@@ -55,6 +55,9 @@ class PromoteRefused(OmhError):
         lines = "\n  ".join(self.problems)
         super().__init__(f"promote refused, nothing was committed:\n  {lines}")
 
+    def lines(self) -> list[str]:
+        return ["promote refused, nothing was committed:", *(f"  {p}" for p in self.problems)]
+
 
 @dataclass(frozen=True)
 class Promoted:

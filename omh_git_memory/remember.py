@@ -100,8 +100,9 @@ class KeyTaken(KeyConflict):
     def _for_cli(self, if_exists: IfExists) -> str:
         key = self.key
         if self.layer is Layer.LOCAL:
-            return (f"note {key} already exists in the local layer; update it instead "
-                    f"(`omh memory show {key}`), or choose --if-exists skip|suffix|override")
+            return (f"note {key} already exists in the local layer; update it instead: "
+                    "run the command again with --if-exists override to replace it, or "
+                    f"--if-exists suffix to keep both (`omh memory show {key}` shows it)")
         beside = "to record something new beside it, choose --if-exists suffix"
         if if_exists is IfExists.OVERRIDE:
             head = (f"--if-exists override would hide team/{key} behind a local note of the "

@@ -196,9 +196,17 @@ def evaluate(value: str, facts: Facts) -> Verdict:
     return kind.evaluate(arg, facts)
 
 
+# What a writer types: the shorthands that pin() resolves, not the stored forms.
+WRITER_SHAPES: Final = "file:<path>, image:current, base:<YYYY-MM>, symbol:<name>"
+
+
 def pin(value: str, facts: Facts) -> str:
-    """`value` with a writer's shorthand resolved against HEAD (others unchanged)."""
+    """`value` with a writer's shorthand resolved against HEAD (others unchanged), or
+    PinError when it is no kind of trigger at all."""
     kind, arg = _kind(value.strip())
+    if kind is None:
+        raise PinError(f"{value.strip()!r} is not a trigger omh can evaluate; use one of "
+                       f"{WRITER_SHAPES}")
     if kind is not None and kind.pin is not None:
         return f"{kind.name}:{kind.pin(arg, facts)}"
     return value.strip()

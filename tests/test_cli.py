@@ -190,3 +190,106 @@ def test_demo_walks_through_every_step(tmp_path: Path) -> None:
     assert recall_lines and "team · 2026-10-13" in recall_lines[0]
     assert "docs/deploy" in run.out  # a derived stub
     assert '"mcpServers"' in run.out
+
+
+# A newcomer's walk through the commands: what each message says.
+
+def _remember(repo: Path, observed: str, evidence: str = "seen in the log") -> None:
+    run = omh(repo, "memory", "remember", "--expected", "it works", "--observed", observed,
+              "--evidence", evidence, "--answers", "why?")
+    assert run.code == 0, run.err
+
+
+def test_wrong_promote_lists_each_refusal_on_its_own_line(repo_dir: Path) -> None:
+    # Escaping names in error messages turned the refusal list's own line breaks
+    # into a literal `\n`, so every problem ran together on one line.
+    _remember(repo_dir, "The first one.", evidence="DB_PASSWORD=$uperS3cretValue")
+    _remember(repo_dir, "The second one.", evidence="DB_PASSWORD=$uperS3cretValue")
+    run = omh(repo_dir, "memory", "promote", "surprise/the-first-one", "surprise/the-second-one")
+    assert run.code == 1
+    assert "\\n" not in run.err
+    lines = run.err.splitlines()
+    assert lines[0] == "omh: promote refused, nothing was committed:"
+    assert [line.split(":")[0].strip() for line in lines[1:]] == [
+        "surprise/the-first-one", "surprise/the-second-one"]
+
+
+def test_wrong_refusal_list_still_escapes_a_name_with_a_newline(repo_dir: Path) -> None:
+    # Each problem line is escaped on its own: a name read from disk cannot add a line.
+    from omh_git_memory.errors import OmhError
+
+    class Listed(OmhError):
+        def lines(self) -> list[str]:
+            return ["refused:", "  a\nforged: line"]
+
+    from omh_git_memory.cli import _error_lines
+
+    assert _error_lines(Listed("x")) == ["omh: refused:", "  a\\nforged: line"]
+    assert _error_lines(OmhError("one\ntwo")) == ["omh: one\\ntwo"]
+
+
+def test_wrong_unknown_key_with_layer_names_the_layer_that_holds_it(repo_dir: Path) -> None:
+    # `show K --layer team` for a local-only K suggested K itself ("did you mean K?").
+    _remember(repo_dir, "Only local.")
+    for command in ("show", "rm"):
+        run = omh(repo_dir, "memory", command, "surprise/only-local", "--layer", "team")
+        assert run.code == 1
+        assert "did you mean" not in run.err
+        assert "the local layer holds it" in run.err and "--layer local" in run.err, run.err
+    assert omh(repo_dir, "memory", "show", "surprise/only-local").code == 0
+
+
+def test_wrong_unknown_key_suggests_only_a_close_key(repo_dir: Path) -> None:
+    # "nope" was answered with "did you mean surprise/dirty-one?".
+    _remember(repo_dir, "Dirty one.")
+    far = omh(repo_dir, "memory", "show", "nope")
+    assert far.code == 1 and "did you mean" not in far.err and "`omh memory` lists" in far.err
+    near = omh(repo_dir, "memory", "show", "surprise/dirty-on")
+    assert "did you mean surprise/dirty-one?" in near.err
+
+
+def test_wrong_rm_of_a_team_note_reports_the_path_and_the_commit_apart(repo_dir: Path) -> None:
+    # --json gave "path": ".omh/notes/K.md (commit abc…)", and the line nested parentheses.
+    _remember(repo_dir, "Shared once.")
+    assert omh(repo_dir, "memory", "promote", "surprise/shared-once").code == 0
+    removed = omh(repo_dir, "memory", "rm", "surprise/shared-once", "--json").json()["removed"]
+    head = git(repo_dir, "rev-parse", "HEAD").strip()
+    assert removed == {"key": "surprise/shared-once", "layer": "team",
+                       "path": ".omh/notes/surprise/shared-once.md", "commit": head}
+    _remember(repo_dir, "Shared twice.")
+    assert omh(repo_dir, "memory", "promote", "surprise/shared-twice").code == 0
+    run = omh(repo_dir, "memory", "rm", "surprise/shared-twice")
+    head = git(repo_dir, "rev-parse", "HEAD").strip()
+    path = ".omh/notes/surprise/shared-twice.md"
+    assert run.out.splitlines()[0] == (
+        f"removed team/surprise/shared-twice: commit {head[:12]} deletes {path}; "
+        f"`git show {head[:12]}~1:{path}` shows it; push the branch to share the removal")
+
+
+def test_wrong_unknown_trigger_lists_the_shapes_a_writer_types(repo_dir: Path) -> None:
+    # The refusal listed the stored shapes (file:<path>@<blob id>, image:<digest>), which
+    # a writer never types; `file:<path>` and `image:current` are what remember takes.
+    run = omh(repo_dir, "memory", "remember", "--expected", "a", "--observed", "b",
+              "--evidence", "c", "--answers", "q", "--invalidated-by", "whenever")
+    assert run.code == 1
+    assert "file:<path>, image:current, base:<YYYY-MM>, symbol:<name>" in run.err, run.err
+    assert "@<blob id>" not in run.err
+
+
+def test_wrong_a_taken_local_key_says_which_option_replaces_it(repo_dir: Path) -> None:
+    # "update it instead (`omh memory show K`)" pointed at a command that updates nothing.
+    _remember(repo_dir, "Taken.")
+    run = omh(repo_dir, "memory", "remember", "--expected", "a", "--observed", "Taken.",
+              "--evidence", "c", "--answers", "q")
+    assert run.code == 1
+    assert "--if-exists override to replace it" in run.err, run.err
+    assert "--if-exists suffix to keep both" in run.err
+
+
+def test_wrong_rm_counts_one_linking_note_in_the_singular(repo_dir: Path) -> None:
+    _remember(repo_dir, "Target.")
+    run = omh(repo_dir, "memory", "remember", "--expected", "a", "--observed", "Linker.",
+              "--evidence", "c", "--answers", "q", "--relates-to", "surprise/target")
+    assert run.code == 0, run.err
+    out = omh(repo_dir, "memory", "rm", "surprise/target").out
+    assert "1 note still links to it; that link now dangles:" in out, out

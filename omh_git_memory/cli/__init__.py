@@ -12,11 +12,14 @@ import os
 import sys
 import tempfile
 import traceback
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from omh_git_memory.cli import adopt, memory
+
+if TYPE_CHECKING:
+    from omh_git_memory.errors import OmhError
 
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
@@ -183,7 +186,6 @@ def demo(
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app and turn failures into one line and an exit status."""
     from omh_git_memory.errors import OmhError
-    from omh_git_memory.keys import printable
 
     args = sys.argv[1:] if argv is None else argv
     problem = _undecodable(args)
@@ -194,8 +196,8 @@ def main(argv: list[str] | None = None) -> None:
     try:
         command.main(args=args, prog_name="omh", standalone_mode=True)
     except OmhError as err:
-        # One line, whatever a key or a path in the message holds.
-        typer.echo(f"omh: {printable(str(err))}", err=True)
+        for line in _error_lines(err):
+            typer.echo(line, err=True)
         sys.exit(EXIT_FAILURE)
     except KeyboardInterrupt:
         sys.exit(EXIT_INTERRUPTED)
@@ -203,6 +205,16 @@ def main(argv: list[str] | None = None) -> None:
         log = _write_crash_log()
         typer.echo(f"omh: internal error (a bug); the traceback is in {log}", err=True)
         sys.exit(EXIT_BUG)
+
+
+def _error_lines(err: OmhError) -> list[str]:
+    """What an expected failure prints: `omh: message`, and a line per problem when it
+    lists several. Each line is escaped on its own, so whatever a key or a path in it
+    holds, it cannot add a line."""
+    from omh_git_memory.keys import printable
+
+    first, *rest = err.lines()
+    return [f"omh: {printable(first)}", *(printable(line) for line in rest)]
 
 
 def _undecodable(args: list[str]) -> str | None:

@@ -385,8 +385,8 @@ def rm(
     if entry.layer is Layer.TEAM:
         from omh_git_memory.promote import remove_team_note
 
-        commit = remove_team_note(ws, Key(entry.relpath.removesuffix(".md")))
-        path = f"{entry.location.split(':', 1)[1]} (commit {commit[:12]})"
+        commit: str | None = remove_team_note(ws, Key(entry.relpath.removesuffix(".md")))
+        path = entry.location.split(":", 1)[1]
     else:
         from omh_git_memory import faults
         from omh_git_memory.note import render
@@ -399,18 +399,25 @@ def rm(
         if removed is None:
             raise OmhError(f"local/{key} changed while rm ran, so nothing was removed; "
                            f"look at it (omh memory show {key} --layer local) and run rm again")
-        path = str(removed)
+        path, commit = str(removed), None
     if as_json:
         emit_json(
             {
-                "removed": {"key": key, "layer": entry.layer.value, "path": path},
+                "removed": {"key": key, "layer": entry.layer.value, "path": path,
+                            **({"commit": commit} if commit is not None else {})},
                 "linked_from": [{"layer": lay.value, "key": k} for lay, k in linkers],
             }
         )
         return
-    say(f"removed {entry.layer}/{key} ({path})")
+    if commit is None:
+        say(f"removed {entry.layer}/{key} ({path})")
+    else:
+        say(f"removed {entry.layer}/{key}: commit {commit[:12]} deletes {path}; "
+            f"`git show {commit[:12]}~1:{path}` shows it; push the branch to share the removal")
     if linkers:
-        typer.echo(f"{_count(len(linkers), 'note')} still link to it; those links now dangle:")
+        one = len(linkers) == 1
+        typer.echo(f"{_count(len(linkers), 'note')} still link{'s' if one else ''} to it; "
+                   f"{'that link now dangles' if one else 'those links now dangle'}:")
         for lay, k in linkers:
             say(f"  {lay}/{k}")
     else:
@@ -449,7 +456,7 @@ def promote(
         say(f"warning: local/{key} was rewritten while promote ran: the text it held "
             "before is what was committed, the new text stays in the local layer "
             f"(omh memory show {key} shows both)")
-    typer.echo("push the branch to share them")
+    typer.echo("push the branch to share " + ("it" if len(result.keys) == 1 else "them"))
 
 
 @app.command()

@@ -105,7 +105,12 @@ def find_notes(graph: Graph, key: str, layer: Layer | None) -> list[StoredNote]:
     if found:
         return found
     where = f"the {layer} layer" if layer is not None else "any layer"
+    others = [lay for lay in Layer if lay != layer and graph.claimants(lay, key)]
+    if layer is not None and others:
+        raise NoteNotFound(f"no note {key} in the {layer} layer; the {others[0]} layer holds "
+                           f"it: use --layer {others[0]}, or leave --layer out")
     keys = sorted({e.key for e in graph.entries})
-    guess = process.extractOne(key, keys, score_cutoff=60) if keys else None
+    # A cutoff low enough for a typo, high enough not to offer an unrelated key.
+    guess = process.extractOne(key, keys, score_cutoff=75) if keys else None
     hint = f"; did you mean {guess[0]}?" if guess else "; `omh memory` lists the keys"
     raise NoteNotFound(f"no note {key} in {where}{hint}")
