@@ -102,8 +102,9 @@ def write_record(store: Path, record: StoreRecord) -> None:
 def clone_id(repo: GitRepo, create: bool = False) -> str | None:
     """This clone's id, made on first use when `create`; None when there is none."""
     path = repo.common_dir / CLONE_ID
-    with contextlib.suppress(OSError, UnicodeDecodeError):
-        found = path.read_text(encoding="ascii").strip()
+    with contextlib.suppress(UnicodeDecodeError):
+        # Never opened unless a regular file: a FIFO there would block forever.
+        found = (_read(path) or b"").decode("ascii").strip()
         if _ID.fullmatch(found):
             return found
     if not create:
