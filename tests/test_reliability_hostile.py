@@ -43,3 +43,41 @@ def test_hang_fifo_as_clone_id(tmp_path: Path) -> None:
     os.mkfifo(clone_id)
     run = _omh_timed(repo, "memory")
     assert "Traceback" not in run.err
+
+
+WRAPPED_SECRETS = (
+    "Authorization: Bearer\n  abcdefghijklmnopqrstuvwxyz0123456789\n",
+    "aws_secret_access_key =\n  wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n",
+    'password:\n  "correct horse battery staple"\n',
+    "export DB_PASSWORD=\\\n  Sup3rS3cretValue\n",
+)
+UNWRAPPED_MISSES = (
+    "SECRET_KEY=django-insecure-9f8e7d6c5b4a39281706f5e4d3c2b1a0",
+    "secret_key_base: 9f8e7d6c5b4a39281706f5e4d3c2b1a09f8e7d6c5b4a",
+    "JWT_SECRET_KEY=9f8e7d6c5b4a3928",
+    "SIGNING_KEY = 'k9f8e7d6c5b4a3928'",
+)
+
+
+def test_wrong_secret_split_over_a_line_break_or_named_secret_key() -> None:
+    """A secret whose value wraps onto the next line, or whose key is SECRET_KEY
+    (Django, Rails' secret_key_base), passed the scan."""
+    from omh_git_memory.secret_scan import find_secrets
+
+    for text in (*WRAPPED_SECRETS, *UNWRAPPED_MISSES):
+        hits = find_secrets(text)
+        assert hits and hits[0].line == 1, text
+    # A prose line that ends in a credential word and a plain next line stay clean.
+    assert find_secrets("Rotate the password\nwhen the quarter ends.\n") == []
+
+
+def test_wrong_wrapped_secret_refused_by_promote(tmp_path: Path) -> None:
+    repo = _init(tmp_path / "repo")
+    run = omh(repo, "memory", "remember", "--expected", "the token is optional",
+              "--observed", "the call needs a token",
+              "--evidence", "Authorization: Bearer\n  abcdefghijklmnopqrstuvwxyz0123456789",
+              "--answers", "why does the call fail?")
+    assert run.code == 0, run.err
+    key = run.out.split()[1].removeprefix("local/")
+    promoted = omh(repo, "memory", "promote", key)
+    assert promoted.code != 0 and "looks like" in promoted.err, promoted
