@@ -81,3 +81,31 @@ def test_wrong_wrapped_secret_refused_by_promote(tmp_path: Path) -> None:
     key = run.out.split()[1].removeprefix("local/")
     promoted = omh(repo, "memory", "promote", key)
     assert promoted.code != 0 and "looks like" in promoted.err, promoted
+
+
+def test_hang_mcp_deeply_nested_request_kills_the_server(tmp_path: Path) -> None:
+    """A request nested 100,000 arrays deep made Python's JSON parser raise
+    RecursionError inside the line reader: the server died, and every later
+    request of the client went unanswered."""
+    import json
+
+    repo = _init(tmp_path / "repo")
+    deep = (b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":'
+            + b"[" * 100_000 + b"]" * 100_000 + b"}\n")
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "t", "version": "1"}}}
+    lines = [json.dumps(init).encode() + b"\n",
+             b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n', deep,
+             b'{"jsonrpc":"2.0","id":8,"method":"tools/list"}\n']
+    try:
+        done = subprocess.run([sys.executable, "-m", "omh_git_memory", "mcp", "serve"],
+                              cwd=repo, input=b"".join(lines), capture_output=True,
+                              timeout=60, check=False)
+    except subprocess.TimeoutExpired:
+        raise AssertionError("the server hung") from None
+    replies = [json.loads(x) for x in done.stdout.splitlines() if x.strip()]
+    ids = [r.get("id") for r in replies]
+    assert 8 in ids, (ids, done.stderr[-500:])
+    assert any(r.get("error") for r in replies if r.get("id") in (7, None)), replies
+    assert b"internal error" not in done.stderr
