@@ -109,3 +109,23 @@ def test_hang_mcp_deeply_nested_request_kills_the_server(tmp_path: Path) -> None
     assert 8 in ids, (ids, done.stderr[-500:])
     assert any(r.get("error") for r in replies if r.get("id") in (7, None)), replies
     assert b"internal error" not in done.stderr
+
+
+def test_moved_new_clone_at_the_old_path_does_not_take_the_store(tmp_path: Path) -> None:
+    """`mv a b; git clone b a`: the fresh clone at the old path rewrote the store's
+    record with its own clone id, so the moved clone could never find (or adopt)
+    its notes: "no local store left behind by this clone was found"."""
+    first = _init(tmp_path / "a")
+    remembered = omh(first, "memory", "remember", "--expected", "e", "--observed",
+                     "A private finding of the first clone.", "--evidence", "v",
+                     "--answers", "q", "--json")
+    assert remembered.code == 0, remembered.err
+    key = remembered.json()["key"]
+    moved = tmp_path / "b"
+    first.rename(moved)
+    subprocess.run(["git", "clone", "-q", str(moved), str(first)], check=True)
+    assert omh(first, "memory").code == 0  # the new clone opens the old path's store
+    adopted = omh(moved, "adopt")
+    assert adopted.code == 0, adopted.err
+    notes = omh(moved, "memory", "--json").json()["notes"]
+    assert ("local", key) in {(n["layer"], n["key"]) for n in notes}
