@@ -129,3 +129,27 @@ def test_moved_new_clone_at_the_old_path_does_not_take_the_store(tmp_path: Path)
     assert adopted.code == 0, adopted.err
     notes = omh(moved, "memory", "--json").json()["notes"]
     assert ("local", key) in {(n["layer"], n["key"]) for n in notes}
+
+
+def test_wrong_rerun_after_a_kill_between_local_removals(tmp_path: Path) -> None:
+    """Killed at `promote:local` (the first local copy removed, the others not),
+    the same command run again refused ("no local note has this key") instead of
+    finishing the job, as the fault points promise."""
+    import signal
+
+    repo = _init(tmp_path / "repo")
+    keys = []
+    for i in range(2):
+        run = omh(repo, "memory", "remember", "--expected", "e", "--observed",
+                  f"Rerun note {i}.", "--evidence", "v", "--answers", "q", "--json")
+        keys.append(run.json()["key"])
+    killed = omh(repo, "memory", "promote", *keys, env={"OMH_FAULT": "promote:local"})
+    assert killed.code == -signal.SIGKILL
+    again = omh(repo, "memory", "promote", *keys)
+    assert again.code == 0, again.err
+    notes = {(n["layer"], n["key"]) for n in omh(repo, "memory", "--json").json()["notes"]}
+    assert all(("team", k) in notes and ("local", k) not in notes for k in keys), notes
+    assert git(repo, "status", "--porcelain") == ""
+    # Naming only team notes is still refused, with the reason.
+    only = omh(repo, "memory", "promote", *keys)
+    assert only.code == 1 and "already in the team layer" in only.err
