@@ -369,9 +369,10 @@ def test_dataloss_promote_refuses_a_key_another_team_file_claims(ready: Path) ->
 
 def test_wrong_a_note_that_cannot_be_encoded_leaves_no_temporary_file(tmp_path: Path) -> None:
     from omh_git_memory.keys import Key
+    from omh_git_memory.note import NoteParseError
     from omh_git_memory.store import LocalStore
 
     store = LocalStore(tmp_path)
-    with pytest.raises(UnicodeEncodeError):
+    with pytest.raises(NoteParseError):  # refused by the reader's byte rules, before a file
         store.write(Key("x"), lambda _k: "a lone surrogate \ud800\n")
     assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
