@@ -25,7 +25,7 @@ from omh_git_memory.keys import DEFAULT_KEY_TEMPLATES, Key, slug
 from omh_git_memory.layers import Layer
 from omh_git_memory.lint import lint
 from omh_git_memory.note import NoteParseError, compose, render
-from omh_git_memory.remember import Observation, remember
+from omh_git_memory.remember import Observation, TeamKeys, remember
 from omh_git_memory.store import LocalStore, read_note_bytes
 from tests.helpers import git, note_text, omh
 
@@ -44,7 +44,8 @@ def _store_files(root: Path) -> list[str]:
     """Every file under `root`, temporary ones included."""
     if not root.exists():
         return []
-    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*")
+                  if p.is_file() and p.name != ".omh-store")  # the store's own record
 
 
 def _local_root(repo: Path) -> Path:
@@ -185,7 +186,8 @@ def _remember(store: LocalStore, **values: object) -> object:
     base: dict[str, object] = {"expected": "e", "observed": "Something odd.", "evidence": "v",
                                "answers": ["q"]}
     obs = Observation(**{**base, **values})  # type: ignore[arg-type]
-    return remember(store, obs, DEFAULT_KEY_TEMPLATES, today=dt.date(2026, 11, 1))
+    return remember(store, obs, DEFAULT_KEY_TEMPLATES, today=dt.date(2026, 11, 1),
+                    team=TeamKeys({}, {}))
 
 
 def _assert_reads_back_clean(root: Path) -> None:
