@@ -167,3 +167,15 @@ def test_wrong_rerun_after_a_kill_between_local_removals(tmp_path: Path) -> None
     # Naming only team notes is still refused, with the reason.
     only = omh(repo, "memory", "promote", *keys)
     assert only.code == 1 and "already in the team layer" in only.err
+
+
+def test_wrong_rm_in_the_wrong_layer_suggests_the_same_key(tmp_path: Path) -> None:
+    """`rm KEY --layer team` for a local-only note said "did you mean KEY?",
+    naming the very key given instead of the layer that holds it."""
+    repo = _init(tmp_path / "repo")
+    run = omh(repo, "memory", "remember", "--expected", "e", "--observed",
+              "A local only finding.", "--evidence", "v", "--answers", "q", "--json")
+    key = run.json()["key"]
+    wrong = omh(repo, "memory", "rm", key, "--layer", "team")
+    assert wrong.code == 1
+    assert f"did you mean {key}?" not in wrong.err and "local layer" in wrong.err, wrong.err

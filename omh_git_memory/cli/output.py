@@ -105,7 +105,10 @@ def find_notes(graph: Graph, key: str, layer: Layer | None) -> list[StoredNote]:
     if found:
         return found
     where = f"the {layer} layer" if layer is not None else "any layer"
-    keys = sorted({e.key for e in graph.entries})
+    elsewhere = [lay for lay in Layer if lay not in layers and graph.claimants(lay, key)]
+    keys = sorted({e.key for e in graph.entries} - {key})  # never "did you mean" itself
     guess = process.extractOne(key, keys, score_cutoff=60) if keys else None
     hint = f"; did you mean {guess[0]}?" if guess else "; `omh memory` lists the keys"
+    if elsewhere:
+        hint = f"; it is in the {elsewhere[0]} layer (--layer {elsewhere[0]})"
     raise NoteNotFound(f"no note {key} in {where}{hint}")
