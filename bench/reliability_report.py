@@ -2,13 +2,15 @@
 
     python bench/reliability_report.py
 
-Runs tests/test_reliability.py under pytest with a JUnit report and tallies the
-tests by the category their name starts with. Property tests count the examples
-hypothesis generates (each test runs `max_examples` of them).
+Runs every tests/test_reliability*.py under pytest with a JUnit report and tallies
+the tests by the category their name starts with (`test_<category>_…`). Property
+tests count the examples hypothesis generates: a module's `EXAMPLES` settings give
+`max_examples` for its property tests.
 """
 
 from __future__ import annotations
 
+import importlib
 import subprocess
 import sys
 import tempfile
@@ -19,16 +21,24 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.test_reliability import EXAMPLES  # noqa: E402
+CATEGORIES = (
+    "property", "badinput", "race", "crash", "mcp", "secret",
+    "dataloss", "escape", "gitstate", "wrong", "hang", "moved",
+)
 
-CATEGORIES = ("property", "badinput", "race", "crash", "mcp", "secret")
+
+def _examples(module: str) -> int:
+    """How many examples each property test of `module` generates."""
+    settings = getattr(importlib.import_module(module), "EXAMPLES", None)
+    return int(getattr(settings, "max_examples", 1))
 
 
 def main() -> None:
+    files = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").glob("test_reliability*.py"))
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "junit.xml"
         subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                        f"--junitxml={report}", "tests/test_reliability.py"], cwd=ROOT,
+                        f"--junitxml={report}", *files], cwd=ROOT,
                        check=False, capture_output=True)
         cases = ET.parse(report).getroot().iter("testcase")
         tried: Counter[str] = Counter()
@@ -36,7 +46,7 @@ def main() -> None:
         for case in cases:
             name = case.get("name", "")
             category = next((c for c in CATEGORIES if name.startswith(f"test_{c}_")), "other")
-            weight = EXAMPLES.max_examples if category == "property" else 1
+            weight = _examples(case.get("classname", "")) if category == "property" else 1
             tried[category] += weight
             if not any(child.tag in ("failure", "error", "skipped") for child in case):
                 passed[category] += weight

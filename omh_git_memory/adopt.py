@@ -102,8 +102,9 @@ def write_record(store: Path, record: StoreRecord) -> None:
 def clone_id(repo: GitRepo, create: bool = False) -> str | None:
     """This clone's id, made on first use when `create`; None when there is none."""
     path = repo.common_dir / CLONE_ID
-    with contextlib.suppress(OSError, UnicodeDecodeError):
-        found = path.read_text(encoding="ascii").strip()
+    with contextlib.suppress(UnicodeDecodeError):
+        # Never opened unless a regular file: a FIFO there would block forever.
+        found = (_read(path) or b"").decode("ascii").strip()
         if _ID.fullmatch(found):
             return found
     if not create:
@@ -136,8 +137,13 @@ def keep_record(repo: GitRepo, store: Path) -> None:
         return
     found = read_record(store)
     checkout = str(repo.main_checkout)
-    if found is not None and found.checkout == checkout and found.clone == clone_id(
-            repo, create=found.clone is None):
+    mine = clone_id(repo, create=True)
+    if found is not None and found.clone is not None and found.clone != mine:
+        # Another clone's store: it was moved away and a new clone now sits at its
+        # old path. Rewriting the record would hide the store from the clone that
+        # made it, which finds it by this id; keep it as it is.
+        return
+    if found is not None and found.checkout == checkout and found.clone == mine:
         return
     with contextlib.suppress(StoreError):
         write_record(store, record_of(repo))
@@ -193,7 +199,7 @@ def find_left_behind(repo: GitRepo, root: Path, every: bool = True) -> list[Left
             if every and store.name.rsplit("-", 1)[0] == name and re.fullmatch(
                     r"[0-9a-f]{12}", store.name.rsplit("-", 1)[-1]):
                 match = Match.UNRECORDED
-        elif record.checkout == str(repo.main_checkout) or _holds_a_clone(record.checkout):
+        elif record.checkout == str(repo.main_checkout) or _still_there(record):
             continue  # its clone is still there: another clone's store, never this one's
         elif mine is not None and record.clone == mine:
             match = Match.MOVED
@@ -264,6 +270,28 @@ def _is_dir(path: Path) -> bool:
         return stat.S_ISDIR(os.lstat(path).st_mode)
     except OSError:
         return False
+
+
+def _still_there(record: StoreRecord) -> bool:
+    """Whether the clone that made the store is still at its recorded checkout: a
+    git repository is there, and not one that provably is another clone (its clone
+    id differs from the record's — a fresh clone made at a moved clone's old path)."""
+    if not _holds_a_clone(record.checkout):
+        return False
+    if record.clone is None:
+        return True
+    there = _clone_id_at(record.checkout)
+    return there is None or there == record.clone
+
+
+def _clone_id_at(checkout: str) -> str | None:
+    """The clone id kept by the repository at `checkout` (a checkout with a `.git`
+    folder, or a bare repository), or None when there is none or it cannot be read."""
+    for git_dir in (os.path.join(checkout, ".git"), checkout):
+        found = (_read(Path(git_dir) / CLONE_ID) or b"").decode("ascii", "replace").strip()
+        if _ID.fullmatch(found):
+            return found
+    return None
 
 
 def _holds_a_clone(checkout: str) -> bool:
@@ -367,7 +395,7 @@ def _check_source(repo: GitRepo, source: Path, target: Path) -> None:
     record = read_record(source)
     if record is None:
         return
-    if record.checkout != str(repo.main_checkout) and _holds_a_clone(record.checkout):
+    if record.checkout != str(repo.main_checkout) and _still_there(record):
         raise StoreError(f"{source} is the local store of the clone at {record.checkout}, "
                          "which still exists; adopting it would take its notes away (copy "
                          "the notes you want with `omh memory show`, then remember them)")

@@ -240,7 +240,7 @@ def unanswered(line: str) -> tuple[Any, int, str] | None:
         message = None
     try:
         raw = json.loads(line)  # Python's parser accepts what the SDK's refuses
-    except ValueError as err:
+    except (ValueError, RecursionError) as err:  # RecursionError: nested too deeply
         if message is not None:
             return None
         return (None, PARSE_ERROR, f"parse error: the line is not JSON omh can read ({err})"[:300])
@@ -257,7 +257,11 @@ def unanswered(line: str) -> tuple[Any, int, str] | None:
     if "method" not in raw or "id" not in raw:
         return None  # a notification or a response: JSON-RPC sends nothing back
     answer_to = request_id if usable_id else None
-    if _has_lone_surrogate(raw):
+    try:
+        surrogate = _has_lone_surrogate(raw)
+    except RecursionError:
+        surrogate = False
+    if surrogate:
         return (answer_to, INVALID_REQUEST, "invalid request: it holds a lone surrogate "
                 "(an escape between \\ud800 and \\udfff not in a pair), which is not text")
     return (answer_to, INVALID_REQUEST, "invalid request: not a JSON-RPC 2.0 message")

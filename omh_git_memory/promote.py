@@ -69,6 +69,9 @@ class Promoted:
     # Local copies rewritten while promote ran: the text read was committed, the
     # newer text is left in the local layer.
     changed_in_local: tuple[Key, ...] = ()
+    # Named, but with no local copy and already in the team layer at HEAD (an
+    # earlier promote of the same keys was cut short after it removed them).
+    already_in_team: tuple[Key, ...] = ()
 
 
 class UncommittedEdit(OmhError):
@@ -79,6 +82,7 @@ class UncommittedEdit(OmhError):
 class Plan:
     commit: list[tuple[Key, StoredNote]]  # to add in a new commit
     finish: list[tuple[Key, StoredNote]]  # already at HEAD, byte for byte: finish the job
+    already: tuple[Key, ...] = ()  # no local copy, in the team layer at HEAD: nothing to do
 
 
 def plan(ws: Workspace, graph: Graph, keys: Sequence[str]) -> Plan:
@@ -89,6 +93,7 @@ def plan(ws: Workspace, graph: Graph, keys: Sequence[str]) -> Plan:
     problems: list[str] = []
     chosen: list[tuple[Key, StoredNote]] = []
     finish: list[tuple[Key, StoredNote]] = []
+    already: list[Key] = []
     head = resolve_commit(ws.repo, "HEAD")
     for raw in dict.fromkeys(keys):
         entries = graph.claimants(Layer.LOCAL, raw)
@@ -96,6 +101,9 @@ def plan(ws: Workspace, graph: Graph, keys: Sequence[str]) -> Plan:
             broken = [e for e in graph.entries if e.layer is Layer.LOCAL and e.key == raw]
             if broken:
                 problems.append(f"{raw}: does not read back as a note: {broken[0].problem}")
+            elif (done := _key_or_none(raw)) is not None and path_in_tree(head,
+                                                                           team_path(done)):
+                already.append(done)
             else:
                 problems.append(f"{raw}: no local note has this key (`omh memory` lists them)")
             continue
@@ -153,9 +161,19 @@ def plan(ws: Workspace, graph: Graph, keys: Sequence[str]) -> Plan:
                 )
             else:
                 problems.append(f"{key}: [[{target}]] names no note; fix or remove the link")
+    if already and not (chosen or finish):
+        problems += [f"{key}: already in the team layer ({team_path(key)} at HEAD) and not "
+                     "in the local one; nothing to promote" for key in already]
     if problems:
         raise PromoteRefused(problems)
-    return Plan(chosen, finish)
+    return Plan(chosen, finish, tuple(already))
+
+
+def _key_or_none(raw: str) -> Key | None:
+    try:
+        return Key(raw)
+    except OmhError:
+        return None
 
 
 def _bytes(entries: Sequence[tuple[Key, StoredNote]]) -> dict[str, bytes]:
@@ -196,7 +214,7 @@ def promote(ws: Workspace, keys: Sequence[str]) -> Promoted:
         except OmhError:
             left.append(key)
     return Promoted(commit, tuple(k for k, _ in done), tuple(committed), tuple(left),
-                    tuple(k for k, _ in steps.finish), tuple(changed))
+                    tuple(k for k, _ in steps.finish), tuple(changed), steps.already)
 
 
 def remove_team_note(ws: Workspace, key: Key) -> str:

@@ -142,8 +142,9 @@ _SHAPES: Final[tuple[_Shape, ...]] = (*(_Shape(k, re.compile(p), r) for k, p, r 
 # `password = …`, `client_secret: …`, `DB_PASSWORD=…`: a key ending in a credential
 # word and a value of eight or more characters, unquoted or quoted (spaces and all).
 _ASSIGNMENT: Final = re.compile(
-    r"(?i)(?:password|passwd|pwd|secret|api[_-]?key|"
-    r"access[_-]?key|auth[_-]?token|client[_-]?secret|private[_-]?key|token)(?![A-Za-z0-9])"
+    r"(?i)(?:password|passwd|pwd|secret(?:[_-]?key(?:[_-]?base)?)?|api[_-]?key|"
+    r"(?:access|signing|encryption|master)[_-]?key|auth[_-]?token|client[_-]?secret|"
+    r"private[_-]?key|token)(?![A-Za-z0-9])"
     r"[\"']?\s*[:=]\s*(?:\"([^\"\n]{8,300})\"|'([^'\n]{8,300})'|[\"']?"
     rf"({_VALUE}{{8,300}}))"
 )
@@ -170,20 +171,35 @@ def _is_real(shape: _Shape, match: re.Match[str]) -> bool:
     return not (match.groups() and _placeholder(match.group(1)))
 
 
+def _scan_line(line: str) -> str | None:
+    """The kind of secret `line` holds, or None."""
+    for shape in _SHAPES:
+        if shape.needs is not None and not shape.needs.search(line):
+            continue
+        if any(_is_real(shape, m) for m in shape.pattern.finditer(line)):
+            return shape.kind
+    if any(not _placeholder(next(g for g in m.groups() if g))
+           for m in _ASSIGNMENT.finditer(line)):
+        return "a credential assignment"
+    return None
+
+
 def find_secrets(text: str) -> list[SecretHit]:
-    """Each line of `text` that holds something shaped like a secret."""
+    """Each line of `text` that holds something shaped like a secret. A shape split
+    over a line break (`Authorization: Bearer` with the token on the next line, a
+    `password:` whose value follows, a `\\` continuation) is found on its first
+    line: each line that holds nothing is also read joined to the next."""
+    lines = text.splitlines()
+    kinds = [_scan_line(line) for line in lines]
     hits: list[SecretHit] = []
-    for number, line in enumerate(text.splitlines(), 1):
-        for shape in _SHAPES:
-            if shape.needs is not None and not shape.needs.search(line):
-                continue
-            if any(_is_real(shape, m) for m in shape.pattern.finditer(line)):
-                hits.append(SecretHit(number, shape.kind))
-                break
-        else:
-            if any(not _placeholder(next(g for g in m.groups() if g))
-                   for m in _ASSIGNMENT.finditer(line)):
-                hits.append(SecretHit(number, "a credential assignment"))
+    for number, kind in enumerate(kinds, 1):
+        if kind is None and number < len(lines) and kinds[number] is None:
+            line, following = lines[number - 1].rstrip(), lines[number].strip()
+            joined = (line[:-1] + following if line.endswith("\\")
+                      else f"{line} {following}")
+            kind = _scan_line(joined)
+        if kind is not None:
+            hits.append(SecretHit(number, kind))
     return hits
 
 

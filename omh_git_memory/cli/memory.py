@@ -442,6 +442,7 @@ def promote(
                 "left_in_local": [k.value for k in result.left_in_local],
                 "finished": [k.value for k in result.finished],
                 "changed_in_local": [k.value for k in result.changed_in_local],
+                "already_in_team": [k.value for k in result.already_in_team],
             }
         )
         return
@@ -456,6 +457,8 @@ def promote(
         say(f"warning: local/{key} was rewritten while promote ran: the text it held "
             "before is what was committed, the new text stays in the local layer "
             f"(omh memory show {key} shows both)")
+    for key in result.already_in_team:
+        say(f"left out {key}: it is in the team layer already and not in the local one")
     typer.echo("push the branch to share " + ("it" if len(result.keys) == 1 else "them"))
 
 

@@ -109,7 +109,7 @@ def find_notes(graph: Graph, key: str, layer: Layer | None) -> list[StoredNote]:
     if layer is not None and others:
         raise NoteNotFound(f"no note {key} in the {layer} layer; the {others[0]} layer holds "
                            f"it: use --layer {others[0]}, or leave --layer out")
-    keys = sorted({e.key for e in graph.entries})
+    keys = sorted({e.key for e in graph.entries} - {key})  # never "did you mean" itself
     # A cutoff low enough for a typo, high enough not to offer an unrelated key.
     guess = process.extractOne(key, keys, score_cutoff=75) if keys else None
     hint = f"; did you mean {guess[0]}?" if guess else "; `omh memory` lists the keys"
