@@ -5,7 +5,7 @@
 Runs every tests/test_reliability*.py under pytest with a JUnit report and tallies
 the tests by the category their name starts with (`test_<category>_…`). Property
 tests count the examples hypothesis generates: a module's `EXAMPLES` settings give
-`max_examples` for its property tests.
+`max_examples` for its property tests (or its `SETTINGS`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ CATEGORIES = (
 
 def _examples(module: str) -> int:
     """How many examples each property test of `module` generates."""
-    settings = getattr(importlib.import_module(module), "EXAMPLES", None)
+    found = importlib.import_module(module)
+    settings = getattr(found, "EXAMPLES", None) or getattr(found, "SETTINGS", None)
     return int(getattr(settings, "max_examples", 1))
 
 
