@@ -40,7 +40,7 @@ from typing import Final
 from omh_git_memory.errors import StoreError
 from omh_git_memory.git import GitRepo, first_root
 from omh_git_memory.keys import NOTE_SUFFIX
-from omh_git_memory.store import TMP_PREFIX, store_id
+from omh_git_memory.store import TMP_PREFIX, read_regular, store_id
 
 MARKER: Final = ".omh-store"
 CLONE_ID: Final = "omh/clone-id"  # under the common git dir
@@ -63,14 +63,9 @@ class StoreRecord:
 
 def read_record(store: Path) -> StoreRecord | None:
     """The store's record, or None when it has none (or one omh cannot read)."""
-    try:
-        fd = os.open(store / MARKER, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
+    data = read_regular(store / MARKER, MAX_RECORD)
+    if data is None:
         return None
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            return None
-        data = handle.read(MAX_RECORD)
     try:
         raw = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
@@ -104,7 +99,7 @@ def clone_id(repo: GitRepo, create: bool = False) -> str | None:
     path = repo.common_dir / CLONE_ID
     with contextlib.suppress(UnicodeDecodeError):
         # Never opened unless a regular file: a FIFO there would block forever.
-        found = (_read(path) or b"").decode("ascii").strip()
+        found = (read_regular(path) or b"").decode("ascii").strip()
         if _ID.fullmatch(found):
             return found
     if not create:
@@ -288,7 +283,7 @@ def _clone_id_at(checkout: str) -> str | None:
     """The clone id kept by the repository at `checkout` (a checkout with a `.git`
     folder, or a bare repository), or None when there is none or it cannot be read."""
     for git_dir in (os.path.join(checkout, ".git"), checkout):
-        found = (_read(Path(git_dir) / CLONE_ID) or b"").decode("ascii", "replace").strip()
+        found = (read_regular(Path(git_dir) / CLONE_ID) or b"").decode("ascii", "replace").strip()
         if _ID.fullmatch(found):
             return found
     return None
@@ -415,7 +410,7 @@ def _merge(source: Path, target: Path, notes: list[str]) -> list[str]:
     for rel in notes:
         _copy_new(source / rel, target / rel)
     for rel in notes:  # remove only what the new store now holds byte for byte
-        if _read(source / rel) == _read(target / rel):
+        if read_regular(source / rel) == read_regular(target / rel):
             with contextlib.suppress(OSError):
                 os.unlink(source / rel)
     with contextlib.suppress(OSError):
@@ -438,24 +433,13 @@ def _differs(src: Path, target: Path, rel: str) -> bool:
     dst = target / rel
     if not os.path.lexists(dst):
         return False
-    return not stat.S_ISREG(os.lstat(dst).st_mode) or _read(dst) != _read(src)
-
-
-def _read(path: Path) -> bytes | None:
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            return None
-        return handle.read()
+    return not stat.S_ISREG(os.lstat(dst).st_mode) or read_regular(dst) != read_regular(src)
 
 
 def _copy_new(src: Path, dst: Path) -> None:
     """Create `dst` with `src`'s bytes unless it holds them already; never overwrite."""
-    data = _read(src)
-    if data is None or _read(dst) == data:
+    data = read_regular(src)
+    if data is None or read_regular(dst) == data:
         return
     tmp = dst.parent / f"{TMP_PREFIX}{secrets.token_hex(8)}"
     try:
@@ -469,7 +453,7 @@ def _copy_new(src: Path, dst: Path) -> None:
             os.fsync(handle.fileno())
         os.link(tmp, dst)
     except FileExistsError:
-        if _read(dst) != data:
+        if read_regular(dst) != data:
             raise StoreError(f"{dst} appeared with other text while adopting; nothing was "
                              f"overwritten and {src} is kept: run `omh adopt` again") from None
     except OSError as err:

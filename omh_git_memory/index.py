@@ -51,7 +51,7 @@ from omh_git_memory.git import (
 )
 from omh_git_memory.layers import Layer
 from omh_git_memory.note import Note
-from omh_git_memory.store import StoredNote, read_note_bytes
+from omh_git_memory.store import StoredNote, read_note_bytes, sync_dir
 from omh_git_memory.stubs import (
     TOPIC_SOURCE,
     is_document,
@@ -449,16 +449,9 @@ def write_checked(path: Path, payload: bytes) -> None:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
-    _sync_dir(path.parent)
+    sync_dir(path.parent)
 
 
-def _sync_dir(folder: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
 
 def read_checked(path: Path) -> bytes | None:

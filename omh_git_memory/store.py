@@ -375,7 +375,7 @@ class LocalStore:
             raise NoteNotFound(f"no local note {key}; `omh memory` lists the notes")
         if _holds(aside, expected):
             _unlink(aside)
-            _sync_dir(path.parent)
+            sync_dir(path.parent)
             self._prune_empty_dirs(path.parent)
             return path
         put_back(aside, path)
@@ -399,7 +399,7 @@ class LocalStore:
                 raise StoreError(f"{path} is a directory where a note should be") from None
             except OSError as err:
                 raise StoreError(f"cannot write {path}: {err.strerror}") from None
-        _sync_dir(path.parent)
+        sync_dir(path.parent)
         return True
 
     def _replace(self, key: Key, text: str) -> None:
@@ -411,7 +411,7 @@ class LocalStore:
                 os.replace(tmp, path)
             except OSError as err:
                 raise StoreError(f"cannot write {path}: {err.strerror}") from None
-        _sync_dir(path.parent)
+        sync_dir(path.parent)
 
     @contextlib.contextmanager
     def _temporary(self, path: Path, text: str) -> Iterator[Path]:
@@ -496,16 +496,22 @@ def prune_empty_dirs(directory: Path, root: Path) -> None:
         directory = directory.parent
 
 
-def _holds(path: Path, expected: bytes) -> bool:
-    """Whether `path` is a regular file (not followed if a link) holding `expected`."""
+def read_regular(path: Path, limit: int = -1) -> bytes | None:
+    """The bytes of `path` (at most `limit`) if it is a regular file, else None: a
+    symlink is not followed and a FIFO, socket or device is never read from."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
-        return False
+        return None
     with os.fdopen(fd, "rb") as handle:
         if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            return False
-        return handle.read(len(expected) + 1) == expected
+            return None
+        return handle.read(limit)
+
+
+def _holds(path: Path, expected: bytes) -> bool:
+    """Whether `path` is a regular file (not followed if a link) holding `expected`."""
+    return read_regular(path, len(expected) + 1) == expected
 
 
 def _unlink(path: Path) -> None:
@@ -513,7 +519,7 @@ def _unlink(path: Path) -> None:
         os.unlink(path)
 
 
-def _sync_dir(directory: Path) -> None:
+def sync_dir(directory: Path) -> None:
     # Make the new directory entry itself durable, not only the file's bytes.
     with contextlib.suppress(OSError):
         fd = os.open(directory, os.O_RDONLY)
