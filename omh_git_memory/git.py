@@ -10,6 +10,7 @@ import contextlib
 import datetime as dt
 import os
 import shutil
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -197,25 +198,19 @@ def files_under(
         top = _load_tree(repo, commit, step.id, route)
     found: list[TreeFile] = []
     missing: list[str] = []
-    stack: list[tuple[str, pygit2.Tree]] = [(prefix, top)]
-    while stack:  # iterative: a tree nested thousands deep must not exhaust the stack
-        here, current = stack.pop()
-        for entry in current:
-            path = f"{here}/{entry.name}"
-            mode = entry.filemode
-            if mode == pygit2.enums.FileMode.TREE:
-                stack.append((path, _load_tree(repo, commit, entry.id, path)))
-            elif mode in _KINDS:
-                found.append(TreeFile(path, str(entry.id), None, _KINDS[mode]))
-            else:
-                try:
-                    size = r.odb.read_header(entry.id)[1]
-                    data = None if max_bytes is not None and size > max_bytes else \
-                        r.odb.read(entry.id)[1]
-                except (KeyError, pygit2.GitError):
-                    missing.append(path)
-                    continue
-                found.append(TreeFile(path, str(entry.id), data, "file", size))
+    for path, entry in _walk(repo, commit, prefix + "/", top):
+        mode = entry.filemode
+        if mode in _KINDS:
+            found.append(TreeFile(path, str(entry.id), None, _KINDS[mode]))
+        else:
+            try:
+                size = r.odb.read_header(entry.id)[1]
+                data = None if max_bytes is not None and size > max_bytes else \
+                    r.odb.read(entry.id)[1]
+            except (KeyError, pygit2.GitError):
+                missing.append(path)
+                continue
+            found.append(TreeFile(path, str(entry.id), data, "file", size))
     if missing:
         raise GitFailure(_missing_message(repo, str(commit.id), sorted(missing), prefix))
     return sorted(found, key=lambda f: f.path)
@@ -626,20 +621,22 @@ class TreeEntry:
 
 def list_tree(repo: GitRepo, commit: pygit2.Commit) -> list[TreeEntry]:
     """Every file of `commit`'s tree with its blob id, without reading any blob."""
-    out: list[TreeEntry] = []
-    stack: list[tuple[str, pygit2.Tree]] = [("", _tree_of(repo, commit))]
+    return [TreeEntry(path, str(entry.id), _KINDS.get(entry.filemode, "file"))
+            for path, entry in _walk(repo, commit, "", _tree_of(repo, commit))]
+
+
+def _walk(repo: GitRepo, commit: pygit2.Commit, prefix: str, top: pygit2.Tree
+          ) -> Iterator[tuple[str, pygit2.Object]]:
+    """Every entry below `top` that is not a tree, with its path (`prefix` + name)."""
+    stack: list[tuple[str, pygit2.Tree]] = [(prefix, top)]
     while stack:  # iterative: a tree nested thousands deep must not exhaust the stack
-        prefix, tree = stack.pop()
+        here, tree = stack.pop()
         for entry in tree:
-            path = f"{prefix}{entry.name}"
-            mode = entry.filemode
-            if mode == pygit2.enums.FileMode.TREE:
+            path = f"{here}{entry.name}"
+            if entry.filemode == pygit2.enums.FileMode.TREE:
                 stack.append((path + "/", _load_tree(repo, commit, entry.id, path)))
-            elif mode in _KINDS:
-                out.append(TreeEntry(path, str(entry.id), _KINDS[mode]))
             else:
-                out.append(TreeEntry(path, str(entry.id), "file"))
-    return out
+                yield path, entry
 
 
 def blob_size(repo: GitRepo, blob_id: str, path: str = "") -> int:
