@@ -36,6 +36,26 @@ app = typer.Typer(
 )
 app.add_typer(memory.app, name="memory")
 
+
+def _print_version(wanted: bool) -> None:
+    if wanted:
+        from importlib.metadata import version  # here, so `omh --help` never pays for it
+
+        typer.echo(f"omh {version('omh-git-memory')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    _version: Annotated[
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True,
+                     help="Print the installed version and exit."),
+    ] = False,
+) -> None:
+    """Git-native, repo-scoped memory for coding agents."""
+
+
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
 
 

@@ -18,6 +18,8 @@ from omh_git_memory.cli.output import (
     say,
     say_lines,
 )
+from omh_git_memory.plural import agree
+from omh_git_memory.plural import count as _count
 
 app = typer.Typer(
     help="List, remember, show, remove and lint the notes of this repository.",
@@ -50,6 +52,8 @@ def memory(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     """With no command: list the notes by layer, with how many notes link to each."""
     if ctx.invoked_subcommand is None:
         list_notes(as_json)
+    elif as_json:  # `omh memory --json CMD` means `omh memory CMD --json`
+        ctx.default_map = {ctx.invoked_subcommand: {"as_json": True}}
 
 
 @app.command("list")
@@ -415,9 +419,9 @@ def rm(
         say(f"removed {entry.layer}/{key}: commit {commit[:12]} deletes {path}; "
             f"`git show {commit[:12]}~1:{path}` shows it; push the branch to share the removal")
     if linkers:
-        one = len(linkers) == 1
-        typer.echo(f"{_count(len(linkers), 'note')} still link{'s' if one else ''} to it; "
-                   f"{'that link now dangles' if one else 'those links now dangle'}:")
+        many = len(linkers)
+        typer.echo(f"{_count(many, 'note')} still {agree(many, 'links', 'link')} to it; "
+                   f"{agree(many, 'that link now dangles', 'those links now dangle')}:")
         for lay, k in linkers:
             say(f"  {lay}/{k}")
     else:
@@ -459,7 +463,7 @@ def promote(
             f"(omh memory show {key} shows both)")
     for key in result.already_in_team:
         say(f"left out {key}: it is in the team layer already and not in the local one")
-    typer.echo("push the branch to share " + ("it" if len(result.keys) == 1 else "them"))
+    typer.echo("push the branch to share " + agree(len(result.keys), "it", "them"))
 
 
 @app.command()
@@ -533,6 +537,3 @@ def lint(
     if failed:
         raise typer.Exit(1)
 
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
