@@ -90,6 +90,20 @@ def init(as_json: JsonFlag = False) -> None:
             say(f"kept {path} as it is (init never rewrites it)")
     state = "created" if report.store_created else "found"
     say(f"{state} the local store at {report.store}")
+    typer.echo(NEXT_STEPS, nl=False)
+
+
+NEXT_STEPS = """\
+next:
+  omh memory remember --expected … --observed … --evidence … --answers …
+      record what surprised you, as a note in your local layer
+  omh memory recall "QUESTION"
+      ask what earlier sessions learned (team notes, stubs of the docs, your notes)
+  omh mcp config claude --write   (or cursor, opencode, codex)
+      give an agent the remember and recall tools
+  omh hooks install
+      keep the recall index warm after pulls, checkouts and rebases
+"""
 
 
 app.command("adopt")(adopt.adopt)

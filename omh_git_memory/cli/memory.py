@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from enum import StrEnum
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -20,6 +20,9 @@ from omh_git_memory.cli.output import (
 )
 from omh_git_memory.plural import agree
 from omh_git_memory.plural import count as _count
+
+if TYPE_CHECKING:
+    from omh_git_memory.workspace import Workspace
 
 app = typer.Typer(
     help="List, remember, show, remove and lint the notes of this repository.",
@@ -84,6 +87,7 @@ def list_notes(as_json: JsonFlag = False) -> None:
                 "title": doc.title,
                 "inbound": len(inbound.get(slot, [])),
                 "path": doc.location,
+                "derived": doc.derived,
             }
         )
     unreadable += [
@@ -92,13 +96,19 @@ def list_notes(as_json: JsonFlag = False) -> None:
         if e.note is None
     ]
     rows.sort(key=lambda r: (str(r["layer"]), str(r["key"])))
+    head = searcher.snapshot.commit
+    counts = _layer_counts(rows)
     if as_json:
-        emit_json({"notes": rows, "unreadable": unreadable, "local_store": str(ws.local.root)})
+        emit_json({"notes": rows, "unreadable": unreadable, "local_store": str(ws.local.root),
+                   "head": head, "counts": counts})
         return
     for layer in Layer:
         mine = [r for r in rows if r["layer"] == layer.value]
-        where = f" in {ws.local.root}" if layer is Layer.LOCAL else " at HEAD"
-        say(f"{layer} · {_count(len(mine), 'note')}{where}")
+        if layer is Layer.LOCAL:
+            say(f"{layer} · {_count(len(mine), 'note')} in {ws.local.root}")
+        else:
+            say(f"{layer} · {_team_census(counts['team'])} at HEAD "
+                + (head[:12] if head else "(no commit yet)"))
         width = max((len(str(r["key"])) for r in mine), default=0)
         for r in mine:
             say(
@@ -107,6 +117,25 @@ def list_notes(as_json: JsonFlag = False) -> None:
             )
     for u in unreadable:
         say(f"unreadable: {u['path']}: {u['problem']} (omh memory lint says more)")
+
+
+def _layer_counts(rows: list[dict[str, object]]) -> dict[str, dict[str, int]]:
+    """What each layer holds: notes someone wrote, and (team) the stubs and the
+    repository topic omh derives from the tree, counted apart."""
+    team = [r for r in rows if r["layer"] == "team"]
+    derived = [r for r in team if r["derived"]]
+    return {
+        "team": {"notes": len(team) - len(derived),
+                 "stubs": sum(1 for r in derived if r["type"] == "stub"),
+                 "topic": sum(1 for r in derived if r["type"] != "stub")},
+        "local": {"notes": sum(1 for r in rows if r["layer"] == "local")},
+    }
+
+
+def _team_census(counts: dict[str, int]) -> str:
+    """`3 notes, 37 stubs, 1 repository topic`."""
+    return ", ".join((_count(counts["notes"], "note"), _count(counts["stubs"], "stub"),
+                      _count(counts["topic"], "repository topic")))
 
 
 @app.command()
@@ -330,7 +359,8 @@ def show(
     layer: LayerOption = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Print a note as it is stored (both layers' notes when both hold the key)."""
+    """Print a note as it is stored, after a line with its layer, date and file (both
+    layers' notes when both hold the key)."""
     from omh_git_memory.index import derived_note
     from omh_git_memory.layers import Layer
     from omh_git_memory.note import render
@@ -338,26 +368,28 @@ def show(
     ws = here()
     graph = all_notes(ws)
     wanted = Layer(layer.value) if layer else None
-    shown: list[tuple[str, str, str]] = []  # (layer, location, text)
+    shown: list[tuple[str, str, str, str]] = []  # (layer, date, location, text)
     if wanted in (None, Layer.TEAM) and key in graph.derived:
         for _, doc in ws.snapshot().live():
             if doc.key == key and doc.derived:
                 note = derived_note(ws.repo, ws.config(), doc)
                 if note is not None:
-                    shown.append(("team", f"derived from {doc.location}", render(note)))
+                    # the topic's location already says "derived from the repository"
+                    where = doc.location if doc.source.startswith("t:") else (
+                        f"derived from {doc.location}")
+                    shown.append(("team", note.recorded.isoformat(), where, render(note)))
     written = [e for lay in Layer for e in graph.claimants(lay, key) if wanted in (None, lay)]
     if not shown or written:
-        shown += [(e.layer.value, e.location, render(e.note))
+        shown += [(e.layer.value, e.note.recorded.isoformat(), e.location, render(e.note))
                   for e in find_notes(graph, key, wanted) if e.note is not None]
     if as_json:
-        emit_json({"notes": [{"key": key, "layer": lay, "path": where, "text": text}
-                             for lay, where, text in shown]})
+        emit_json({"notes": [{"key": key, "layer": lay, "recorded": day, "path": where,
+                              "text": text} for lay, day, where, text in shown]})
         return
-    for index, (lay, _where, text) in enumerate(shown):
-        if len(shown) > 1:
-            if index:
-                typer.echo("")
-            say(f"==> {lay}/{key} <==")
+    for index, (lay, day, where, text) in enumerate(shown):
+        if index:
+            typer.echo("")
+        say(f"{key}  {lay} · {day}  {where}")  # invariant 1: layer and date on every answer
         typer.echo(text, nl=False)
 
 
@@ -377,10 +409,7 @@ def rm(
     wanted = Layer(layer.value) if layer else None
     written = [e for lay in Layer for e in graph.claimants(lay, key) if wanted in (None, lay)]
     if not written and key in graph.derived and wanted in (None, Layer.TEAM):
-        raise OmhError(
-            f"{key} is derived from a document, not written; to drop it, add the document's "
-            "path to [stubs] exclude in .omh/memory.toml"
-        )
+        raise OmhError(_why_derived_stays(ws, key))
     found = find_notes(graph, key, wanted)
     if len(found) > 1:
         raise OmhError(f"{key} is in both layers; say which with --layer team or --layer local")
@@ -426,6 +455,18 @@ def rm(
             say(f"  {lay}/{k}")
     else:
         typer.echo("no note linked to it")
+
+
+def _why_derived_stays(ws: Workspace, key: str) -> str:
+    """Why `rm` cannot remove the derived note `key`, and what can drop it if anything."""
+    doc = next((d for _, d in ws.snapshot().live() if d.key == key and d.derived), None)
+    if doc is not None and doc.source.startswith("t:"):
+        return (f"{key} is the repository topic, derived from the repository itself (its "
+                "name and files) and written nowhere: rm cannot remove it and no setting "
+                "excludes it")
+    document = doc.location if doc is not None else "its document"
+    return (f"{key} is a stub derived from {document}, not written; to drop it, add "
+            f"{document} to [stubs] exclude in .omh/memory.toml (or remove the document)")
 
 
 @app.command()
