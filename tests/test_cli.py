@@ -460,3 +460,15 @@ def test_show_of_a_key_both_layers_hold_names_each_layer(repo_dir: Path) -> None
     heads = [line for line in out.splitlines() if line.startswith("readme  ")]
     assert heads == [f"readme  team · {heads[0].split()[3]}  derived from README.md",
                      f"readme  local · 2026-11-01  {store / 'readme.md'}"], out
+
+
+def test_remember_help_says_answers_is_required_and_shows_the_trigger_kinds() -> None:
+    # The help left out that --answers is required and showed one trigger kind only.
+    done = subprocess.run([sys.executable, "-m", "omh_git_memory", "memory", "remember",
+                           "--help"], capture_output=True, text=True, check=True)
+    text = " ".join(done.stdout.split())
+    answers = text.split("--answers", 1)[1].split("--relates-to", 1)[0]
+    assert "required" in answers.lower(), answers
+    trigger = text.split("--invalidated-by", 1)[1].split("--source", 1)[0]
+    for kind in ("file:<path>", "image:current", "base:YYYY-MM", "symbol:NAME"):
+        assert kind in trigger, (kind, trigger)

@@ -283,18 +283,22 @@ def remember(
     evidence: Annotated[str, typer.Option(help="The command, the error, the file that shows it.")],
     answers: Annotated[
         list[str] | None,
-        typer.Option("--answers", help="A question this note answers (repeat for more)."),
+        typer.Option("--answers", help="Required, at least once: a question this note "
+                     "answers, in the words someone would ask it (repeat for more)."),
     ] = None,
     relates_to: Annotated[
         list[str] | None,
         typer.Option("--relates-to", help="Key of a related note (repeat for more)."),
     ] = None,
     invalidated_by: Annotated[
-        str | None, typer.Option(help="What makes the note stale, e.g. base:2026-09.")
+        str | None,
+        typer.Option(help="What makes the note stale: file:<path> (pinned to HEAD's blob), "
+                     "image:current, base:YYYY-MM or symbol:NAME (see docs/stale.md)."),
     ] = None,
     source: Annotated[str, typer.Option(help="Who observed it.")] = "cli",
     recorded: Annotated[
-        str | None, typer.Option(help="The day it happened, YYYY-MM-DD (default: today).")
+        str | None,
+        typer.Option(help="The day it happened, YYYY-MM-DD, not after today (default: today)."),
     ] = None,
     if_exists: Annotated[
         IfExistsChoice, typer.Option(help="When the key is taken: error, skip, suffix, override.")
@@ -527,7 +531,8 @@ def lint(
     ] = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """Check every note: six rules refuse a note, three warn. Fails only on refusals."""
+    """Check every note: six rules refuse a note, three warn. Fails on a refusal, and with
+    --ref or --worktree on a team link no team note answers."""
     from omh_git_memory.errors import OmhError
     from omh_git_memory.lint import RULES, Severity
     from omh_git_memory.lint import lint as run_lint
