@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import FIXTURES, SEED_ARGS, SEED_NOTE, git, omh
 
 SEED_KEY = "surprise/mounting-a-credential-file-returns-ebusy"
@@ -472,3 +474,21 @@ def test_remember_help_says_answers_is_required_and_shows_the_trigger_kinds() ->
     trigger = text.split("--invalidated-by", 1)[1].split("--source", 1)[0]
     for kind in ("file:<path>", "image:current", "base:YYYY-MM", "symbol:NAME"):
         assert kind in trigger, (kind, trigger)
+
+
+def test_version_from_a_tree_nobody_installed_is_a_line_not_a_crash(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import importlib.metadata
+
+    import typer as typer_
+
+    from omh_git_memory.cli import _print_version
+
+    def missing(name: str) -> str:
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", missing)
+    with pytest.raises(typer_.Exit):
+        _print_version(True)
+    assert "version unknown" in capsys.readouterr().out

@@ -39,9 +39,12 @@ app.add_typer(memory.app, name="memory")
 
 def _print_version(wanted: bool) -> None:
     if wanted:
-        from importlib.metadata import version  # here, so `omh --help` never pays for it
+        from importlib.metadata import PackageNotFoundError, version  # only when asked
 
-        typer.echo(f"omh {version('omh-git-memory')}")
+        try:
+            typer.echo(f"omh {version('omh-git-memory')}")
+        except PackageNotFoundError:  # run from a source tree nobody installed
+            typer.echo("omh (version unknown: omh-git-memory is not installed)")
         raise typer.Exit()
 
 
