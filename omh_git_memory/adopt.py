@@ -40,6 +40,7 @@ from typing import Final
 from omh_git_memory.errors import StoreError
 from omh_git_memory.git import GitRepo, first_root
 from omh_git_memory.keys import NOTE_SUFFIX
+from omh_git_memory.plural import count
 from omh_git_memory.store import TMP_PREFIX, read_regular, store_id
 
 MARKER: Final = ".omh-store"
@@ -160,7 +161,7 @@ class LeftBehind:
     checkout: str | None  # where its clone was (None when unrecorded)
 
     def message(self) -> str:
-        n = f"{self.notes} note{'' if self.notes == 1 else 's'}"
+        n = count(self.notes, "note")
         if self.match is Match.MOVED:
             return (f"this clone was moved from {self.checkout}: its local store, with {n}, "
                     f"is still at {self.store}; run `omh adopt` to bring it here")

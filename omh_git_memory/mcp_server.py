@@ -30,6 +30,7 @@ from pydantic import Field
 from omh_git_memory.census import Census, take_census
 from omh_git_memory.errors import OmhError
 from omh_git_memory.index import note_of
+from omh_git_memory.plural import agree
 from omh_git_memory.recall import (
     EXCERPTS,
     Searcher,
@@ -192,8 +193,9 @@ def build_server(ws: Workspace) -> MCPServer:
         except OmhError as err:
             raise ToolError(str(err)) from None
         quoted = render_excerpts(answer, notes)
+        best = min(EXCERPTS, len(answer.results))
         return render_tree(answer, fired, also="`also_phrased_as`") + (
-            f"\nWhat the best {min(EXCERPTS, len(answer.results))} say:\n{quoted}"
+            f"\nWhat the best {agree(best, 'note says', f'{best} say')}:\n{quoted}"
             if quoted else "") + (
             "\nEach line: key, layer · date, title — where to read it in full (a team "
             "note's file in this repository, a local note's file, or the document a stub "

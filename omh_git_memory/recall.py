@@ -28,6 +28,7 @@ from typing import Any, Final, Protocol
 from omh_git_memory.index import Doc, Snapshot
 from omh_git_memory.layers import Layer, reachable_layers
 from omh_git_memory.note import Note
+from omh_git_memory.plural import agree, count
 from omh_git_memory.tokens import is_function_word, without_links, words
 
 K1: Final = 1.2
@@ -467,7 +468,7 @@ def render_tree(answer: Answer, stale: Mapping[tuple[str, str], str] | None = No
             last = index == len(hit.neighbours) - 1 and not hit.more_neighbours
             block.append((("└─ " if last else "├─ ") + doc.key, doc))
         if hit.more_neighbours:
-            block.append((f"└─ … and {hit.more_neighbours} more linked notes "
+            block.append((f"└─ … and {count(hit.more_neighbours, 'more linked note')} "
                           f"(omh memory show {hit.doc.key})", None))
         blocks.append(block)
     named = [(label, doc) for block in blocks for label, doc in block if doc]
@@ -487,8 +488,9 @@ def render_tree(answer: Answer, stale: Mapping[tuple[str, str], str] | None = No
         lines.append(f"no note matched well enough; try other words, or add {also} "
                      "with another phrasing")
     elif answer.left_out:
-        lines.append(f"{answer.left_out} more notes matched well enough but were left out; "
-                     "ask more precisely to see them")
+        lines.append(f"{count(answer.left_out, 'more note')} matched well enough but "
+                     f"{agree(answer.left_out, 'was', 'were')} left out; ask more precisely "
+                     f"to see {agree(answer.left_out, 'it', 'them')}")
     return "\n".join(lines) + "\n"
 
 

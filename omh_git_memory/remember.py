@@ -171,6 +171,17 @@ def _normalised(obs: Observation) -> Observation:
     )
 
 
+def _refuse_a_day_to_come(day: dt.date | None, today: dt.date) -> None:
+    """A note records a day that has happened. Today is the later of `today` (the
+    writer's local date) and the date in UTC, so no time zone refuses its own today."""
+    utc_today = dt.datetime.now(dt.UTC).date()
+    if day is not None and day > max(today, utc_today):
+        raise NoteRefused(
+            f"`recorded` {day.isoformat()} is after today ({utc_today.isoformat()} in UTC); "
+            "give the day it happened, or leave it out for today"
+        )
+
+
 def build_surprise(obs: Observation, templates: KeyTemplates, today: dt.date) -> Note:
     """The note `obs` describes, or :class:`NoteRefused` saying what to fix.
 
@@ -190,6 +201,7 @@ def build_surprise(obs: Observation, templates: KeyTemplates, today: dt.date) ->
         raise NoteRefused("`answers` is empty; a note nobody can find is a note nobody wrote")
     if not obs.source.strip() or "\n" in obs.source:
         raise NoteRefused("`source` must be one non-empty line saying who observed this")
+    _refuse_a_day_to_come(obs.recorded, today)
     related: list[str] = []
     for target in obs.relates_to:
         try:

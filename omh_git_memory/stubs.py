@@ -17,6 +17,7 @@ from typing import Final
 from omh_git_memory.errors import OmhError
 from omh_git_memory.keys import KeyTemplates, path_slug, printable, slug
 from omh_git_memory.note import Note, compose, outline
+from omh_git_memory.plural import count
 
 # Files whose presence says something about the repository: (glob, fact).
 _MARKERS: Final[tuple[tuple[str, str], ...]] = (
@@ -104,8 +105,8 @@ def repo_facts(name: str, paths: Sequence[str], readme: tuple[str, str] | None) 
         if language is not None:
             counts.setdefault(language, []).append(path)
     for language, files in sorted(counts.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:5]:
-        noun = "file" if len(files) == 1 else "files"
-        facts.append((f"holds {len(files)} {language} {noun}, among them this one", files[0]))
+        facts.append((f"holds {count(len(files), language + ' file')}, among them this one",
+                      files[0]))
     return RepoFacts(name, tuple(facts))
 
 

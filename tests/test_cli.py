@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import FIXTURES, SEED_ARGS, SEED_NOTE, git, omh
 
 SEED_KEY = "surprise/mounting-a-credential-file-returns-ebusy"
@@ -102,7 +104,7 @@ def test_memory_lists_notes_by_layer_with_inbound_counts(repo_dir: Path) -> None
 
 def test_show_prints_the_stored_note_and_suggests_near_keys(repo_dir: Path) -> None:
     omh(repo_dir, *SEED_ARGS)
-    assert omh(repo_dir, "memory", "show", SEED_KEY).out == SEED_NOTE
+    assert omh(repo_dir, "memory", "show", SEED_KEY).out.split("\n", 1)[1] == SEED_NOTE
     missing = omh(repo_dir, "memory", "show", "surprise/mounting-a-credential")
     assert missing.code == 1 and f"did you mean {SEED_KEY}" in missing.err
 
@@ -293,3 +295,200 @@ def test_wrong_rm_counts_one_linking_note_in_the_singular(repo_dir: Path) -> Non
     assert run.code == 0, run.err
     out = omh(repo_dir, "memory", "rm", "surprise/target").out
     assert "1 note still links to it; that link now dangles:" in out, out
+
+
+# Papercuts a newcomer hits (issue 13, items 12 and 14): each test failed before its fix.
+
+def test_version_prints_the_installed_distribution_version(repo_dir: Path) -> None:
+    from importlib.metadata import version
+
+    run = omh(repo_dir, "--version")
+    assert run.code == 0, run.err
+    assert run.out == f"omh {version('omh-git-memory')}\n"
+
+
+def test_version_does_not_import_the_heavy_modules() -> None:
+    probe = (
+        "import sys; sys.argv=['omh','--version']\n"
+        "from omh_git_memory.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "heavy = [m for m in ('mcp', 'pygit2', 'mistune', 'pydantic', 'rapidfuzz') "
+        "if m in sys.modules]\n"
+        "print(heavy, file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stderr.strip() == "[]"
+    assert done.stdout.startswith("omh ")
+
+
+def test_json_given_to_the_memory_group_applies_to_every_subcommand(repo_dir: Path) -> None:
+    # `omh memory --json recall …` printed the text tree: the group's --json was dropped.
+    import json
+
+    calls = [
+        ["remember", "--expected", "a", "--observed", "Group json.", "--evidence", "c",
+         "--answers", "why group json?"],
+        ["list"],
+        ["recall", "group json"],
+        ["show", "surprise/group-json"],
+        ["stale"],
+        ["reindex"],
+        ["lint"],
+        ["agents-md"],
+        ["promote", "surprise/group-json"],
+        ["rm", "surprise/group-json"],
+        [],
+    ]
+    for args in calls:
+        run = omh(repo_dir, "memory", "--json", *args)
+        assert run.code == 0, (args, run.err)
+        json.loads(run.out)  # JSON, not text
+
+
+def test_every_memory_subcommand_takes_the_groups_json() -> None:
+    # The group hands its --json down by parameter name; a subcommand whose JSON flag is
+    # named otherwise would silently print text.
+    import typer as typer_
+
+    from omh_git_memory.cli import app
+
+    group = typer_.main.get_command(app).commands["memory"]  # type: ignore[attr-defined]
+    for name, command in group.commands.items():
+        names = {p.name for p in command.params if "--json" in getattr(p, "opts", [])}
+        assert names == {"as_json"}, name
+
+
+def test_counts_agree_with_their_noun() -> None:
+    # "1 more notes matched well enough", "… and 1 more linked notes".
+    from omh_git_memory.index import Doc
+    from omh_git_memory.recall import Answer, Hit, render_tree
+
+    a, b = (Doc("team", k, "topic", 739000, k, (), "x", 1, k) for k in ("a", "b"))
+    text = render_tree(Answer((Hit(a, 1.0, (b,), 1),), left_out=1))
+    assert "… and 1 more linked note (" in text, text
+    assert "\n1 more note matched well enough but was left out;" in text, text
+    text = render_tree(Answer((Hit(a, 1.0, (b,), 2),), left_out=2))
+    assert "… and 2 more linked notes (" in text and "\n2 more notes matched" in text
+
+
+def test_init_says_what_to_do_next(repo_dir: Path) -> None:
+    run = omh(repo_dir, "init")
+    assert run.code == 0, run.err
+    text = run.out.split("next:", 1)[1]
+    for command in ("omh memory remember", "omh memory recall", "omh mcp config",
+                    "omh hooks install"):
+        assert command in text, command
+    fields = omh(repo_dir, "init", "--json").json()
+    assert set(fields) == {"config", "config_created", "gitignore", "gitignore_created",
+                           "store", "store_created"}
+
+
+def test_memory_counts_written_notes_apart_from_derived_ones(repo_dir: Path) -> None:
+    # "team · 3 notes at HEAD" counted two stubs and the repository topic as notes.
+    (repo_dir / "docs").mkdir()
+    (repo_dir / "docs/deploy.md").write_text("# Deploy\n")
+    git(repo_dir, "add", "docs/deploy.md")
+    git(repo_dir, "commit", "-qm", "a document")
+    _remember(repo_dir, "Shared.")
+    assert omh(repo_dir, "memory", "promote", "surprise/shared").code == 0
+    head = git(repo_dir, "rev-parse", "HEAD").strip()
+    out = omh(repo_dir, "memory").out
+    assert f"team · 1 note, 2 stubs, 1 repository topic at HEAD {head[:12]}\n" in out, out
+    assert "local · 0 notes in " in out
+    listed = omh(repo_dir, "memory", "--json").json()
+    assert listed["head"] == head
+    assert listed["counts"] == {"team": {"notes": 1, "stubs": 2, "topic": 1},
+                                "local": {"notes": 0}}
+    derived = {n["key"]: n["derived"] for n in listed["notes"]}
+    assert derived["surprise/shared"] is False and derived["docs/deploy"] is True
+
+
+def test_rm_of_a_derived_note_says_what_it_derives_from(repo_dir: Path) -> None:
+    # rm of the repository topic told the user to exclude "the document's path".
+    listed = omh(repo_dir, "memory", "--json").json()["notes"]
+    (topic,) = [n["key"] for n in listed if n["type"] == "topic" and n["derived"]]
+    run = omh(repo_dir, "memory", "rm", topic)
+    assert run.code == 1
+    assert "[stubs] exclude" not in run.err and "the document's" not in run.err, run.err
+    assert "repository topic" in run.err and "derived from the repository" in run.err
+    stub = omh(repo_dir, "memory", "rm", "readme")
+    assert stub.code == 1
+    assert "README.md" in stub.err and "[stubs] exclude" in stub.err, stub.err
+
+
+def test_remember_refuses_a_recorded_day_still_to_come(repo_dir: Path) -> None:
+    import datetime as dt
+
+    today = dt.datetime.now(dt.UTC).date()
+    later = today + dt.timedelta(days=2)
+    for day in (later, dt.date(2999, 1, 1)):
+        run = omh(repo_dir, *SEED_ARGS[:-1], day.isoformat())
+        assert run.code == 1, run.out
+        assert day.isoformat() in run.err and today.isoformat() in run.err, run.err
+    assert omh(repo_dir, "memory", "--json").json()["notes"] == [
+        n for n in omh(repo_dir, "memory", "--json").json()["notes"] if n["layer"] == "team"]
+    assert omh(repo_dir, *SEED_ARGS[:-1], today.isoformat()).code == 0
+
+
+def test_show_names_the_layer_and_date_of_every_note_it_prints(repo_dir: Path) -> None:
+    # Invariant 1: `show` printed the bare file, without the layer beside it.
+    omh(repo_dir, *SEED_ARGS)
+    store = _store(repo_dir)
+    run = omh(repo_dir, "memory", "show", SEED_KEY)
+    first, rest = run.out.split("\n", 1)
+    assert first == f"{SEED_KEY}  local · 2026-10-11  {store / SEED_KEY}.md"
+    assert rest == SEED_NOTE
+    (shown,) = omh(repo_dir, "memory", "show", SEED_KEY, "--json").json()["notes"]
+    assert shown["layer"] == "local" and shown["recorded"] == "2026-10-11"
+    assert shown["text"] == SEED_NOTE
+    today = omh(repo_dir, "memory", "--json").json()["notes"]
+    derived = {n["key"]: n for n in today if n["derived"]}
+    for key, where in (("readme", "derived from README.md"),
+                       (next(k for k, n in derived.items() if n["type"] == "topic"),
+                        "derived from the repository")):
+        line = omh(repo_dir, "memory", "show", key).out.split("\n", 1)[0]
+        assert line == f"{key}  team · {derived[key]['recorded']}  {where}", line
+        (note,) = omh(repo_dir, "memory", "show", key, "--json").json()["notes"]
+        assert note["path"] == where and note["recorded"] == derived[key]["recorded"]
+
+
+def test_show_of_a_key_both_layers_hold_names_each_layer(repo_dir: Path) -> None:
+    from tests.helpers import note_text
+
+    store = _store(repo_dir)
+    store.mkdir(parents=True, exist_ok=True)
+    (store / "readme.md").write_text(note_text("readme", body="Mine.\n"))
+    out = omh(repo_dir, "memory", "show", "readme").out
+    heads = [line for line in out.splitlines() if line.startswith("readme  ")]
+    assert heads == [f"readme  team · {heads[0].split()[3]}  derived from README.md",
+                     f"readme  local · 2026-11-01  {store / 'readme.md'}"], out
+
+
+def test_remember_help_says_answers_is_required_and_shows_the_trigger_kinds() -> None:
+    # The help left out that --answers is required and showed one trigger kind only.
+    done = subprocess.run([sys.executable, "-m", "omh_git_memory", "memory", "remember",
+                           "--help"], capture_output=True, text=True, check=True)
+    text = " ".join(done.stdout.split())
+    answers = text.split("--answers", 1)[1].split("--relates-to", 1)[0]
+    assert "required" in answers.lower(), answers
+    trigger = text.split("--invalidated-by", 1)[1].split("--source", 1)[0]
+    for kind in ("file:<path>", "image:current", "base:YYYY-MM", "symbol:NAME"):
+        assert kind in trigger, (kind, trigger)
+
+
+def test_version_from_a_tree_nobody_installed_is_a_line_not_a_crash(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import importlib.metadata
+
+    import typer as typer_
+
+    from omh_git_memory.cli import _print_version
+
+    def missing(name: str) -> str:
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", missing)
+    with pytest.raises(typer_.Exit):
+        _print_version(True)
+    assert "version unknown" in capsys.readouterr().out

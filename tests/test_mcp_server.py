@@ -226,3 +226,13 @@ def test_recall_says_what_each_result_is_and_quotes_the_best_within_a_budget(
     assert "  Read docs/build.md\n  Headings that match: Running the tests\n" in stub
     # messages over MCP name MCP arguments, not CLI flags
     assert "also_phrased_as" in nothing and "--also" not in nothing
+
+
+def test_the_excerpt_heading_agrees_with_one_result(served: Path) -> None:
+    # With one result the answer read "What the best 1 say:".
+    async def body(session: ClientSession) -> Any:
+        return await session.call_tool("recall", {"question": "release branch"})
+
+    text = _text(_classic(served, body))
+    assert text.splitlines()[0].startswith("deploy "), text
+    assert "\nWhat the best note says:\n" in text, text

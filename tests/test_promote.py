@@ -291,7 +291,8 @@ def test_a_key_the_team_already_has_is_refused(linked: Path) -> None:
     # in after the local note was written.
     team_copy = linked / f".omh/notes/{A}.md"
     team_copy.parent.mkdir(parents=True)
-    team_copy.write_text(omh(linked, "memory", "show", A).out.replace("a free port", "theirs"))
+    stored = omh(linked, "memory", "show", A, "--json").json()["notes"][0]["text"]
+    team_copy.write_text(stored.replace("a free port", "theirs"))
     git(linked, "add", "-A")
     git(linked, "commit", "-qm", "a teammate's note")
     head = _head(linked)

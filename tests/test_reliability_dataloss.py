@@ -358,7 +358,8 @@ def test_dataloss_promote_refuses_a_key_the_team_holds_as_a_derived_note(ready: 
 def test_dataloss_promote_refuses_a_key_another_team_file_claims(ready: Path) -> None:
     other = ready / ".omh/notes/elsewhere.md"  # a team note at another path, claiming A
     other.parent.mkdir(parents=True, exist_ok=True)
-    other.write_text(omh(ready, "memory", "show", A).out.replace("a free port", "theirs"))
+    stored = omh(ready, "memory", "show", A, "--json").json()["notes"][0]["text"]
+    other.write_text(stored.replace("a free port", "theirs"))
     git(ready, "add", "-A")
     git(ready, "commit", "-qm", "a teammate's note")
     head = _head(ready)

@@ -36,6 +36,29 @@ app = typer.Typer(
 )
 app.add_typer(memory.app, name="memory")
 
+
+def _print_version(wanted: bool) -> None:
+    if wanted:
+        from importlib.metadata import PackageNotFoundError, version  # only when asked
+
+        try:
+            typer.echo(f"omh {version('omh-git-memory')}")
+        except PackageNotFoundError:  # run from a source tree nobody installed
+            typer.echo("omh (version unknown: omh-git-memory is not installed)")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    _version: Annotated[
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True,
+                     help="Print the installed version and exit."),
+    ] = False,
+) -> None:
+    """Git-native, repo-scoped memory for coding agents."""
+
+
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
 
 
@@ -70,6 +93,20 @@ def init(as_json: JsonFlag = False) -> None:
             say(f"kept {path} as it is (init never rewrites it)")
     state = "created" if report.store_created else "found"
     say(f"{state} the local store at {report.store}")
+    typer.echo(NEXT_STEPS, nl=False)
+
+
+NEXT_STEPS = """\
+next:
+  omh memory remember --expected … --observed … --evidence … --answers …
+      record what surprised you, as a note in your local layer
+  omh memory recall "QUESTION"
+      ask what earlier sessions learned (team notes, stubs of the docs, your notes)
+  omh mcp config claude --write   (or cursor, opencode, codex)
+      give an agent the remember and recall tools
+  omh hooks install
+      keep the recall index warm after pulls, checkouts and rebases
+"""
 
 
 app.command("adopt")(adopt.adopt)

@@ -31,9 +31,10 @@ def adopt(
         emit_json({"from": str(done.source), "store": str(done.target), "notes": done.notes,
                    "merged": done.merged, "left": done.left})
         return
-    noun = "note" if done.notes == 1 else "notes"
+    from omh_git_memory.plural import count
+
     how = "merged into the notes already" if done.merged else "now"
-    typer.echo(f"adopted {done.notes} {noun} from {done.source}: {how} in {done.target}")
+    typer.echo(f"adopted {count(done.notes, 'note')} from {done.source}: {how} in {done.target}")
     if done.left:
         typer.echo(f"left in {done.source} (not notes, or changed meanwhile): "
                    + ", ".join(done.left))

@@ -50,7 +50,7 @@ STEPS: list[tuple[str, list[str], bool]] = [
         False,
     ),
     (
-        "The note, byte for byte as stored.",
+        "The note, byte for byte as stored, after a line naming its layer, date and file.",
         ["memory", "show", "surprise/mounting-a-credential-file-returns-ebusy"],
         False,
     ),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from enum import StrEnum
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -18,6 +18,11 @@ from omh_git_memory.cli.output import (
     say,
     say_lines,
 )
+from omh_git_memory.plural import agree
+from omh_git_memory.plural import count as _count
+
+if TYPE_CHECKING:
+    from omh_git_memory.workspace import Workspace
 
 app = typer.Typer(
     help="List, remember, show, remove and lint the notes of this repository.",
@@ -50,6 +55,8 @@ def memory(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     """With no command: list the notes by layer, with how many notes link to each."""
     if ctx.invoked_subcommand is None:
         list_notes(as_json)
+    elif as_json:  # `omh memory --json CMD` means `omh memory CMD --json`
+        ctx.default_map = {ctx.invoked_subcommand: {"as_json": True}}
 
 
 @app.command("list")
@@ -80,6 +87,7 @@ def list_notes(as_json: JsonFlag = False) -> None:
                 "title": doc.title,
                 "inbound": len(inbound.get(slot, [])),
                 "path": doc.location,
+                "derived": doc.derived,
             }
         )
     unreadable += [
@@ -88,13 +96,19 @@ def list_notes(as_json: JsonFlag = False) -> None:
         if e.note is None
     ]
     rows.sort(key=lambda r: (str(r["layer"]), str(r["key"])))
+    head = searcher.snapshot.commit
+    counts = _layer_counts(rows)
     if as_json:
-        emit_json({"notes": rows, "unreadable": unreadable, "local_store": str(ws.local.root)})
+        emit_json({"notes": rows, "unreadable": unreadable, "local_store": str(ws.local.root),
+                   "head": head, "counts": counts})
         return
     for layer in Layer:
         mine = [r for r in rows if r["layer"] == layer.value]
-        where = f" in {ws.local.root}" if layer is Layer.LOCAL else " at HEAD"
-        say(f"{layer} · {_count(len(mine), 'note')}{where}")
+        if layer is Layer.LOCAL:
+            say(f"{layer} · {_count(len(mine), 'note')} in {ws.local.root}")
+        else:
+            say(f"{layer} · {_team_census(counts['team'])} at HEAD "
+                + (head[:12] if head else "(no commit yet)"))
         width = max((len(str(r["key"])) for r in mine), default=0)
         for r in mine:
             say(
@@ -103,6 +117,25 @@ def list_notes(as_json: JsonFlag = False) -> None:
             )
     for u in unreadable:
         say(f"unreadable: {u['path']}: {u['problem']} (omh memory lint says more)")
+
+
+def _layer_counts(rows: list[dict[str, object]]) -> dict[str, dict[str, int]]:
+    """What each layer holds: notes someone wrote, and (team) the stubs and the
+    repository topic omh derives from the tree, counted apart."""
+    team = [r for r in rows if r["layer"] == "team"]
+    derived = [r for r in team if r["derived"]]
+    return {
+        "team": {"notes": len(team) - len(derived),
+                 "stubs": sum(1 for r in derived if r["type"] == "stub"),
+                 "topic": sum(1 for r in derived if r["type"] != "stub")},
+        "local": {"notes": sum(1 for r in rows if r["layer"] == "local")},
+    }
+
+
+def _team_census(counts: dict[str, int]) -> str:
+    """`3 notes, 37 stubs, 1 repository topic`."""
+    return ", ".join((_count(counts["notes"], "note"), _count(counts["stubs"], "stub"),
+                      _count(counts["topic"], "repository topic")))
 
 
 @app.command()
@@ -250,18 +283,22 @@ def remember(
     evidence: Annotated[str, typer.Option(help="The command, the error, the file that shows it.")],
     answers: Annotated[
         list[str] | None,
-        typer.Option("--answers", help="A question this note answers (repeat for more)."),
+        typer.Option("--answers", help="Required, at least once: a question this note "
+                     "answers, in the words someone would ask it (repeat for more)."),
     ] = None,
     relates_to: Annotated[
         list[str] | None,
         typer.Option("--relates-to", help="Key of a related note (repeat for more)."),
     ] = None,
     invalidated_by: Annotated[
-        str | None, typer.Option(help="What makes the note stale, e.g. base:2026-09.")
+        str | None,
+        typer.Option(help="What makes the note stale: file:<path> (pinned to HEAD's blob), "
+                     "image:current, base:YYYY-MM or symbol:NAME (see docs/stale.md)."),
     ] = None,
     source: Annotated[str, typer.Option(help="Who observed it.")] = "cli",
     recorded: Annotated[
-        str | None, typer.Option(help="The day it happened, YYYY-MM-DD (default: today).")
+        str | None,
+        typer.Option(help="The day it happened, YYYY-MM-DD, not after today (default: today)."),
     ] = None,
     if_exists: Annotated[
         IfExistsChoice, typer.Option(help="When the key is taken: error, skip, suffix, override.")
@@ -326,7 +363,8 @@ def show(
     layer: LayerOption = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Print a note as it is stored (both layers' notes when both hold the key)."""
+    """Print a note as it is stored, after a line with its layer, date and file (both
+    layers' notes when both hold the key)."""
     from omh_git_memory.index import derived_note
     from omh_git_memory.layers import Layer
     from omh_git_memory.note import render
@@ -334,26 +372,28 @@ def show(
     ws = here()
     graph = all_notes(ws)
     wanted = Layer(layer.value) if layer else None
-    shown: list[tuple[str, str, str]] = []  # (layer, location, text)
+    shown: list[tuple[str, str, str, str]] = []  # (layer, date, location, text)
     if wanted in (None, Layer.TEAM) and key in graph.derived:
         for _, doc in ws.snapshot().live():
             if doc.key == key and doc.derived:
                 note = derived_note(ws.repo, ws.config(), doc)
                 if note is not None:
-                    shown.append(("team", f"derived from {doc.location}", render(note)))
+                    # the topic's location already says "derived from the repository"
+                    where = doc.location if doc.source.startswith("t:") else (
+                        f"derived from {doc.location}")
+                    shown.append(("team", note.recorded.isoformat(), where, render(note)))
     written = [e for lay in Layer for e in graph.claimants(lay, key) if wanted in (None, lay)]
     if not shown or written:
-        shown += [(e.layer.value, e.location, render(e.note))
+        shown += [(e.layer.value, e.note.recorded.isoformat(), e.location, render(e.note))
                   for e in find_notes(graph, key, wanted) if e.note is not None]
     if as_json:
-        emit_json({"notes": [{"key": key, "layer": lay, "path": where, "text": text}
-                             for lay, where, text in shown]})
+        emit_json({"notes": [{"key": key, "layer": lay, "recorded": day, "path": where,
+                              "text": text} for lay, day, where, text in shown]})
         return
-    for index, (lay, _where, text) in enumerate(shown):
-        if len(shown) > 1:
-            if index:
-                typer.echo("")
-            say(f"==> {lay}/{key} <==")
+    for index, (lay, day, where, text) in enumerate(shown):
+        if index:
+            typer.echo("")
+        say(f"{key}  {lay} · {day}  {where}")  # invariant 1: layer and date on every answer
         typer.echo(text, nl=False)
 
 
@@ -373,10 +413,7 @@ def rm(
     wanted = Layer(layer.value) if layer else None
     written = [e for lay in Layer for e in graph.claimants(lay, key) if wanted in (None, lay)]
     if not written and key in graph.derived and wanted in (None, Layer.TEAM):
-        raise OmhError(
-            f"{key} is derived from a document, not written; to drop it, add the document's "
-            "path to [stubs] exclude in .omh/memory.toml"
-        )
+        raise OmhError(_why_derived_stays(ws, key))
     found = find_notes(graph, key, wanted)
     if len(found) > 1:
         raise OmhError(f"{key} is in both layers; say which with --layer team or --layer local")
@@ -415,13 +452,25 @@ def rm(
         say(f"removed {entry.layer}/{key}: commit {commit[:12]} deletes {path}; "
             f"`git show {commit[:12]}~1:{path}` shows it; push the branch to share the removal")
     if linkers:
-        one = len(linkers) == 1
-        typer.echo(f"{_count(len(linkers), 'note')} still link{'s' if one else ''} to it; "
-                   f"{'that link now dangles' if one else 'those links now dangle'}:")
+        many = len(linkers)
+        typer.echo(f"{_count(many, 'note')} still {agree(many, 'links', 'link')} to it; "
+                   f"{agree(many, 'that link now dangles', 'those links now dangle')}:")
         for lay, k in linkers:
             say(f"  {lay}/{k}")
     else:
         typer.echo("no note linked to it")
+
+
+def _why_derived_stays(ws: Workspace, key: str) -> str:
+    """Why `rm` cannot remove the derived note `key`, and what can drop it if anything."""
+    doc = next((d for _, d in ws.snapshot().live() if d.key == key and d.derived), None)
+    if doc is not None and doc.source.startswith("t:"):
+        return (f"{key} is the repository topic, derived from the repository itself (its "
+                "name and files) and written nowhere: rm cannot remove it and no setting "
+                "excludes it")
+    document = doc.location if doc is not None else "its document"
+    return (f"{key} is a stub derived from {document}, not written; to drop it, add "
+            f"{document} to [stubs] exclude in .omh/memory.toml (or remove the document)")
 
 
 @app.command()
@@ -459,7 +508,7 @@ def promote(
             f"(omh memory show {key} shows both)")
     for key in result.already_in_team:
         say(f"left out {key}: it is in the team layer already and not in the local one")
-    typer.echo("push the branch to share " + ("it" if len(result.keys) == 1 else "them"))
+    typer.echo("push the branch to share " + agree(len(result.keys), "it", "them"))
 
 
 @app.command()
@@ -482,7 +531,8 @@ def lint(
     ] = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """Check every note: six rules refuse a note, three warn. Fails only on refusals."""
+    """Check every note: six rules refuse a note, three warn. Fails on a refusal, and with
+    --ref or --worktree on a team link no team note answers."""
     from omh_git_memory.errors import OmhError
     from omh_git_memory.lint import RULES, Severity
     from omh_git_memory.lint import lint as run_lint
@@ -533,6 +583,3 @@ def lint(
     if failed:
         raise typer.Exit(1)
 
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
