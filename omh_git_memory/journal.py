@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import Final
 
 from omh_git_memory import faults
-from omh_git_memory.errors import KeyConflict, StoreError
+from omh_git_memory.errors import InvalidKey, KeyConflict, StoreError
+from omh_git_memory.keys import Key
 
 LOCK_NAME: Final = ".omh-lock"
 JOURNAL_DIR: Final = ".omh-journal"
@@ -138,10 +139,43 @@ def lock_exists(root: Path) -> bool:
 
 
 def _pending(root: Path) -> bool:
+    if not _real_dir(root / JOURNAL_DIR):
+        return False
     try:
         return any(True for _ in os.scandir(root / JOURNAL_DIR))
     except OSError:
         return False
+
+
+def _real_dir(path: Path) -> bool:
+    """Whether `path` is a directory itself, not a symlink to one."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _target(root: Path, relpath: object) -> Path | None:
+    """The store file a plan names, or None when the name is no note's path or the
+    way to it is not plain directories: a plan is a file in the store, and whoever
+    can write one (an agent with the store mounted) must not steer omh outside."""
+    if not isinstance(relpath, str):
+        return None
+    try:
+        Key.from_relpath(relpath)
+    except InvalidKey:
+        return None
+    current = root
+    for part in relpath.split("/")[:-1]:
+        current = current / part
+        try:
+            if not stat.S_ISDIR(os.lstat(current).st_mode):
+                return None
+        except FileNotFoundError:
+            break
+        except OSError:
+            return None
+    return root / relpath
 
 
 @contextlib.contextmanager
@@ -172,9 +206,14 @@ def switch(root: Path, changes: Sequence[FileChange]) -> None:
                 "is gone" if now is None else "changed")
             raise ChangedMeanwhile(f"{root / change.relpath} {state} since omh read the "
                                    "store; nothing was changed, run the command again")
-    journal = root / JOURNAL_DIR / secrets.token_hex(8)
+    base = root / JOURNAL_DIR
+    if os.path.lexists(base) and not _real_dir(base):
+        raise StoreError(f"{base} is not a plain directory (a symlink?); omh never writes "
+                         "through one: remove it")
+    journal = base / secrets.token_hex(8)
     try:
-        journal.mkdir(parents=True)
+        base.mkdir(exist_ok=True)
+        journal.mkdir()
         plan = []
         for index, change in enumerate(changes):
             staged = None
@@ -203,11 +242,15 @@ def switch(root: Path, changes: Sequence[FileChange]) -> None:
 def recover(root: Path) -> None:
     """Finish every decided switch a writer that died left behind; drop the rest."""
     base = root / JOURNAL_DIR
+    if not _real_dir(base):
+        return  # none, or something omh did not make: never followed
     try:
         journals = sorted(base.iterdir())
     except OSError:
         return
     for journal in journals:
+        if not _real_dir(journal):
+            continue
         if os.path.lexists(journal / PLAN_NAME):
             _apply(root, journal, first_run=False)
         else:
@@ -219,49 +262,76 @@ def recover(root: Path) -> None:
 def _apply(root: Path, journal: Path, first_run: bool) -> None:
     """Switch the files of a decided plan, in order; then remove the journal."""
     try:
-        plan = json.loads((journal / PLAN_NAME).read_bytes())
-    except (OSError, ValueError):
+        plan = json.loads(_content(journal / PLAN_NAME) or b"")
+        if not isinstance(plan, list) or not all(isinstance(step, dict) for step in plan):
+            raise ValueError("not a plan")
+    except (StoreError, ValueError):
         shutil.rmtree(journal, ignore_errors=True)  # unreadable: nothing can be done with it
         return
+    dropped = False  # the first file could not be placed: nothing was switched
     for index, step in enumerate(plan):
         if index == 1:
             faults.point("journal:switching")
-        target = root / step["path"]
+        target = _target(root, step.get("path"))
+        staged_name = step.get("staged")
+        if target is None or not (staged_name is None or (
+                isinstance(staged_name, str) and staged_name.startswith("new-")
+                and "/" not in staged_name)):
+            if index == 0:
+                dropped = True
+                break
+            continue
         try:
             now = _digest(_content(target))
-        except StoreError:
-            continue  # something that is no note file stands there now: left alone
-        if now == step["new"]:
+        except StoreError:  # something that is no note file stands there now: left alone
+            if index == 0:
+                dropped = True
+                break
+            continue
+        if now == step.get("new"):
             continue  # done already
-        if now != step["old"]:
+        if now != step.get("old"):
             if index == 0:
                 # The first file is the one the rest depend on (the renamed note):
                 # if it cannot be placed, nothing was switched; the change is dropped.
+                dropped = True
                 break
             continue  # edited since: the person's text wins
-        if step["new"] is None:
+        if step.get("new") is None:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(target)
             _prune_empty_dirs(target.parent, root)
             continue
-        staged = journal / step["staged"]
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if step["old"] is None:
-            try:
+        if not isinstance(staged_name, str):
+            continue
+        staged = journal / staged_name
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if step.get("old") is None:
                 os.link(staged, target)  # never over a file written meanwhile
-            except FileExistsError:
-                if index == 0:
-                    shutil.rmtree(journal, ignore_errors=True)
-                    raise KeyConflict(f"{target} was written while omh renamed a note onto "
-                                      "it; nothing was changed") from None
-                continue
-        else:
-            os.replace(staged, target)
+            else:
+                os.replace(staged, target)
+        except FileExistsError:
+            if index == 0:
+                shutil.rmtree(journal, ignore_errors=True)
+                raise KeyConflict(f"{target} was written while omh renamed a note onto it; "
+                                  "nothing was changed") from None
+            continue
+        except OSError:
+            if first_run:
+                raise
+            if index == 0:
+                dropped = True
+                break
+            continue  # recovery goes on with what it can do
         _sync_dir(target.parent)
     os.unlink(journal / PLAN_NAME)
     shutil.rmtree(journal, ignore_errors=True)
     with contextlib.suppress(OSError):
         (root / JOURNAL_DIR).rmdir()
+    if dropped and first_run:
+        raise ChangedMeanwhile(f"{root} changed while omh switched its files; nothing was "
+                               "changed, run the command again")
 
 
 def _prune_empty_dirs(directory: Path, root: Path) -> None:

@@ -340,3 +340,45 @@ def test_a_clone_in_another_folder_sees_the_renamed_team_note(team_repo: Path,
     git(tmp_path, "clone", "-q", str(team_repo), str(clone))
     lint = omh(clone, "memory", "lint", "--ref", "HEAD", "--json")
     assert lint.code == 0 and lint.json()["counts"]["DanglingLink"] == 0
+
+
+# --- a journal is a file in the store: whoever can write the store must not steer omh
+
+def test_a_planted_plan_never_reaches_outside_the_store(local_pair: Path,
+                                                        tmp_path: Path) -> None:
+    import hashlib
+    import json
+
+    store = _store(local_pair)
+    victim = tmp_path / "victim.md"
+    victim.write_text("keep me\n")
+    digest = hashlib.sha256(victim.read_bytes()).hexdigest()
+    rel = os.path.relpath(victim, store)
+    journal = store / ".omh-journal" / "planted"
+    journal.mkdir(parents=True)
+    (journal / "new-0").write_text("overwritten\n")
+    (journal / "plan.json").write_text(json.dumps([
+        {"path": rel, "old": digest, "new": None, "staged": None},
+        {"path": rel, "old": digest, "new": "x", "staged": "new-0"},
+        {"path": f"{A}.md", "old": "0" * 64, "new": None, "staged": "../../../x"},
+    ]))
+    (store / ".omh-lock").touch()
+    assert omh(local_pair, "memory", "--json").code == 0  # a reader recovers the store
+    assert victim.read_text() == "keep me\n"
+    assert (store / f"{A}.md").exists()
+    assert not (store / ".omh-journal").exists()
+
+
+def test_a_symlinked_journal_is_never_followed(local_pair: Path, tmp_path: Path) -> None:
+    store = _store(local_pair)
+    outside = tmp_path / "outside"
+    (outside / "dir").mkdir(parents=True)
+    (outside / "dir" / "precious").write_text("keep\n")
+    (store / ".omh-journal").symlink_to(outside)
+    (store / ".omh-lock").touch()
+    assert omh(local_pair, "memory", "--json").code == 0
+    assert (outside / "dir" / "precious").read_text() == "keep\n"
+    run = omh(local_pair, "memory", "mv", A, "surprise/x")
+    assert run.code == 1 and "symlink" in run.err
+    assert sorted(p.name for p in outside.rglob("*")) == ["dir", "precious"]
+    assert (store / f"{A}.md").exists()
