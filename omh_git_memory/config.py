@@ -25,6 +25,11 @@ RETIRED_NAME: Final = "keys.toml"
 DEFAULT_CONFIG: Final = """\
 # omh git memory: settings for this repository. Committed, so clones share them.
 
+# The repository's name: what its topic note is called and keyed by, the same in
+# every clone whatever its folder is called. `omh init` writes the folder's name.
+[repo]
+name = "repo"
+
 # How a note's key is derived. A key is identity, not a title: it is derived,
 # never picked, so one observation cannot be recorded twice under two spellings.
 # Changing a template re-keys every note written afterwards.
@@ -52,6 +57,8 @@ image_recipe = ["Dockerfile", "Containerfile", ".devcontainer/"]
 semantic = false
 """
 
+DEFAULT_REPO_NAME: Final = "repo"  # the topic's name when no committed file names one
+
 DEFAULT_RECIPE: Final = ("Dockerfile", "Containerfile", ".devcontainer/")
 _MONTH = re.compile(r"\d{4}-(0[1-9]|1[0-2])")
 
@@ -72,6 +79,41 @@ class Config:
     image_recipe: tuple[str, ...] = DEFAULT_RECIPE  # files whose digest image: pins
     base: str | None = None  # the base month, YYYY-MM, that base: triggers compare with
     semantic: bool = False  # fuse embedding similarity into recall
+    repo_name: str | None = None  # [repo] name: what the repository topic is called
+
+
+def config_text(repo_name: str) -> str:
+    """The file `omh init` writes: the shipped settings, naming the repository."""
+    return DEFAULT_CONFIG.replace('name = "repo"', f"name = {_toml_string(repo_name)}", 1)
+
+
+def _toml_string(text: str) -> str:
+    """`text` as a TOML basic string: a folder name may hold quotes, backslashes,
+    controls, or bytes that are not UTF-8 (read as surrogates; written as U+FFFD)."""
+    out = []
+    for char in text:
+        code = ord(char)
+        if char in '"\\':
+            out.append("\\" + char)
+        elif 0xD800 <= code <= 0xDFFF:
+            out.append("\ufffd")
+        elif code < 0x20 or code == 0x7F:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(char)
+    return '"' + "".join(out) + '"'
+
+
+def repo_name_in(data: bytes) -> str | None:
+    """The `[repo] name` a memory.toml's bytes give (as committed), or None when it
+    names none or cannot be read: the topic is then `repo`. The checkout's own file
+    is checked strictly by :func:`load_config`, which says what is wrong."""
+    try:
+        table = tomllib.loads(data.decode("utf-8")).get("repo", {})
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return None
+    name = table.get("name") if isinstance(table, dict) else None
+    return name if isinstance(name, str) and name.strip() else None
 
 
 def load_config(checkout: Path) -> Config:
@@ -110,9 +152,13 @@ def load_config(checkout: Path) -> Config:
     semantic = recall.get("semantic", False) if isinstance(recall, dict) else None
     if not isinstance(semantic, bool):
         raise ConfigError(f"{path}: [recall] semantic must be true or false")
+    repo = data.get("repo", {})
+    repo_name = repo.get("name") if isinstance(repo, dict) else None
+    if repo_name is not None and not (isinstance(repo_name, str) and repo_name.strip()):
+        raise ConfigError(f"{path}: [repo] name must be a string that is not empty")
     return Config(
         keys=KeyTemplates({**DEFAULT_TEMPLATES, **table}), path=path, stub_exclude=tuple(exclude),
-        image_recipe=tuple(recipe), base=base, semantic=semantic,
+        image_recipe=tuple(recipe), base=base, semantic=semantic, repo_name=repo_name,
     )
 
 

@@ -32,9 +32,18 @@ POINTS: Final = (
     "promote:local",  # the first local copy removed, the others not
 )
 
+# Points of a local `omh memory mv` (journal.py): a kill at each must leave the
+# store as it was or, once the next command has read it, wholly renamed.
+MV_POINTS: Final = (
+    "journal:prepared",  # new files written into the journal, the change not decided
+    "journal:decided",  # the plan in place, no file switched
+    "journal:switching",  # the renamed note created, the other files not switched
+)
+
 # Points that only stop (a kill there is no different from one a step earlier).
 STOP_ONLY: Final = (
     "rm:local",  # `omh memory rm` read the local note, has not removed it yet
+    "mv:planned",  # `omh memory mv` read the local store, has not locked it yet
 )
 
 # The points inside the commit's transaction, where an error must be undone.

@@ -422,6 +422,23 @@ def _index_obstacle(index: pygit2.Index, path: str) -> str | None:
     return None
 
 
+def _staged_edit(index: pygit2.Index, tree: pygit2.Tree | None, path: str) -> str | None:
+    """Why committing a change of `path` would drop what the index holds for it: an
+    entry staged that differs from HEAD's. Checked under the index lock, so no
+    `git add` can slip in between."""
+    if tree is None or path not in index:
+        return None
+    try:
+        entry = tree[path]
+    except KeyError:
+        return None
+    staged = index[path]
+    if staged.id != entry.id or int(staged.mode) != int(entry.filemode):
+        return (f"{path} has changes staged in the index; commit them (git commit {path}) "
+                f"or unstage them (git restore --staged {path}) first")
+    return None
+
+
 def write_obstacle(repo: GitRepo, path: str) -> str | None:
     """Why the team layer's file `path` cannot be written as a regular file — a
     symlink, submodule or file in the way in HEAD, the index or on disk — or None."""
@@ -476,9 +493,15 @@ def commit_change(repo: GitRepo, change: Change) -> str:
         assert parent is None or isinstance(parent, pygit2.Oid)
         old_tree = r[parent].peel(pygit2.Commit).tree if parent is not None else None
         for path, data in change.add.items():
-            why = _tree_obstacle(old_tree, path) or _index_obstacle(index, path)
+            why = (_tree_obstacle(old_tree, path) or _index_obstacle(index, path)
+                   or _staged_edit(index, old_tree, path))
             if why is None and repo.workdir is not None:
-                why = disk_obstacle(repo.workdir, path, data)
+                # A file the commit changes may stand there as HEAD has it.
+                why = disk_obstacle(repo.workdir, path, data, _blob_at(r, old_tree, path))
+            if why is not None:
+                raise GitFailure(f"{why}; nothing was changed")
+        for path in change.delete:
+            why = _staged_edit(index, old_tree, path)
             if why is not None:
                 raise GitFailure(f"{why}; nothing was changed")
         tree = _Index()

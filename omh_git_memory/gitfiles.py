@@ -57,12 +57,14 @@ def refusal(here: str, kind: str, where: str, path: str) -> str:
     return f"{path} is {kind} {where}: choose another key, or move it away"
 
 
-def disk_obstacle(workdir: Path, path: str, data: bytes | None) -> str | None:
+def disk_obstacle(workdir: Path, path: str, data: bytes | None,
+                  committed: bytes | None = None) -> str | None:
     """Why `path` cannot be written as a regular file below `workdir`: something
     other than a plain directory on the way (a symlink, a file, another repository),
     or other than a regular file at the path — all seen without following a
     symlink. A regular file at the path is in the way only when `data` is given
-    and the file holds other bytes."""
+    and the file holds other bytes than `data` or `committed` (what HEAD has
+    there: a clean copy of a file the commit changes)."""
     current = workdir
     parts = path.split("/")
     for depth, name in enumerate(parts):
@@ -84,7 +86,7 @@ def disk_obstacle(workdir: Path, path: str, data: bytes | None) -> str | None:
         elif not stat.S_ISREG(info.st_mode):
             kind = "a directory" if stat.S_ISDIR(info.st_mode) else "a special file"
             return refusal(here, kind, "on disk", path)
-        elif data is not None and read_nofollow(workdir, path) != data:
+        elif data is not None and read_nofollow(workdir, path) not in (data, committed):
             return (f"{path} exists on disk with other content, which omh will not "
                     "overwrite: commit it or move it away")
     return None
@@ -256,11 +258,15 @@ class WorkdirUndo:
         self.written: list[tuple[str, int]] = []  # path, inode
         self.made: list[str] = []
         self.deleted: list[tuple[str, bytes]] = []
+        self.replaced: list[tuple[str, bytes]] = []  # path, the bytes it held before
 
     def write(self, path: str, data: bytes) -> None:
         """Write `path` (whole, through a temporary file) unless it already holds
-        `data`."""
-        if self.workdir is None or read_nofollow(self.workdir, path) == data:
+        `data`. A file it replaces is written back by :meth:`run`."""
+        if self.workdir is None:
+            return
+        before = read_nofollow(self.workdir, path)
+        if before == data:
             return
         fd = _open_dir(self.workdir, path, self.made)
         assert fd is not None
@@ -279,7 +285,11 @@ class WorkdirUndo:
                 with contextlib.suppress(OSError):
                     os.unlink(tmp, dir_fd=fd)
                 raise
-            self.written.append((path, os.stat(name, dir_fd=fd, follow_symlinks=False).st_ino))
+            if before is not None:
+                self.replaced.append((path, before))
+            else:
+                self.written.append(
+                    (path, os.stat(name, dir_fd=fd, follow_symlinks=False).st_ino))
         finally:
             os.close(fd)
 
@@ -325,12 +335,12 @@ class WorkdirUndo:
                         os.rmdir(path.rsplit("/", 1)[-1], dir_fd=fd)
                     finally:
                         os.close(fd)
-        for path, data in self.deleted:
+        for path, data in (*self.deleted, *self.replaced):
             try:
                 self.write(path, data)
             except OSError:
                 left.append(path)
-        self.written, self.made, self.deleted = [], [], []
+        self.written, self.made, self.deleted, self.replaced = [], [], [], []
         return left
 
 

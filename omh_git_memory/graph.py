@@ -22,6 +22,8 @@ class Graph:
     entries: list[StoredNote]
     # Keys of the derived team notes (stubs, the repo topic): linkable, never files.
     derived: frozenset[str] = frozenset()
+    # Documents whose stub key another document's stub has: (key, path, kept by).
+    clashes: tuple[tuple[str, str, str], ...] = ()
     _claims: dict[NoteId, list[StoredNote]] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -31,8 +33,10 @@ class Graph:
                 self._claims[(entry.layer, entry.note.key.value)].append(entry)
 
     @classmethod
-    def of(cls, *layers: Iterable[StoredNote], derived: Iterable[str] = ()) -> Graph:
-        return cls([entry for layer in layers for entry in layer], frozenset(derived))
+    def of(cls, *layers: Iterable[StoredNote], derived: Iterable[str] = (),
+           clashes: Iterable[tuple[str, str, str]] = ()) -> Graph:
+        return cls([entry for layer in layers for entry in layer], frozenset(derived),
+                   tuple(clashes))
 
     @property
     def readable(self) -> list[tuple[StoredNote, Note]]:

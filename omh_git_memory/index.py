@@ -38,10 +38,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from omh_git_memory.config import Config
+from omh_git_memory.config import CONFIG_NAME, DEFAULT_REPO_NAME, OMH_DIR, Config, repo_name_in
 from omh_git_memory.git import (
     GitRepo,
     TreeEntry,
+    blob_size,
     commit_date,
     commit_id,
     list_tree,
@@ -55,6 +56,7 @@ from omh_git_memory.store import StoredNote, read_note_bytes, sync_dir
 from omh_git_memory.stubs import (
     TOPIC_SOURCE,
     is_document,
+    one_per_key,
     repo_facts,
     stub_note,
     topic_note,
@@ -63,7 +65,9 @@ from omh_git_memory.stubs import (
 from omh_git_memory.team import NOTES_DIR, is_team_entry, tree_note
 from omh_git_memory.tokens import without_links, words
 
-VERSION: Final = 4  # 3: checksummed files; 4: stubs indexed as their document, not omh's sentence
+# 3: checksummed files; 4: stubs indexed as their document, not omh's sentence;
+# 5: one stub per key (clashes kept), the topic named by the committed memory.toml
+VERSION: Final = 5
 MAGIC: Final = b"omh-cache 1\n"  # then 32 bytes of SHA-256 over the payload, then the payload
 _DIGEST_SIZE: Final = 32
 _STALE_TEMP: Final = 600  # seconds after which a temporary file is a crashed writer's
@@ -207,6 +211,8 @@ class Snapshot:
     topic_terms: dict[str, int] = field(default_factory=dict)  # the topic cannot be re-read
     reused: int = 0
     analysed: int = 0
+    # Documents left without a stub: (key, path, the path whose stub has the key).
+    clashes: tuple[tuple[str, str, str], ...] = ()
 
     def live(self) -> Iterable[tuple[int, Doc]]:
         return ((slot, d) for slot, d in enumerate(self.docs) if d is not None)
@@ -262,9 +268,10 @@ class _Builder:
     def build(self) -> Snapshot:
         prefix = NOTES_DIR + "/"
         notes = [e for e in self.entries if is_team_entry(e.path, e.kind)]
-        documents = sorted((e for e in self.entries if e.kind == "file"
-                            and is_document(e.path, self.config.stub_exclude)),
-                           key=lambda e: e.path)
+        candidates = {e.path: e for e in self.entries if e.kind == "file"
+                      and is_document(e.path, self.config.stub_exclude)}
+        kept, clashes = one_per_key(list(candidates), self.config.keys)
+        documents = [candidates[path] for path in kept]
         self.total = sum(f"{_kind(e, prefix)}:{e.blob_id}:{e.path}" not in self.by_source
                          for e in (*notes, *documents))
         # A partial clone may lack some: name them all before reading any.
@@ -293,7 +300,8 @@ class _Builder:
         base = self.base.postings if self.base else EMPTY
         postings = base.patched(_patch(base, gone_terms, self.added))
         return Snapshot(self.sha, self.docs, postings, topic_terms,
-                        len(self.keep), len(self.added))
+                        len(self.keep), len(self.added),
+                        tuple((c.key, c.path, c.kept_by) for c in clashes))
 
     def _put(self, source: str, make: Callable[[], tuple[Doc, dict[str, int]] | None]
              ) -> int | None:
@@ -331,8 +339,8 @@ class _Builder:
         readme = next((e for e in self.entries if e.path.lower() == "readme.md"), None)
         top_level = sorted(e.path for e in self.entries
                            if "/" not in e.path or e.path.startswith(".github/"))
-        identity = repr((self.repo.main_checkout.name, readme.blob_id if readme else None,
-                         top_level, stub_keys))
+        config = next((e.blob_id for e in self.entries if e.path == _CONFIG_PATH), None)
+        identity = repr((config, readme.blob_id if readme else None, top_level, stub_keys))
         source = "t:" + hashlib.sha1(identity.encode()).hexdigest()
         if source in self.by_source and self.base is not None:
             self.keep.add(self.by_source[source])
@@ -425,7 +433,7 @@ def _save(folder: Path, snap: Snapshot) -> None:
         write_checked(folder / f"{snap.commit}.post", blob)
         write_checked(folder / f"{snap.commit}.idx", marshal.dumps(
             (VERSION, snap.commit, docs, snap.postings.table, snap.topic_terms,
-             hashlib.sha256(blob).digest())))
+             hashlib.sha256(blob).digest(), snap.clashes)))
         _prune(folder)
     except OSError:
         pass  # a cache that cannot be written is rebuilt next time; recall stays correct
@@ -525,14 +533,15 @@ def _load(folder: Path, sha: str) -> Snapshot | None:
     if raw is None:
         return None
     try:
-        version, commit, docs, table, topic_terms, post_digest = marshal.loads(raw)
+        version, commit, docs, table, topic_terms, post_digest, clashes = marshal.loads(raw)
         if version != VERSION or commit != sha:
             raise ValueError("another version")
         blob = read_checked(folder / f"{sha}.post")
         if blob is None or hashlib.sha256(blob).digest() != post_digest:
             raise ValueError("postings of another write")
         snap = Snapshot(sha, [Doc.from_tuple(d) if d else None for d in docs],
-                        Postings(table, blob), topic_terms)
+                        Postings(table, blob), topic_terms,
+                        clashes=tuple(tuple(c) for c in clashes))
     except (ValueError, EOFError, TypeError):
         discard(folder / f"{sha}.idx")
         discard(folder / f"{sha}.post")
@@ -596,6 +605,22 @@ def _topic(repo: GitRepo, config: Config, entries: Sequence[TreeEntry],
     if readme is not None:
         found = (readme.path,
                  read_blob(repo, readme.blob_id, readme.path).decode("utf-8", "replace"))
-    facts = repo_facts(repo.main_checkout.name, [e.path for e in entries], found)
+    facts = repo_facts(committed_repo_name(repo, entries), [e.path for e in entries], found)
     return topic_note(facts, stub_keys, config.keys, day)
+
+
+_CONFIG_PATH: Final = f"{OMH_DIR}/{CONFIG_NAME}"
+
+
+def committed_repo_name(repo: GitRepo, entries: Sequence[TreeEntry]) -> str:
+    """The repository's name as the commit's own `.omh/memory.toml` gives it, else
+    `repo`: never the checkout's folder, so every clone of a commit derives the same
+    topic (and a cached index holds what a rebuild would)."""
+    entry = next((e for e in entries if e.path == _CONFIG_PATH and e.kind == "file"), None)
+    if entry is None or blob_size(repo, entry.blob_id, entry.path) > _CONFIG_LIMIT:
+        return DEFAULT_REPO_NAME
+    return repo_name_in(read_blob(repo, entry.blob_id, entry.path)) or DEFAULT_REPO_NAME
+
+
+_CONFIG_LIMIT: Final = 1 << 20  # a settings file this large is a mistake, not settings
 

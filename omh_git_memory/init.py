@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from omh_git_memory.adopt import LeftBehind
-from omh_git_memory.config import CONFIG_NAME, DEFAULT_CONFIG, GITIGNORE, OMH_DIR, load_config
+from omh_git_memory.config import CONFIG_NAME, GITIGNORE, OMH_DIR, config_text, load_config
 from omh_git_memory.errors import StoreError
 from omh_git_memory.workspace import Workspace
 
@@ -40,7 +40,10 @@ def initialise(ws: Workspace) -> InitReport:
         raise StoreError(f"cannot create {omh_dir}: {err.strerror}") from None
     config = omh_dir / CONFIG_NAME
     gitignore = omh_dir / ".gitignore"
-    config_created = _create_once(config, DEFAULT_CONFIG)
+    # The repository's name is written once, here, and committed with the file: the
+    # topic is then called the same in every clone, whatever its folder is called.
+    name = ws.repo.main_checkout.name.removesuffix(".git") or "repo"
+    config_created = _create_once(config, config_text(name))
     gitignore_created = _create_once(gitignore, GITIGNORE)
     load_config(ws.checkout)  # an existing file must still be usable: say so now
     return InitReport(

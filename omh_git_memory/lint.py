@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Final
+from typing import Final, Protocol
 
 from omh_git_memory.graph import Graph
 from omh_git_memory.keys import printable
@@ -50,10 +50,30 @@ class Finding:
         }
 
 
+class Subject(Protocol):
+    """What a finding is about: a file of a layer, or a document a stub derives from."""
+
+    @property
+    def layer(self) -> Layer: ...
+    @property
+    def key(self) -> str: ...
+    @property
+    def location(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class DerivedSubject:
+    """A document of the team layer's tree that a finding is about."""
+
+    layer: Layer
+    key: str
+    location: str
+
+
 # What a per-note check yields: (line or None, message).
 Problem = tuple[int | None, str]
 NoteCheck = Callable[[Note], Iterator[Problem]]
-StoreCheck = Callable[[Graph], Iterator[tuple[StoredNote, int | None, str]]]
+StoreCheck = Callable[[Graph], Iterator[tuple[Subject, int | None, str]]]
 
 
 @dataclass(frozen=True)
@@ -112,13 +132,20 @@ def _key_disagrees_with_path(graph: Graph) -> Iterator[tuple[StoredNote, int | N
             )
 
 
-def _duplicate_key(graph: Graph) -> Iterator[tuple[StoredNote, int | None, str]]:
+def _duplicate_key(graph: Graph) -> Iterator[tuple[Subject, int | None, str]]:
     for entry, note in graph.readable:
         claimants = graph.claimants(entry.layer, note.key.value)
         if len(claimants) > 1 and claimants[0] is not entry:
             yield entry, _line_of(note, "key:"), (
                 f"key {note.key} is also claimed by {claimants[0].location}"
             )
+    # Two documents whose paths slug alike: the one whose path sorts first keeps
+    # the stub (stubs.one_per_key); the other is named here, never silently lost.
+    for key, path, kept_by in graph.clashes:
+        yield DerivedSubject(Layer.TEAM, key, path), None, (
+            f"the stub key {key} is also derived from {kept_by}, which keeps it, so this "
+            "document has no stub; rename one of the two, or exclude one in [stubs] exclude"
+        )
 
 
 def _dangling_link(graph: Graph) -> Iterator[tuple[StoredNote, int | None, str]]:
@@ -202,7 +229,7 @@ def note_refusals(note: Note) -> list[tuple[str, int | None, str]]:
     ]
 
 
-def _finding(rule: Rule, entry: StoredNote, line: int | None, message: str) -> Finding:
+def _finding(rule: Rule, entry: Subject, line: int | None, message: str) -> Finding:
     # A message is prose for a terminal or a CI log: a path or a key quoted in it
     # (read from a tree, so it may hold a newline or an escape) is escaped, and the
     # finding stays one line. `key` and `path` keep the exact names, for scripts.

@@ -493,3 +493,35 @@ def outline(markdown: str) -> tuple[str | None, list[str]]:
     tokens: list[dict[str, Any]] = state.tokens
     title = next((str(t["text"]).strip() for t in tokens if _is_atx(t, 1, parser)), None)
     return title or None, [str(t["text"]).strip() for t in tokens if _is_atx(t, 2, parser)]
+
+
+def retarget_links(note: Note, old: str, new: str) -> Note:
+    """The same note with every `[[old]]` link (outside code, as :attr:`Note.links`
+    finds them) naming `new` instead: only the link's target text changes, every
+    other byte of the file is kept (spaces inside the brackets included)."""
+    body = note.body
+    src = body if body.endswith("\n") else body + "\n"
+    parser = _PositionedParser()
+    state = BlockState()
+    state.process(src)
+    parser.parse(state)
+    masked = src  # code blanked out, keeping every offset
+    for token in state.tokens:
+        if id(token) in parser.fence_end:
+            start, end = parser.starts[id(token)], parser.fence_end[id(token)]
+            masked = masked[:start] + " " * (end - start) + masked[end:]
+    masked = _CODE_SPAN.sub(lambda m: " " * len(m.group()), masked)
+    pieces: list[str] = []
+    last = 0
+    for match in _LINK.finditer(masked):
+        target = match.group(1)
+        if target.strip() != old:
+            continue
+        start = match.start(1) + len(target) - len(target.lstrip())
+        pieces += (body[last:start], new)
+        last = start + len(old)
+    if not pieces:
+        return note
+    text = _render_fields(note.fields) + "".join(pieces) + body[last:]
+    encode(text)
+    return parse(text)

@@ -29,6 +29,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Final
 
+from omh_git_memory import journal
 from omh_git_memory.errors import InvalidKey, KeyConflict, NoteNotFound, StoreError
 from omh_git_memory.git import GitRepo, checkouts
 from omh_git_memory.keys import NOTE_SUFFIX, Key, slug
@@ -244,7 +245,13 @@ class LocalStore:
         """Every note file in the store, read or with the reason it cannot be."""
         if not self.root.is_dir():
             return []
-        found = [self._read_file(relpath) for relpath in self._walk()]
+        # Under the store's lock, so a change of several files (journal.py) is seen
+        # whole or not at all; read again if the first such change began meanwhile.
+        with journal.reading(self.root) as locked:
+            found = [self._read_file(relpath) for relpath in self._walk()]
+        if not locked and journal.lock_exists(self.root):
+            with journal.reading(self.root):
+                found = [self._read_file(relpath) for relpath in self._walk()]
         return sorted(found, key=lambda s: s.relpath)
 
     def _walk(self) -> Iterator[str]:

@@ -60,6 +60,43 @@ def is_document(path: str, exclude: Sequence[str]) -> bool:
     return not any(fnmatch.fnmatchcase(path, pattern) for pattern in exclude)
 
 
+@dataclass(frozen=True)
+class StubClash:
+    """A document that gets no stub: its path slugs to the key of a document whose
+    path sorts first (`docs/Deploy Notes.md` keeps the key `docs/deploy-notes`)."""
+
+    key: str
+    path: str  # the document left without a stub
+    kept_by: str  # the document whose stub has the key
+
+
+def stub_key(path: str, templates: KeyTemplates) -> str | None:
+    """The key the stub of the document at `path` takes, or None when none derives."""
+    try:
+        return templates.expand("stub", path=path_slug(path)).value
+    except OmhError:
+        return None
+
+
+def one_per_key(paths: Sequence[str], templates: KeyTemplates
+                ) -> tuple[list[str], list[StubClash]]:
+    """The documents that get a stub, in path order, and the clashes: of documents
+    whose paths give one key, the path that sorts first (by code point, so by byte)
+    keeps it — the same in every clone, and visible to lint as `DuplicateKey`."""
+    kept: list[str] = []
+    owner: dict[str, str] = {}
+    clashes: list[StubClash] = []
+    for path in sorted(paths):
+        key = stub_key(path, templates)
+        if key is not None and key in owner:
+            clashes.append(StubClash(key, path, owner[key]))
+            continue
+        if key is not None:
+            owner[key] = path
+        kept.append(path)
+    return kept, clashes
+
+
 def stub_note(path: str, text: str, templates: KeyTemplates, recorded: dt.date) -> Note | None:
     """The stub for the document at `path`, or None when no usable key derives from it."""
     title, headings = outline(text)

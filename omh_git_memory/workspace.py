@@ -52,19 +52,21 @@ class Workspace:
         `local` is False, the local one."""
         team = scan_team(self.repo, rev)
         local_notes = self.local.scan() if local else []
-        return Graph.of(team, local_notes, derived=self.derived_keys(rev))
+        snap = self.snapshot(rev)
+        return Graph.of(team, local_notes, derived=_derived(snap), clashes=snap.clashes)
 
     def worktree_team_graph(self) -> Graph:
         """The team notes as they are in this checkout's working tree (before a commit)."""
         team = scan_worktree_team(self.checkout)
-        return Graph.of(team, derived=self.derived_keys("HEAD"))
+        snap = self.snapshot("HEAD")
+        return Graph.of(team, derived=_derived(snap), clashes=snap.clashes)
 
     def snapshot(self, rev: str = "HEAD", progress: Progress | None = None,
                  rebuild: bool = False) -> Snapshot:
         return snapshot_for(self.repo, self.config(), rev, progress, rebuild)
 
     def derived_keys(self, rev: str = "HEAD") -> set[str]:
-        return {d.key for _, d in self.snapshot(rev).live() if d.derived}
+        return _derived(self.snapshot(rev))
 
     def facts(self, rev: str = "HEAD") -> TreeFacts:
         """What triggers are evaluated against (one tree walk, made on first use)."""
@@ -88,6 +90,10 @@ class Workspace:
                            model, progress)
         usable = [d is not None and not d.problem for d in searcher.docs]
         return SemanticView(model, rows, usable)
+
+
+def _derived(snap: Snapshot) -> set[str]:
+    return {d.key for _, d in snap.live() if d.derived}
 
 
 def open_workspace(start: Path, environ: Mapping[str, str] | None = None) -> Workspace:

@@ -192,6 +192,9 @@ def test_demo_walks_through_every_step(tmp_path: Path) -> None:
     assert recall_lines and "team · 2026-10-13" in recall_lines[0]
     assert "docs/deploy" in run.out  # a derived stub
     assert '"mcpServers"' in run.out
+    renamed = run.out.split("$ omh memory mv ", 1)[1]
+    assert "renamed local/surprise/credentials-are-a-named-volume to " in renamed
+    assert "DanglingLink          warning  0" in renamed.split("$ omh memory lint", 1)[1]
 
 
 # A newcomer's walk through the commands: what each message says.

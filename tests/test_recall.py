@@ -220,14 +220,14 @@ def test_stubs_and_the_repo_topic_are_derived_team_notes(docs_repo: Path) -> Non
     assert {k: (n["layer"], n["type"]) for k, n in notes.items()} == {
         "readme": ("team", "stub"), "docs/deploy-notes": ("team", "stub"),
         "notes": ("team", "stub"), "vendor/lib/readme": ("team", "stub"),
-        "docsrepo": ("team", "topic"),
+        "repo": ("team", "topic"),  # no committed [repo] name
     }
     assert not (docs_repo / ".omh").exists()  # never written as files
     shown = omh(docs_repo, "memory", "show", "docs/deploy-notes").out
     assert "## Answers\n\n- Staging\n- Rolling back\n" in shown
     assert "source: docs/Deploy Notes.md" in shown
     assert "- the whole of `NOTES.md`" in omh(docs_repo, "memory", "show", "notes").out
-    topic = omh(docs_repo, "memory", "show", "docsrepo").out
+    topic = omh(docs_repo, "memory", "show", "repo").out
     assert "- [[docs/deploy-notes]]" in topic and "(from `README.md`)" in topic
     assert "(from `src/app.py`)" in topic
 
@@ -404,8 +404,11 @@ def test_the_whole_answer_names_at_most_the_line_budget(repo_dir: Path) -> None:
 
 def test_a_stub_is_indexed_as_its_document_not_omhs_sentence(docs_repo: Path) -> None:
     snap = snapshot_for(open_workspace(docs_repo).repo, open_workspace(docs_repo).config())
-    for term in ("restat", "repo", "point"):  # "Repo document. Read …; … points at it …"
+    for term in ("restat", "point"):  # "Repo document. Read …; … points at it …"
         assert term not in snap.postings, term
+    # "repo" only where it is a name: the topic's (no committed [repo] name), no stub's
+    found = snap.postings.get("repo")
+    assert found is not None and [snap.docs[s].kind for s in found[0]] == ["topic"]  # type: ignore[union-attr]
     for word in ("Staging", "Deploying", "docs"):  # a heading, the title, the path
         assert words(word)[0] in snap.postings, word
     assert _keys(docs_repo, "does it restate what it points at") == []

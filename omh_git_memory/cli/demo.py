@@ -126,6 +126,14 @@ STEPS: list[tuple[str, list[str], bool]] = [
         ["memory", "lint"],
         False,
     ),
+    (
+        "Rename the second note to the key the first one links to. mv moves the file, "
+        "changes its key and rewrites every link to it in its layer, all at once.",
+        ["memory", "mv", "surprise/credentials-are-a-named-volume",
+         "credentials-are-a-named-volume"],
+        False,
+    ),
+    ("Lint once more: the link resolves now.", ["memory", "lint"], False),
 ]
 
 

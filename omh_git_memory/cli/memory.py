@@ -474,6 +474,45 @@ def _why_derived_stays(ws: Workspace, key: str) -> str:
 
 
 @app.command()
+def mv(
+    old: Annotated[str, typer.Argument(help="The note's key now.")],
+    new: Annotated[str, typer.Argument(help="Its new key (the file moves with it).")],
+    layer: LayerOption = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Rename a note and rewrite every [[OLD]] link in its layer, all at once."""
+    from omh_git_memory.layers import Layer
+    from omh_git_memory.rename import rename
+
+    wanted = Layer(layer.value) if layer else None
+    done = rename(here(), old, new, wanted)
+    if as_json:
+        emit_json({
+            "renamed": {"layer": done.layer.value, "old": done.old.value, "new": done.new.value,
+                        "path": done.path,
+                        **({"commit": done.commit} if done.commit is not None else {})},
+            "relinked": list(done.relinked),
+            "untouched": [{"layer": lay.value, "key": k} for lay, k in done.untouched],
+        })
+        return
+    if done.commit is None:
+        say(f"renamed {done.layer}/{done.old} to {done.new} ({done.path})")
+    else:
+        say(f"renamed {done.layer}/{done.old} to {done.new}: commit {done.commit[:12]} moves "
+            f"it to {done.path}; push the branch to share the rename")
+    if done.relinked:
+        say(f"rewrote [[{done.old}]] to [[{done.new}]] in {_count(len(done.relinked), 'note')}:"
+            f" {', '.join(done.relinked)}")
+    if done.untouched:
+        one = len(done.untouched) == 1
+        say(f"{_count(len(done.untouched), 'note')} of another layer still link"
+            f"{'s' if one else ''} to [[{done.old}]], which omh leaves as "
+            f"{'it is' if one else 'they are'}; change {'it' if one else 'them'} yourself:")
+        for lay, k in done.untouched:
+            say(f"  {lay}/{k}")
+
+
+@app.command()
 def promote(
     keys: Annotated[list[str], typer.Argument(help="Keys of local notes to share.")],
     as_json: JsonFlag = False,

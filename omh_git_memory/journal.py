@@ -1,0 +1,343 @@
+"""A change of several local-store files that no reader sees half done.
+
+One file is replaced atomically by a rename; several files are not. A change of
+several (`omh memory mv`: the renamed note, the notes whose links name it, the
+old file removed) is therefore made under the store's lock, `.omh-lock` at the
+store's root: readers hold it shared while they scan, a switch holds it
+exclusively. Each switch is journalled first: every new file is written and
+synced into `.omh-journal/<id>/`, then the plan naming each file's old and new
+content is renamed into place. From that moment the change is decided; files
+are then switched in order — the new note first, the old one removed last — and
+the journal removed.
+
+A writer that dies part way leaves its journal. Whoever takes the lock next (any
+reader or writer of the store) finishes the change from it: a file that already
+holds its new content is left, one that still holds its old content is switched,
+one that holds anything else — someone edited it since — is left as it is, so
+nothing is ever lost. A journal without a plan was never decided and is dropped.
+The names start with a dot, so a scan of the store never reads them as notes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import hashlib
+import json
+import os
+import secrets
+import shutil
+import stat
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from omh_git_memory import faults
+from omh_git_memory.errors import InvalidKey, KeyConflict, StoreError
+from omh_git_memory.keys import Key
+
+LOCK_NAME: Final = ".omh-lock"
+JOURNAL_DIR: Final = ".omh-journal"
+PLAN_NAME: Final = "plan.json"
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One file of a switch: `relpath` must hold `old` (None: must not exist) and
+    will hold `new` (None: removed)."""
+
+    relpath: str
+    old: bytes | None
+    new: bytes | None
+
+
+class ChangedMeanwhile(StoreError):
+    """A file of the switch no longer holds what the caller read; nothing changed."""
+
+
+def _digest(data: bytes | None) -> str | None:
+    return None if data is None else hashlib.sha256(data).hexdigest()
+
+
+def _content(path: Path) -> bytes | None:
+    """The bytes of the regular file `path`, never through a symlink; None when
+    nothing is there. A symlink, directory or special file is refused."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY)
+    except FileNotFoundError:
+        return None
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise StoreError(f"{path} is a symlink; omh never follows one") from None
+        if err.errno == errno.EISDIR:
+            raise StoreError(f"{path} is a directory where a note should be") from None
+        raise StoreError(f"cannot read {path}: {err.strerror}") from None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise StoreError(f"{path} is not a regular file")
+        return handle.read()
+
+
+def _sync_dir(directory: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _write_synced(path: Path, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _open_lock(root: Path, create: bool) -> int | None:
+    """A descriptor of the store's lock file, or None when there is none (and
+    `create` is False) or it cannot be opened (a read-only store: nobody can switch
+    files in it either)."""
+    path = root / LOCK_NAME
+    flags = os.O_RDONLY | os.O_NOFOLLOW | (os.O_CREAT if create else 0)
+    try:
+        return os.open(path, flags, 0o644)
+    except FileNotFoundError:
+        return None
+    except OSError as err:
+        if create:
+            raise StoreError(f"cannot lock the local store at {path}: {err.strerror}") from None
+        return None
+
+
+@contextlib.contextmanager
+def reading(root: Path) -> Iterator[bool]:
+    """Hold the store's lock shared while reading it, after finishing any switch a
+    writer that died left behind. Yields whether the lock is held: without a lock
+    file no switch has ever run, and the caller reads again if one appears."""
+    fd = _open_lock(root, create=False)
+    if fd is None:
+        yield False
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        if _pending(root):
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            with contextlib.suppress(StoreError, OSError):  # the read goes on regardless
+                recover(root)
+            fcntl.flock(fd, fcntl.LOCK_SH)
+        yield True
+    finally:
+        os.close(fd)
+
+
+def lock_exists(root: Path) -> bool:
+    return os.path.lexists(root / LOCK_NAME)
+
+
+def _pending(root: Path) -> bool:
+    if not _real_dir(root / JOURNAL_DIR):
+        return False
+    try:
+        return any(True for _ in os.scandir(root / JOURNAL_DIR))
+    except OSError:
+        return False
+
+
+def _real_dir(path: Path) -> bool:
+    """Whether `path` is a directory itself, not a symlink to one."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _target(root: Path, relpath: object) -> Path | None:
+    """The store file a plan names, or None when the name is no note's path or the
+    way to it is not plain directories: a plan is a file in the store, and whoever
+    can write one (an agent with the store mounted) must not steer omh outside."""
+    if not isinstance(relpath, str):
+        return None
+    try:
+        Key.from_relpath(relpath)
+    except InvalidKey:
+        return None
+    current = root
+    for part in relpath.split("/")[:-1]:
+        current = current / part
+        try:
+            if not stat.S_ISDIR(os.lstat(current).st_mode):
+                return None
+        except FileNotFoundError:
+            break
+        except OSError:
+            return None
+    return root / relpath
+
+
+@contextlib.contextmanager
+def exclusive(root: Path) -> Iterator[None]:
+    """Hold the store's lock exclusively (no reader reads meanwhile), after finishing
+    whatever switch a writer that died left behind."""
+    fd = _open_lock(root, create=True)
+    assert fd is not None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        recover(root)
+        yield
+    finally:
+        os.close(fd)
+
+
+def switch(root: Path, changes: Sequence[FileChange]) -> None:
+    """Make `changes` as one step for every reader of the store. Call it holding
+    :func:`exclusive`. The first change is the one the others depend on (the
+    renamed note, created): it is made first, and if it cannot be, none is.
+    Refused with nothing changed (:class:`ChangedMeanwhile`) when a file no longer
+    holds what the caller read, or (:class:`KeyConflict`) when a file to create
+    exists by then."""
+    for change in changes:
+        now = _content(root / change.relpath)
+        if now != change.old:
+            state = "exists now" if change.old is None else (
+                "is gone" if now is None else "changed")
+            raise ChangedMeanwhile(f"{root / change.relpath} {state} since omh read the "
+                                   "store; nothing was changed, run the command again")
+    base = root / JOURNAL_DIR
+    if os.path.lexists(base) and not _real_dir(base):
+        raise StoreError(f"{base} is not a plain directory (a symlink?); omh never writes "
+                         "through one: remove it")
+    journal = base / secrets.token_hex(8)
+    try:
+        base.mkdir(exist_ok=True)
+        journal.mkdir()
+        plan = []
+        for index, change in enumerate(changes):
+            staged = None
+            if change.new is not None:
+                staged = f"new-{index}"
+                _write_synced(journal / staged, change.new)
+            plan.append({"path": change.relpath, "old": _digest(change.old),
+                         "new": _digest(change.new), "staged": staged})
+        _write_synced(journal / f".{PLAN_NAME}", json.dumps(plan).encode())
+        _sync_dir(journal)
+    except OSError as err:
+        shutil.rmtree(journal, ignore_errors=True)
+        raise StoreError(f"cannot write into {root}: {err.strerror}; nothing was "
+                         "changed") from None
+    faults.point("journal:prepared")
+    os.rename(journal / f".{PLAN_NAME}", journal / PLAN_NAME)  # the change is decided
+    _sync_dir(journal)
+    faults.point("journal:decided")
+    try:
+        _apply(root, journal, first_run=True)
+    except OSError as err:
+        raise StoreError(f"the change of {root} was cut short ({err.strerror}); the next "
+                         "omh command that reads the store finishes it") from None
+
+
+def recover(root: Path) -> None:
+    """Finish every decided switch a writer that died left behind; drop the rest."""
+    base = root / JOURNAL_DIR
+    if not _real_dir(base):
+        return  # none, or something omh did not make: never followed
+    try:
+        journals = sorted(base.iterdir())
+    except OSError:
+        return
+    for journal in journals:
+        if not _real_dir(journal):
+            continue
+        if os.path.lexists(journal / PLAN_NAME):
+            _apply(root, journal, first_run=False)
+        else:
+            shutil.rmtree(journal, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        base.rmdir()
+
+
+def _apply(root: Path, journal: Path, first_run: bool) -> None:
+    """Switch the files of a decided plan, in order; then remove the journal."""
+    try:
+        plan = json.loads(_content(journal / PLAN_NAME) or b"")
+        if not isinstance(plan, list) or not all(isinstance(step, dict) for step in plan):
+            raise ValueError("not a plan")
+    except (StoreError, ValueError):
+        shutil.rmtree(journal, ignore_errors=True)  # unreadable: nothing can be done with it
+        return
+    dropped = False  # the first file could not be placed: nothing was switched
+    for index, step in enumerate(plan):
+        if index == 1:
+            faults.point("journal:switching")
+        target = _target(root, step.get("path"))
+        staged_name = step.get("staged")
+        if target is None or not (staged_name is None or (
+                isinstance(staged_name, str) and staged_name.startswith("new-")
+                and "/" not in staged_name)):
+            if index == 0:
+                dropped = True
+                break
+            continue
+        try:
+            now = _digest(_content(target))
+        except StoreError:  # something that is no note file stands there now: left alone
+            if index == 0:
+                dropped = True
+                break
+            continue
+        if now == step.get("new"):
+            continue  # done already
+        if now != step.get("old"):
+            if index == 0:
+                # The first file is the one the rest depend on (the renamed note):
+                # if it cannot be placed, nothing was switched; the change is dropped.
+                dropped = True
+                break
+            continue  # edited since: the person's text wins
+        if step.get("new") is None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(target)
+            _prune_empty_dirs(target.parent, root)
+            continue
+        if not isinstance(staged_name, str):
+            continue
+        staged = journal / staged_name
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if step.get("old") is None:
+                os.link(staged, target)  # never over a file written meanwhile
+            else:
+                os.replace(staged, target)
+        except FileExistsError:
+            if index == 0:
+                shutil.rmtree(journal, ignore_errors=True)
+                raise KeyConflict(f"{target} was written while omh renamed a note onto it; "
+                                  "nothing was changed") from None
+            continue
+        except OSError:
+            if first_run:
+                raise
+            if index == 0:
+                dropped = True
+                break
+            continue  # recovery goes on with what it can do
+        _sync_dir(target.parent)
+    os.unlink(journal / PLAN_NAME)
+    shutil.rmtree(journal, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        (root / JOURNAL_DIR).rmdir()
+    if dropped and first_run:
+        raise ChangedMeanwhile(f"{root} changed while omh switched its files; nothing was "
+                               "changed, run the command again")
+
+
+def _prune_empty_dirs(directory: Path, root: Path) -> None:
+    while directory != root and root in directory.parents:
+        try:
+            directory.rmdir()
+        except OSError:
+            return
+        directory = directory.parent
