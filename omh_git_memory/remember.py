@@ -263,6 +263,20 @@ def remember(
     shadow the team one), `skip` writes nothing, `suffix` takes the first key free
     in both layers."""
     note = build_surprise(obs, templates, today or dt.date.today())
+    return write_local(store, note, if_exists, known_keys, team=team)
+
+
+def write_local(
+    store: LocalStore,
+    note: Note,
+    if_exists: IfExists = IfExists.ERROR,
+    known_keys: Collection[str] | None = None,
+    *,
+    team: TeamKeys,
+) -> Remembered:
+    """Write a built note (a surprise, a topic) to the local layer with remember's
+    refusals: a link to nothing when strict (`known_keys` given), a key either
+    layer holds, unless `if_exists` says otherwise."""
     if known_keys is not None:
         for target in note.links:
             if target not in known_keys:
