@@ -71,11 +71,12 @@ def test_the_list_is_newest_first_with_title_source_and_date(store: Path) -> Non
 
 def test_within_a_day_the_last_written_comes_first(repo_dir: Path) -> None:
     omh(repo_dir, "init")
-    for observed in ("Zebra first.", "Apple second."):
+    for observed in ("Apple first.", "Zebra second."):
         _remember(repo_dir, observed, "2026-11-01", "cli")
         time.sleep(0.02)
     notes = omh(repo_dir, "memory", "review", "--json").json()["notes"]
-    assert [n["key"] for n in notes] == ["surprise/apple-second", "surprise/zebra-first"]
+    # Written last, so first — although a key order would put it last.
+    assert [n["key"] for n in notes] == ["surprise/zebra-second", "surprise/apple-first"]
 
 
 def test_session_limits_the_list(store: Path) -> None:
