@@ -252,3 +252,13 @@ def test_promoted_notes_no_longer_count(store: Path) -> None:
 def test_pending_skips_unreadable_and_sorts(tmp_path: Path) -> None:
     store = LocalStore(tmp_path / "s")
     assert pending(store.scan()) == []
+
+
+def test_the_demo_ends_with_a_topic_and_a_review(tmp_path: Path) -> None:
+    run = omh(tmp_path, "demo")
+    assert run.code == 0, run.err
+    assert "remembered local/credentials-in-the-sandbox" in run.out
+    tail = run.out[run.out.index("$ omh memory review"):]
+    assert "3 local notes not yet promoted, newest first:" in tail
+    assert tail.index("credentials-in-the-sandbox") < tail.index(
+        "surprise/credentials-are-a-named-volume")
