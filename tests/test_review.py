@@ -262,3 +262,23 @@ def test_the_demo_ends_with_a_topic_and_a_review(tmp_path: Path) -> None:
     assert "3 local notes not yet promoted, newest first:" in tail
     assert tail.index("credentials-in-the-sandbox") < tail.index(
         "surprise/credentials-are-a-named-volume")
+
+
+@pytest.mark.parametrize("session", [
+    "s03", "my  session", "tab\there", "line\nbreak", "x" * 200, "bidi\u202eover",
+    "a, b", " padded ",
+])
+def test_a_session_is_cleaned_as_the_server_cleans_it(session: str) -> None:
+    from omh_git_memory.mcp_server import clean_source_part
+    from omh_git_memory.review import clean_session, of_session
+
+    assert clean_session(session) == clean_source_part(session)
+    written = f"session {clean_source_part(session)}, claude-code 2.1"  # as _source writes it
+    assert of_session(written, session)
+    assert not of_session("session other, claude-code 2.1", session)
+
+
+def test_the_summary_finds_a_session_the_server_had_to_clean(store: Path) -> None:
+    _remember(store, "Odd session.", "2026-11-05", "session my session, codex")
+    run = omh(store, "memory", "review", "--summary", env={"OMH_SESSION": "my   session"})
+    assert run.out.startswith("1 note recorded")

@@ -51,6 +51,7 @@ def review(
         raise usage_error("--for shapes the end-of-session line: give it with --summary")
     if hook_format is not None and as_json:
         raise usage_error("--for and --json are two output formats; give one")
+    session = session or None  # --session "" names no session
     if summary:
         _summary(session or os.environ.get("OMH_SESSION") or None, hook_format, as_json)
         return
