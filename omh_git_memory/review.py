@@ -18,8 +18,9 @@ from typing import Final
 
 from omh_git_memory.errors import NoteNotFound, OmhError
 from omh_git_memory.keys import Key
-from omh_git_memory.note import render
-from omh_git_memory.store import LocalStore, StoredNote
+from omh_git_memory.layers import Layer
+from omh_git_memory.note import MAX_NOTE_BYTES, render
+from omh_git_memory.store import LocalStore, StoredNote, read_note_bytes, read_regular
 
 SESSION_PREFIX: Final = "session "
 MCP_PREFIX: Final = "mcp, "
@@ -67,6 +68,29 @@ class Pending:
                 "path": self.path}
 
 
+# As the MCP server cleans OMH_SESSION before writing it into `source`
+# (mcp_server.clean_source_part; a test keeps the two the same), so that the
+# session a hook names is found whatever it holds.
+MAX_SESSION: Final = 64
+
+
+def clean_session(text: str) -> str:
+    """`text` as the server writes a session into `source`: characters a note line
+    cannot carry become `?`, runs of spaces one space, cut to 64 with `…`."""
+    from omh_git_memory.keys import is_unsafe
+
+    kept = "".join("?" if is_unsafe(c) or not c.isprintable() else c for c in text)
+    flat = " ".join(kept.split())
+    return flat if len(flat) <= MAX_SESSION else flat[: MAX_SESSION - 1] + "…"
+
+
+def of_session(source: str, session: str) -> bool:
+    """Whether `source` names `session` (matched as written, so a session holding
+    `, ` is still found)."""
+    head = SESSION_PREFIX + clean_session(session)
+    return source == head or source.startswith(head + ", ")
+
+
 def pending(entries: Iterable[StoredNote], session: str | None = None) -> list[Pending]:
     """The local notes that read back (of `session` only, when given), newest first:
     by `recorded`, then by when the file was last written, then by key."""
@@ -76,7 +100,7 @@ def pending(entries: Iterable[StoredNote], session: str | None = None) -> list[P
         if note is None:
             continue
         source = Source.of(note.source)
-        if session is not None and source.session != session:
+        if session is not None and not of_session(note.source, session):
             continue
         try:
             modified = os.lstat(entry.location).st_mtime_ns
@@ -104,9 +128,19 @@ def session_line(count: int) -> str | None:
 def session_notes(store: LocalStore, session: str | None) -> list[Pending]:
     """The local notes `session` recorded and nobody has promoted or removed yet; none
     when no session is named (there is then no way to tell which notes are its)."""
-    if not session:
+    if not session or not clean_session(session):
         return []
-    return pending(store.scan(), session)
+    # A Stop hook runs after every answer, so only the files that hold the session's
+    # words are parsed (parsing is most of a scan's cost); the full parse and
+    # `pending` then decide, so the count is exactly what review would list.
+    needle = (SESSION_PREFIX + clean_session(session)).encode("utf-8")
+    candidates: list[StoredNote] = []
+    for relpath, _mtime, _size in store.signature():
+        path = store.root / relpath
+        data = read_regular(path, MAX_NOTE_BYTES + 1)
+        if data is not None and needle in data:
+            candidates.append(read_note_bytes(Layer.LOCAL, relpath, str(path), data))
+    return pending(candidates, session)
 
 
 class ChangedMeanwhile(OmhError):

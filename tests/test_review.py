@@ -282,3 +282,10 @@ def test_the_summary_finds_a_session_the_server_had_to_clean(store: Path) -> Non
     _remember(store, "Odd session.", "2026-11-05", "session my session, codex")
     run = omh(store, "memory", "review", "--summary", env={"OMH_SESSION": "my   session"})
     assert run.out.startswith("1 note recorded")
+
+
+def test_the_summary_counts_by_source_not_by_words_in_the_text(store: Path) -> None:
+    _remember(store, "Quotes a session.", "2026-11-05", "cli",
+              "--answers", "what did session s1, claude-code 2.1 see?")
+    run = omh(store, "memory", "review", "--summary", "--json", env={"OMH_SESSION": "s1"})
+    assert run.json()["count"] == 2
