@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -457,6 +458,21 @@ class Change:
     add: dict[str, bytes]
     delete: tuple[str, ...]
     message: str
+    signoff: bool = False  # end the message with a Signed-off-by trailer (git commit -s)
+
+
+def signed_off(message: str, name: str, email: str) -> str:
+    """`message` ending in `Signed-off-by: name <email>`, as `git commit --signoff`
+    writes it: in the message's last paragraph when that is already trailers, else
+    in a paragraph of its own; never twice."""
+    trailer = f"Signed-off-by: {name} <{email}>"
+    body = message.rstrip("\n")
+    paragraphs = body.split("\n\n")
+    last = paragraphs[-1].split("\n") if len(paragraphs) > 1 else []
+    if trailer in last:
+        return body + "\n"
+    is_trailers = bool(last) and all(re.match(r"[A-Za-z0-9-]+: ", line) for line in last)
+    return body + ("\n" if is_trailers else "\n\n") + trailer + "\n"
 
 
 def commit_change(repo: GitRepo, change: Change) -> str:
@@ -482,6 +498,9 @@ def commit_change(repo: GitRepo, change: Change) -> str:
             "git does not know who you are: set it with git config user.name 'Your Name' "
             "and git config user.email you@example.com"
         ) from None
+    message = change.message
+    if change.signoff:  # the committer's identity, as git's own --signoff uses
+        message = signed_off(message, signature.name, signature.email)
     lock = IndexLock(repo.git_dir)
     lock.acquire()
     undo = WorkdirUndo(repo.workdir)
@@ -515,7 +534,7 @@ def commit_change(repo: GitRepo, change: Change) -> str:
             tree.remove(path)
         staged = _stage(lock, blobs, change.delete)
         new = r.create_commit(
-            None, signature, signature, change.message, tree.write_tree(r),
+            None, signature, signature, message, tree.write_tree(r),
             [parent] if parent is not None else [],
         )
         faults.point("commit:object")

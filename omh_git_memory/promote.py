@@ -184,7 +184,10 @@ def _bytes(entries: Sequence[tuple[Key, StoredNote]]) -> dict[str, bytes]:
     return out
 
 
-def promote(ws: Workspace, keys: Sequence[str]) -> Promoted:
+def promote(ws: Workspace, keys: Sequence[str], signoff: bool = False) -> Promoted:
+    """Commit the notes `keys` name to the team layer, then remove their local copies.
+    The commit is built with libgit2, so no git hook runs (pre-commit, commit-msg);
+    `signoff` adds a Signed-off-by trailer from the committer's identity."""
     steps = plan(ws, ws.graph(), keys)
     faults.point("promote:planned")
     add = _bytes(steps.commit)
@@ -193,7 +196,8 @@ def promote(ws: Workspace, keys: Sequence[str]) -> Promoted:
         names = ", ".join(key.value for key, _ in steps.commit)
         message = (f"omh: promote {names}\n\n"
                    "Promoted from the local layer by `omh memory promote`.\n")
-        commit = commit_change(ws.repo, Change(add=add, delete=(), message=message))
+        commit = commit_change(ws.repo, Change(add=add, delete=(), message=message,
+                                               signoff=signoff))
     if steps.finish:
         check_out_paths(ws.repo, _bytes(steps.finish))
     left: list[Key] = []
@@ -217,7 +221,7 @@ def promote(ws: Workspace, keys: Sequence[str]) -> Promoted:
                     tuple(k for k, _ in steps.finish), tuple(changed), steps.already)
 
 
-def remove_team_note(ws: Workspace, key: Key) -> str:
+def remove_team_note(ws: Workspace, key: Key, signoff: bool = False) -> str:
     """Remove a team note with a commit of its own; history keeps it recoverable.
 
     Refused, with nothing changed, when the index or working-tree copy holds
@@ -233,7 +237,8 @@ def remove_team_note(ws: Workspace, key: Key) -> str:
         raise UncommittedEdit(_keep_or_drop(path, staged))
     message = f"omh: remove {key}\n\nRemoved from the team layer by `omh memory rm`.\n"
     with _working_copy_set_aside(ws, path, committed[0]):
-        return commit_change(ws.repo, Change(add={}, delete=(path,), message=message))
+        return commit_change(ws.repo, Change(add={}, delete=(path,), message=message,
+                                             signoff=signoff))
 
 
 def _keep_or_drop(path: str, what: str) -> str:

@@ -171,7 +171,7 @@ def _normalised(obs: Observation) -> Observation:
     )
 
 
-def _refuse_a_day_to_come(day: dt.date | None, today: dt.date) -> None:
+def refuse_a_day_to_come(day: dt.date | None, today: dt.date) -> None:
     """A note records a day that has happened. Today is the later of `today` (the
     writer's local date) and the date in UTC, so no time zone refuses its own today."""
     utc_today = dt.datetime.now(dt.UTC).date()
@@ -201,7 +201,7 @@ def build_surprise(obs: Observation, templates: KeyTemplates, today: dt.date) ->
         raise NoteRefused("`answers` is empty; a note nobody can find is a note nobody wrote")
     if not obs.source.strip() or "\n" in obs.source:
         raise NoteRefused("`source` must be one non-empty line saying who observed this")
-    _refuse_a_day_to_come(obs.recorded, today)
+    refuse_a_day_to_come(obs.recorded, today)
     related: list[str] = []
     for target in obs.relates_to:
         try:
@@ -275,6 +275,20 @@ def remember(
     shadow the team one), `skip` writes nothing, `suffix` takes the first key free
     in both layers."""
     note = build_surprise(obs, templates, today or dt.date.today())
+    return write_local(store, note, if_exists, known_keys, team=team)
+
+
+def write_local(
+    store: LocalStore,
+    note: Note,
+    if_exists: IfExists = IfExists.ERROR,
+    known_keys: Collection[str] | None = None,
+    *,
+    team: TeamKeys,
+) -> Remembered:
+    """Write a built note (a surprise, a topic) to the local layer with remember's
+    refusals: a link to nothing when strict (`known_keys` given), a key either
+    layer holds, unless `if_exists` says otherwise."""
     if known_keys is not None:
         for target in note.links:
             if target not in known_keys:

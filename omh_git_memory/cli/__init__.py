@@ -12,6 +12,7 @@ import os
 import sys
 import tempfile
 import traceback
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -132,18 +133,53 @@ def mcp_config(
     write: Annotated[
         bool, typer.Option("--write", help="Merge it into the harness's project file.")
     ] = False,
+    offer_hook: Annotated[
+        bool,
+        typer.Option("--stop-hook/--no-stop-hook",
+                     help="claude: also the Stop hook that says how many notes the session "
+                     "recorded, in .claude/settings.json (default: on)."),
+    ] = True,
 ) -> None:
     """Print the project-scoped MCP configuration for a harness (or write it)."""
     from omh_git_memory import harness as harnesses
     from omh_git_memory.cli.output import here, say
 
     chosen = harnesses.harness(harness)
+    with_hook = offer_hook and chosen.name == "claude"
     if not write:
         typer.echo(f"# {chosen.path}")
         typer.echo(chosen.snippet(), nl=False)
+        if with_hook:
+            _print_stop_hook()
         return
-    path = harnesses.write(here().checkout, chosen)
+    checkout = here().checkout
+    if with_hook:
+        from omh_git_memory.stop_hook import check
+
+        check(checkout)  # a settings file that cannot take the hook: write nothing
+    path = harnesses.write(checkout, chosen)
     say(f"wrote the omh server into {path} (other servers untouched)")
+    if with_hook:
+        _write_stop_hook(checkout)
+
+
+def _print_stop_hook() -> None:
+    from omh_git_memory import stop_hook
+
+    typer.echo(f"# {stop_hook.SETTINGS} — the Stop hook: at the end of each turn, how many "
+               "notes this session (OMH_SESSION) recorded; --no-stop-hook leaves it out")
+    typer.echo(stop_hook.snippet(), nl=False)
+
+
+def _write_stop_hook(checkout: Path) -> None:
+    from omh_git_memory import stop_hook
+    from omh_git_memory.cli.output import say
+
+    path, changed = stop_hook.write(checkout)
+    if changed:
+        say(f"wrote the omh Stop hook into {path} (other settings and hooks untouched)")
+    else:
+        say(f"the omh Stop hook is in {path} already")
 
 
 @mcp_app.command("rm")
@@ -161,8 +197,20 @@ def mcp_rm(
     changed = [p for p in (harnesses.remove(checkout, h) for h in chosen) if p is not None]
     for path in changed:
         say(f"removed the omh server from {path}")
-    if not changed:
+    hook = _remove_stop_hook(checkout) if any(h.name == "claude" for h in chosen) else None
+    if not changed and hook is None:
         typer.echo("no harness file here configures the omh server")
+
+
+def _remove_stop_hook(checkout: Path) -> Path | None:
+    from omh_git_memory import stop_hook
+    from omh_git_memory.cli.output import say
+
+    path = stop_hook.remove_from(checkout)
+    if path is not None:
+        gone = "" if path.exists() else "; nothing else was left in it, so the file went too"
+        say(f"removed the omh Stop hook from {path}{gone}")
+    return path
 
 
 @app.command()

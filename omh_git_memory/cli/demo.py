@@ -127,8 +127,29 @@ STEPS: list[tuple[str, list[str], bool]] = [
         False,
     ),
     (
+        "A person gathers what the notes are about in a topic: a title (its key), free "
+        "sections, and Related links.",
+        [
+            "memory", "remember", "--type", "topic",
+            "--title", "Credentials in the sandbox",
+            "--section", "Summary=Tokens live in a named volume; mounting one file "
+            "returns EBUSY.",
+            "--relates-to", "surprise/mounting-a-credential-file-returns-ebusy",
+            "--relates-to", "surprise/credentials-are-a-named-volume",
+            "--recorded", "2026-10-14",
+        ],
+        False,
+    ),
+    (
+        "What waits for review: the local notes not yet promoted, newest first. On a "
+        "terminal, review then asks about each: promote, remove, keep or quit.",
+        ["memory", "review"],
+        False,
+    ),
+    (
         "Rename the second note to the key the first one links to. mv moves the file, "
-        "changes its key and rewrites every link to it in its layer, all at once.",
+        "changes its key and rewrites every link to it in its layer (the topic's too), all at "
+        "once.",
         ["memory", "mv", "surprise/credentials-are-a-named-volume",
          "credentials-are-a-named-volume"],
         False,

@@ -18,6 +18,7 @@ from omh_git_memory.cli.output import (
     say,
     say_lines,
 )
+from omh_git_memory.cli.review import review as review_notes
 from omh_git_memory.plural import agree
 from omh_git_memory.plural import count as _count
 
@@ -276,11 +277,44 @@ def reindex(
     )
 
 
+class NoteTypeChoice(StrEnum):
+    surprise = "surprise"
+    topic = "topic"
+
+
 @app.command()
 def remember(
-    expected: Annotated[str, typer.Option(help="What you thought would happen.")],
-    observed: Annotated[str, typer.Option(help="What happened; its first sentence is the title.")],
-    evidence: Annotated[str, typer.Option(help="The command, the error, the file that shows it.")],
+    expected: Annotated[
+        str | None, typer.Option(help="What you thought would happen (a surprise: required).")
+    ] = None,
+    observed: Annotated[
+        str | None,
+        typer.Option(help="What happened; its first sentence is the title (a surprise: "
+                     "required)."),
+    ] = None,
+    evidence: Annotated[
+        str | None,
+        typer.Option(help="The command, the error, the file that shows it (a surprise: "
+                     "required)."),
+    ] = None,
+    note_type: Annotated[
+        NoteTypeChoice,
+        typer.Option("--type", help="surprise (the default) or topic: one subject, with a "
+                     "--title, free --section NAME=TEXT and --relates-to links."),
+    ] = NoteTypeChoice.surprise,
+    title: Annotated[
+        str | None, typer.Option("--title", help="A topic's title; its key is derived from it.")
+    ] = None,
+    sections: Annotated[
+        list[str] | None,
+        typer.Option("--section", metavar="NAME=TEXT",
+                     help="A topic's section: `## NAME` holding TEXT (repeat for more)."),
+    ] = None,
+    section_files: Annotated[
+        list[str] | None,
+        typer.Option("--section-file", metavar="NAME=PATH",
+                     help="A topic's section whose text is the file PATH (- reads stdin)."),
+    ] = None,
     answers: Annotated[
         list[str] | None,
         typer.Option("--answers", help="Required, at least once: a question this note "
@@ -308,12 +342,34 @@ def remember(
     ] = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """Record what surprised you as a note in the local layer."""
+    """Record what surprised you (or, with --type topic, a topic) as a local note."""
     from omh_git_memory.errors import NoteRefused
     from omh_git_memory.remember import Observation, TeamKeys
     from omh_git_memory.remember import remember as do_remember
     from omh_git_memory.store import IfExists
 
+    if note_type is NoteTypeChoice.topic or title is not None or sections or section_files:
+        from omh_git_memory.cli.topic import remember_topic
+
+        remember_topic(
+            note_type=note_type.value, title=title, sections=sections or [],
+            section_files=section_files or [], surprise_options=[
+                name for name, value in (("--expected", expected), ("--observed", observed),
+                                         ("--evidence", evidence)) if value is not None],
+            answers=answers or [], relates_to=relates_to or [],
+            invalidated_by=invalidated_by, source=source, recorded=recorded,
+            if_exists=if_exists.value, strict=strict, as_json=as_json,
+        )
+        return
+    missing = [name for name, value in (("--expected", expected), ("--observed", observed),
+                                        ("--evidence", evidence)) if value is None]
+    if missing:
+        from omh_git_memory.cli.output import usage_error
+
+        raise usage_error(
+            f"Missing option '{missing[0]}': a surprise note needs --expected, --observed, "
+            "--evidence and at least one --answers (or give --type topic)")
+    assert expected is not None and observed is not None and evidence is not None
     day = None
     if recorded is not None:
         try:
@@ -401,6 +457,11 @@ def show(
 def rm(
     key: Annotated[str, typer.Argument(help="The note's key.")],
     layer: LayerOption = None,
+    signoff: Annotated[
+        bool,
+        typer.Option("--signoff", help="For a team note: end the removing commit's message "
+                     "with a Signed-off-by trailer, as promote --signoff."),
+    ] = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Remove one note and say what linked to it. Never removes anything else."""
@@ -422,12 +483,16 @@ def rm(
     if entry.layer is Layer.TEAM:
         from omh_git_memory.promote import remove_team_note
 
-        commit: str | None = remove_team_note(ws, Key(entry.relpath.removesuffix(".md")))
+        commit: str | None = remove_team_note(ws, Key(entry.relpath.removesuffix(".md")),
+                                              signoff=signoff)
         path = entry.location.split(":", 1)[1]
     else:
         from omh_git_memory import faults
         from omh_git_memory.note import render
 
+        if signoff:
+            raise OmhError(f"--signoff signs a commit, and removing local/{key} makes none; "
+                           "run it again without --signoff")
         assert entry.note is not None
         faults.point("rm:local")
         # Remove only what was read: a note rewritten since is not the one meant.
@@ -512,15 +577,28 @@ def mv(
             say(f"  {lay}/{k}")
 
 
+SignoffFlag = Annotated[
+    bool,
+    typer.Option("--signoff", help="End the commit message with a Signed-off-by trailer "
+                 "(user.name and user.email from git config), as git commit --signoff."),
+]
+
+
 @app.command()
 def promote(
     keys: Annotated[list[str], typer.Argument(help="Keys of local notes to share.")],
+    signoff: SignoffFlag = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """Share local notes with the team: one commit adding them under .omh/notes/."""
+    """Share local notes with the team: one commit adding them under .omh/notes/.
+
+    The commit is built with libgit2, not by `git commit`, so the repository's
+    pre-commit and commit-msg hooks do not run; CI's `omh memory lint --ref`
+    checks what was pushed. --signoff adds the trailer a commit-msg hook or DCO
+    check may ask for."""
     from omh_git_memory.promote import promote as do_promote
 
-    result = do_promote(here(), keys)
+    result = do_promote(here(), keys, signoff=signoff)
     if as_json:
         emit_json(
             {
@@ -622,3 +700,5 @@ def lint(
     if failed:
         raise typer.Exit(1)
 
+
+app.command("review")(review_notes)

@@ -114,3 +114,12 @@ def find_notes(graph: Graph, key: str, layer: Layer | None) -> list[StoredNote]:
     guess = process.extractOne(key, keys, score_cutoff=75) if keys else None
     hint = f"; did you mean {guess[0]}?" if guess else "; `omh memory` lists the keys"
     raise NoteNotFound(f"no note {key} in {where}{hint}")
+
+
+def usage_error(message: str) -> typer.Exit:
+    """Print `omh: message` on stderr; the caller raises the result (exit status 2, a
+    usage error: options that do not go together, one that is missing)."""
+    from omh_git_memory.keys import printable
+
+    typer.echo(f"omh: {printable(message)}", err=True)
+    return typer.Exit(2)

@@ -1,0 +1,160 @@
+"""`omh memory review`: the local notes waiting for a person, and the end-of-session line."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from enum import StrEnum
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from omh_git_memory.cli.output import emit_json, here, say, usage_error
+
+if TYPE_CHECKING:
+    from omh_git_memory.review import Pending
+    from omh_git_memory.workspace import Workspace
+
+
+class HookFormat(StrEnum):
+    claude = "claude"
+
+
+def review(
+    session: Annotated[
+        str | None,
+        typer.Option("--session", metavar="ID",
+                     help="Only the notes this session recorded (from their source)."),
+    ] = None,
+    summary: Annotated[
+        bool,
+        typer.Option("--summary", help="Print only the end-of-session line (a harness's "
+                     "Stop hook): how many notes the session (--session, else OMH_SESSION) "
+                     "recorded; nothing when none."),
+    ] = False,
+    hook_format: Annotated[
+        HookFormat | None,
+        typer.Option("--for", help="With --summary: print the line the way this harness "
+                     "shows a hook's message to its user (claude: {\"systemMessage\": …})."),
+    ] = None,
+    signoff: Annotated[
+        bool,
+        typer.Option("--signoff", help="Promotes made here end their commit message with a "
+                     "Signed-off-by trailer, as promote --signoff."),
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False,
+) -> None:
+    """List the local notes not yet promoted, newest first; on a terminal, promote,
+    remove or keep each one."""
+    if hook_format is not None and not summary:
+        raise usage_error("--for shapes the end-of-session line: give it with --summary")
+    if hook_format is not None and as_json:
+        raise usage_error("--for and --json are two output formats; give one")
+    session = session or None  # --session "" names no session
+    if summary:
+        _summary(session or os.environ.get("OMH_SESSION") or None, hook_format, as_json)
+        return
+    from omh_git_memory.review import pending, unreadable
+
+    ws = here()
+    entries = ws.local.scan()
+    items = pending(entries, session)
+    broken = unreadable(entries)
+    if as_json:
+        emit_json({"session": session, "notes": [i.as_dict() for i in items],
+                   "unreadable": [{"path": e.location, "problem": e.problem} for e in broken]})
+        return
+    _list(items, session)
+    for e in broken:
+        say(f"unreadable: {e.location}: {e.problem} (omh memory lint says more)")
+    if items and sys.stdin.isatty() and sys.stdout.isatty():
+        _ask(ws, items, signoff)
+
+
+def _summary(session: str | None, hook_format: HookFormat | None, as_json: bool) -> None:
+    from omh_git_memory.review import session_line, session_notes
+
+    ws = here()
+    notes = session_notes(ws.local, session)
+    line = session_line(len(notes))
+    if as_json:
+        emit_json({"session": session, "count": len(notes),
+                   "keys": [n.key.value for n in notes], "line": line})
+    elif line is not None and hook_format is HookFormat.claude:
+        emit_json({"systemMessage": line})
+    elif line is not None:
+        typer.echo(line)
+
+
+def _list(items: list[Pending], session: str | None) -> None:
+    whose = f" recorded by session {session}" if session else ""
+    if not items:
+        say(f"no local notes{whose} waiting for review")
+        return
+    noun = "note" if len(items) == 1 else "notes"
+    say(f"{len(items)} local {noun}{whose} not yet promoted, newest first:")
+    width = max(len(i.key.value) for i in items)
+    for i in items:
+        say(f"  {i.key.value.ljust(width)}  {i.recorded.isoformat()}  {i.source.text}")
+        say(f"  {' ' * width}  {i.title}")
+
+
+_CHOICES = {"p": "promote", "r": "remove", "k": "keep", "q": "quit"}
+
+
+def _answer(read: Callable[[], str]) -> str:
+    """One choice from the person: p, r, k or q (a whole word works too; Enter keeps;
+    the end of input quits)."""
+    while True:
+        typer.echo("  promote, remove, keep or quit? [p/r/k/q] (k) ", nl=False)
+        sys.stdout.flush()
+        line = read()
+        if not line:  # end of input
+            typer.echo("")
+            return "quit"
+        word = line.strip().lower()
+        if not word:
+            return "keep"
+        for letter, name in _CHOICES.items():
+            if word in (letter, name):
+                return name
+        typer.echo(f"  {word!r} is not a choice: answer p, r, k or q")
+
+
+def _ask(ws: Workspace, items: list[Pending], signoff: bool) -> None:
+    from omh_git_memory.errors import OmhError
+    from omh_git_memory.promote import PromoteRefused, promote
+    from omh_git_memory.review import remove_pending
+
+    done = {"promoted": 0, "removed": 0, "kept": 0}
+    for index, item in enumerate(items, 1):
+        typer.echo("")
+        say(f"[{index}/{len(items)}] local/{item.key}  {item.recorded.isoformat()}  "
+            f"{item.source.text}")
+        say(f"  {item.title}")
+        say(f"  {item.path}")
+        choice = _answer(sys.stdin.readline)
+        if choice == "quit":
+            break
+        try:
+            if choice == "promote":
+                result = promote(ws, [item.key.value], signoff=signoff)
+                say(f"  committed {result.commit[:12]}: {item.key} is now in team "
+                    f"({', '.join(result.paths)})")
+                done["promoted"] += 1
+            elif choice == "remove":
+                say(f"  removed local/{item.key} ({remove_pending(ws.local, item)})")
+                done["removed"] += 1
+            else:
+                done["kept"] += 1
+        except PromoteRefused as err:  # say why, and go on to the next note
+            for line in err.lines():
+                say(f"  {line}")
+            done["kept"] += 1
+        except OmhError as err:
+            say(f"  omh: {err}")
+            done["kept"] += 1
+    typer.echo("")
+    typer.echo(", ".join(f"{what} {n}" for what, n in done.items()) +
+               ("; push the branch to share what was promoted" if done["promoted"] else ""))

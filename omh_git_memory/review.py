@@ -1,0 +1,162 @@
+"""Review: the local notes waiting for a person, and what a session left there.
+
+Every note in the local layer is one nobody has promoted yet (promote removes
+the local copy). `omh memory review` lists them newest first and lets a person
+promote, remove or keep each; the end-of-session line counts the ones a session
+recorded. Who recorded a note is read from its `source`, which the MCP server
+writes as `session <id>, <client>` (or `mcp, <client>` with no session) — see
+mcp_server._source.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Final
+
+from omh_git_memory.errors import NoteNotFound, OmhError
+from omh_git_memory.keys import Key
+from omh_git_memory.layers import Layer
+from omh_git_memory.note import MAX_NOTE_BYTES, render
+from omh_git_memory.store import LocalStore, StoredNote, read_note_bytes, read_regular
+
+SESSION_PREFIX: Final = "session "
+MCP_PREFIX: Final = "mcp, "
+
+
+@dataclass(frozen=True)
+class Source:
+    """A note's `source`, read as who wrote it: the session (when one was named) and
+    the harness that connected (when the MCP server wrote it)."""
+
+    text: str
+    session: str | None
+    harness: str | None
+
+    @classmethod
+    def of(cls, source: str) -> Source:
+        if source.startswith(SESSION_PREFIX):
+            session, _, harness = source[len(SESSION_PREFIX):].partition(", ")
+            return cls(source, session or None, harness or None)
+        if source.startswith(MCP_PREFIX):
+            return cls(source, None, source[len(MCP_PREFIX):] or None)
+        return cls(source, None, None)
+
+
+@dataclass(frozen=True)
+class Pending:
+    """One local note waiting for review."""
+
+    entry: StoredNote
+    key: Key
+    title: str
+    kind: str
+    source: Source
+    recorded: dt.date
+    modified_ns: int  # the file's modification time: the order within one day
+
+    @property
+    def path(self) -> str:
+        return self.entry.location
+
+    def as_dict(self) -> dict[str, str | None]:
+        return {"key": self.key.value, "type": self.kind, "title": self.title,
+                "source": self.source.text, "session": self.source.session,
+                "harness": self.source.harness, "recorded": self.recorded.isoformat(),
+                "path": self.path}
+
+
+# As the MCP server cleans OMH_SESSION before writing it into `source`
+# (mcp_server.clean_source_part; a test keeps the two the same), so that the
+# session a hook names is found whatever it holds.
+MAX_SESSION: Final = 64
+
+
+def clean_session(text: str) -> str:
+    """`text` as the server writes a session into `source`: characters a note line
+    cannot carry become `?`, runs of spaces one space, cut to 64 with `…`."""
+    from omh_git_memory.keys import is_unsafe
+
+    kept = "".join("?" if is_unsafe(c) or not c.isprintable() else c for c in text)
+    flat = " ".join(kept.split())
+    return flat if len(flat) <= MAX_SESSION else flat[: MAX_SESSION - 1] + "…"
+
+
+def of_session(source: str, session: str) -> bool:
+    """Whether `source` names `session` (matched as written, so a session holding
+    `, ` is still found)."""
+    head = SESSION_PREFIX + clean_session(session)
+    return source == head or source.startswith(head + ", ")
+
+
+def pending(entries: Iterable[StoredNote], session: str | None = None) -> list[Pending]:
+    """The local notes that read back (of `session` only, when given), newest first:
+    by `recorded`, then by when the file was last written, then by key."""
+    found: list[Pending] = []
+    for entry in entries:
+        note = entry.note
+        if note is None:
+            continue
+        source = Source.of(note.source)
+        if session is not None and not of_session(note.source, session):
+            continue
+        try:
+            modified = os.lstat(entry.location).st_mtime_ns
+        except OSError:
+            modified = 0  # removed meanwhile: it sorts last, and acting on it says so
+        found.append(Pending(entry, note.key, note.title, note.type, source, note.recorded,
+                             modified))
+    found.sort(key=lambda p: p.key.value)
+    found.sort(key=lambda p: (p.recorded, p.modified_ns), reverse=True)
+    return found
+
+
+def unreadable(entries: Iterable[StoredNote]) -> list[StoredNote]:
+    return [e for e in entries if e.note is None]
+
+
+def session_line(count: int) -> str | None:
+    """The end-of-session line, or None when the session recorded nothing."""
+    if count <= 0:
+        return None
+    noun = "note" if count == 1 else "notes"
+    return f"{count} {noun} recorded during this session — `omh memory review` to review"
+
+
+def session_notes(store: LocalStore, session: str | None) -> list[Pending]:
+    """The local notes `session` recorded and nobody has promoted or removed yet; none
+    when no session is named (there is then no way to tell which notes are its)."""
+    if not session or not clean_session(session):
+        return []
+    # A Stop hook runs after every answer, so only the files that hold the session's
+    # words are parsed (parsing is most of a scan's cost); the full parse and
+    # `pending` then decide, so the count is exactly what review would list.
+    needle = (SESSION_PREFIX + clean_session(session)).encode("utf-8")
+    candidates: list[StoredNote] = []
+    for relpath, _mtime, _size in store.signature():
+        path = store.root / relpath
+        data = read_regular(path, MAX_NOTE_BYTES + 1)
+        if data is not None and needle in data:
+            candidates.append(read_note_bytes(Layer.LOCAL, relpath, str(path), data))
+    return pending(candidates, session)
+
+
+class ChangedMeanwhile(OmhError):
+    """The note was rewritten or removed after review read it; nothing was removed."""
+
+
+def remove_pending(store: LocalStore, item: Pending) -> str:
+    """Remove a reviewed local note the way `omh memory rm` does: only if its file
+    still holds the bytes review showed (compare and remove). Returns the path."""
+    assert item.entry.note is not None
+    key = Key(item.entry.relpath.removesuffix(".md"))
+    try:
+        removed = store.remove_if(key, render(item.entry.note).encode("utf-8"))
+    except NoteNotFound:
+        raise ChangedMeanwhile(f"local/{item.key} is gone already; nothing was removed") from None
+    if removed is None:
+        raise ChangedMeanwhile(f"local/{item.key} changed since review showed it, so nothing "
+                               f"was removed; look at it (omh memory show {item.key})")
+    return str(removed)
