@@ -35,6 +35,7 @@ POINTS: Final = (
 # Points that only stop (a kill there is no different from one a step earlier).
 STOP_ONLY: Final = (
     "rm:local",  # `omh memory rm` read the local note, has not removed it yet
+    "update:write",  # `omh memory update`/`edit` checked the new text, has not written it
 )
 
 # The points inside the commit's transaction, where an error must be undone.
