@@ -583,6 +583,17 @@ def test_replaces_passes_the_same_refusals_as_remember(repo_dir: Path) -> None:
     assert path.read_bytes() == before
 
 
+def test_replaces_refuses_a_dangling_link_the_old_note_already_had(repo_dir: Path) -> None:
+    # Always strict, like remember: a dangling link is refused even when the note
+    # being replaced (written at the command line, not strict) already held it.
+    run = omh(repo_dir, "memory", "remember", *[f"--{k}={v}" for k, v in GOOD.items()
+                                                 if k != "answers"], "--answers", "q",
+              "--relates-to", "no/such", "--source", "session s03, claude-code 2.1")
+    assert run.code == 0, run.err
+    (kept,) = _mcp(repo_dir, [{**GOOD, "relates_to": ["no/such"], "replaces": OWN}])
+    assert kept.is_error and "names no note" in _text(kept), _text(kept)
+
+
 def test_the_replaces_argument_is_described_tightly(repo_dir: Path) -> None:
     env = {**os.environ, "OMH_SESSION": "s03"}
     params = StdioServerParameters(command=sys.executable,
@@ -611,3 +622,12 @@ def test_scratch_copy_mode_is_private(repo_dir: Path, editor: dict[str, str]) ->
         check=False)
     assert done.returncode == 0, done.stderr
     assert stat.S_IMODE(_log(editor)["mode"]) == 0o600
+
+
+def test_the_demo_ends_with_an_update(tmp_path: Path) -> None:
+    run = omh(tmp_path, "demo")
+    assert run.code == 0, run.err
+    tail = run.out.split("$ omh memory update", 1)[1]
+    assert "updated local/surprise/credentials-are-a-named-volume" in tail
+    assert "## Evidence\ndocker volume inspect omh-credentials\n" in tail
+    assert "## Expected\nCredentials could be files mounted one by one.\n" in tail
