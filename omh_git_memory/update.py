@@ -27,12 +27,14 @@ import datetime as dt
 import os
 import shlex
 import shutil
+import signal
 import stat
 import subprocess
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from omh_git_memory import faults
 from omh_git_memory.errors import InvalidKey, NoteNotFound, NoteRefused, OmhError
@@ -51,6 +53,7 @@ from omh_git_memory.keys import Key, KeyTemplates
 from omh_git_memory.layers import Layer
 from omh_git_memory.lint import note_refusals
 from omh_git_memory.note import (
+    MAX_NOTE_BYTES,
     Note,
     NoteParseError,
     char_problem,
@@ -557,6 +560,23 @@ def _scratch_file(ws: Workspace, key: Key, data: bytes) -> Path:
     return path
 
 
+def _run_editor(argv: list[str]) -> int:
+    """Run the editor in the foreground and return its exit status. While it runs,
+    omh ignores Ctrl-C and Ctrl-\\ as git does: they are keys of the editor's
+    (Vim cancels with Ctrl-C), not a reason to kill it with unsaved work. The
+    child starts before they are ignored, so it gets the usual handling itself."""
+    proc = subprocess.Popen(argv)
+    ignored: list[tuple[signal.Signals, Any]] = []
+    with contextlib.suppress(ValueError):  # not the main thread: nothing to ignore
+        for number in (signal.SIGINT, signal.SIGQUIT):
+            ignored.append((number, signal.signal(number, signal.SIG_IGN)))
+    try:
+        return proc.wait()
+    finally:
+        for number, handler in ignored:
+            signal.signal(number, handler)
+
+
 def edit(ws: Workspace, key: str, layer: Layer | None = None, strict: bool = False,
          environ: Mapping[str, str] | None = None) -> Edited:
     """`omh memory edit`: open the note in the user's editor and write back what
@@ -566,27 +586,30 @@ def edit(ws: Workspace, key: str, layer: Layer | None = None, strict: bool = Fal
     target = find_target(graph, _derived(ws), key, layer)
     scratch = _scratch_file(ws, target.key, target.data)
     try:
-        done = subprocess.run([*argv, str(scratch)], check=False)
+        status = _run_editor([*argv, str(scratch)])
     except OSError as err:
         shutil.rmtree(scratch.parent, ignore_errors=True)
         raise OmhError(f"cannot start the editor {argv[0]!r}: {err.strerror}; nothing "
                        "changed") from None
-    saved = read_regular(scratch)
+    saved = read_regular(scratch, MAX_NOTE_BYTES + 1)  # decode refuses what is over
     if saved is None:
         shutil.rmtree(scratch.parent, ignore_errors=True)
         raise OmhError(f"the edited copy {scratch} is gone or not a regular file; nothing "
                        "changed")
-    if done.returncode != 0:
+    if status != 0:
         if saved == target.data:
             shutil.rmtree(scratch.parent, ignore_errors=True)
-            raise OmhError(f"the editor exited with status {done.returncode}; nothing "
-                           "changed")
-        raise EditRefused(f"the editor exited with status {done.returncode}", scratch)
+            raise OmhError(f"the editor exited with status {status}; nothing changed")
+        raise EditRefused(f"the editor exited with status {status}", scratch)
     if saved == target.data:
         shutil.rmtree(scratch.parent, ignore_errors=True)
         return Edited(None)
     try:
-        text = decode(saved)
+        try:
+            text = decode(saved)
+        except NoteParseError as err:
+            at = f" (line {err.line})" if err.line else ""
+            raise NoteRefused(f"the saved text{at} {err}") from None
         check_text(text, target, graph, strict)
         updated = write_back(ws, target, text, verb="edit")
     except OmhError as err:

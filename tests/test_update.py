@@ -381,7 +381,7 @@ with open(os.environ["EDIT_LOG"], "w") as log:
                "mode": stat.S_IMODE(info.st_mode),
                "dir_mode": stat.S_IMODE(os.stat(os.path.dirname(path)).st_mode)}, log)
 text = open(path, encoding="utf-8").read()
-old, new = os.environ.get("EDIT_FROM", ""), os.environ.get("EDIT_TO", "")
+old, new = os.environ.get("EDIT_FROM", ""), os.environ.get("EDIT_TO", "").replace("<NUL>", "\\0")
 if old:
     text = text.replace(old, new)
 open(path, "w", encoding="utf-8").write(text)
@@ -447,6 +447,7 @@ def test_an_unchanged_save_is_no_change(repo_dir: Path, editor: dict[str, str]) 
     ("key: surprise/mounting", "key: surprise/renamed-mounting", "omh memory mv"),
     ("recorded: 2026-10-11", "recorded: someday", "does not read back"),
     ("- why does", "why does", "ProseInListSection"),
+    ("EBUSY from", "EBUSY<NUL>from", "the saved text (line 17) holds a NUL byte"),
 ])
 def test_a_refused_edit_is_kept_and_the_note_left_as_it_was(
     repo_dir: Path, editor: dict[str, str], edit_from: str, edit_to: str, message: str,
@@ -460,7 +461,7 @@ def test_a_refused_edit_is_kept_and_the_note_left_as_it_was(
     assert path.read_bytes() == before
     kept = Path(_log(env)["path"])
     assert f"your edit is kept in {kept}" in run.err
-    assert kept.read_text() == before.decode().replace(edit_from, edit_to)
+    assert kept.read_text() == before.decode().replace(edit_from, edit_to.replace("<NUL>", "\0"))
 
 
 def test_an_editor_that_fails_keeps_the_edit(repo_dir: Path, editor: dict[str, str]) -> None:
@@ -631,3 +632,23 @@ def test_the_demo_ends_with_an_update(tmp_path: Path) -> None:
     assert "updated local/surprise/credentials-are-a-named-volume" in tail
     assert "## Evidence\ndocker volume inspect omh-credentials\n" in tail
     assert "## Expected\nCredentials could be files mounted one by one.\n" in tail
+
+
+def test_ctrl_c_in_the_editor_is_the_editors_not_a_kill(repo_dir: Path, tmp_path: Path) -> None:
+    # A terminal sends Ctrl-C to the whole foreground group; Vim takes it as a key.
+    # omh must neither die nor kill the editor then (git ignores it the same way).
+    path = _remember_seed(repo_dir)
+    script = tmp_path / "ctrl_c_editor.py"
+    script.write_text(
+        "import os, signal, sys, time\n"
+        "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+        "os.killpg(0, signal.SIGINT)\n"
+        "time.sleep(0.5)\n"
+        "p = sys.argv[-1]\n"
+        "t = open(p).read().replace('EBUSY from the mount syscall', 'after ctrl-c')\n"
+        "open(p, 'w').write(t)\n")
+    done = subprocess.run([sys.executable, "-m", "omh_git_memory", "memory", "edit", SEED_KEY],
+                          cwd=repo_dir, env={**os.environ, "VISUAL": f"{sys.executable} {script}"},
+                          capture_output=True, text=True, check=False, start_new_session=True)
+    assert done.returncode == 0, (done.returncode, done.stderr)
+    assert path.read_text() == _seed_with("after ctrl-c")
