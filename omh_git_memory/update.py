@@ -1,4 +1,7 @@
-"""`update` and `edit`: change a note where it is, keeping everything not asked for.
+"""`update`: change a note where it is, keeping everything not asked for.
+
+`omh memory update`, `omh memory edit` (edit.py) and the MCP `remember(replaces=…)`
+all write through here.
 
 An update names the sections it changes; every other byte of the note — the
 frontmatter's order and unknown fields, the other sections, the link text — is
@@ -25,16 +28,9 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import os
-import shlex
-import shutil
-import signal
 import stat
-import subprocess
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
-from typing import Any
 
 from omh_git_memory import faults
 from omh_git_memory.errors import InvalidKey, NoteNotFound, NoteRefused, OmhError
@@ -53,7 +49,6 @@ from omh_git_memory.keys import Key, KeyTemplates
 from omh_git_memory.layers import Layer
 from omh_git_memory.lint import note_refusals
 from omh_git_memory.note import (
-    MAX_NOTE_BYTES,
     Note,
     NoteParseError,
     char_problem,
@@ -65,7 +60,7 @@ from omh_git_memory.note import (
 )
 from omh_git_memory.remember import Observation, build_surprise, first_sentence, plain_lines
 from omh_git_memory.secret_scan import find_secrets
-from omh_git_memory.store import prune_empty_dirs, put_back, read_regular, set_aside
+from omh_git_memory.store import prune_empty_dirs, put_back, set_aside
 from omh_git_memory.team import NOTES_DIR, team_path
 from omh_git_memory.triggers import trigger_problem
 from omh_git_memory.workspace import Workspace
@@ -91,15 +86,6 @@ class NotYourNote(OmhError):
     def __init__(self, key: Key | str, reason: str, where: str = "") -> None:
         self.key, self.reason, self.where = str(key), reason, where
         super().__init__(f"{key}: {reason}")
-
-
-class EditRefused(OmhError):
-    """An edited text that cannot be written; it is kept at `kept`."""
-
-    def __init__(self, reason: str, kept: Path) -> None:
-        self.kept = kept
-        super().__init__(f"{reason}; the note was left as it was, and your edit is kept in "
-                         f"{kept}")
 
 
 @dataclass(frozen=True)
@@ -497,7 +483,7 @@ def _working_copy_held(ws: Workspace, path: str, blob_id: str, verb: str) -> Ite
 # --- the three ways in ----------------------------------------------------------------
 
 
-def _derived(ws: Workspace) -> dict[str, str]:
+def derived_sources(ws: Workspace) -> dict[str, str]:
     from omh_git_memory.remember import TeamKeys
 
     return dict(TeamKeys.of(ws.snapshot().docs).derived)
@@ -511,7 +497,7 @@ def update(ws: Workspace, key: str, changes: Changes, layer: Layer | None = None
                           f"--observed, --evidence, --answers, --relates-to, …), or run "
                           f"`omh memory edit {key}`")
     graph = ws.graph()
-    target = find_target(graph, _derived(ws), key, layer)
+    target = find_target(graph, derived_sources(ws), key, layer)
     text = apply_changes(target.note, changes)
     note = check_text(text, target, graph, strict)
     done = write_back(ws, target, text)
@@ -519,103 +505,6 @@ def update(ws: Workspace, key: str, changes: Changes, layer: Layer | None = None
     differs = (changes.observed is not None and changes.title is None and observed is not None
                and first_sentence(observed.text) != note.title)
     return replace(done, title_differs=differs)
-
-
-@dataclass(frozen=True)
-class Edited:
-    updated: Updated | None  # None: the text was saved unchanged
-
-
-def editor_command(environ: Mapping[str, str]) -> list[str]:
-    """`$VISUAL`, else `$EDITOR`, split as a shell would split a command line
-    (`code --wait` is a command and an argument), or a refusal when neither is set."""
-    for name in ("VISUAL", "EDITOR"):
-        value = environ.get(name, "").strip()
-        if not value:
-            continue
-        try:
-            argv = shlex.split(value)
-        except ValueError as err:
-            raise OmhError(f"${name} ({value!r}) is not a command line: {err}") from None
-        if argv:
-            return argv
-    raise OmhError("no editor: set VISUAL or EDITOR (for instance EDITOR=nano, or "
-                   "VISUAL='code --wait'), or change the note with `omh memory update`")
-
-
-def _scratch_file(ws: Workspace, key: Key, data: bytes) -> Path:
-    """A private copy of the note (a directory only the user may enter, a file only
-    the user may read) outside the checkout, named like the note so an editor
-    knows it for Markdown."""
-    folder = Path(tempfile.mkdtemp(prefix="omh-edit-"))
-    inside = folder.resolve()
-    if inside == ws.checkout.resolve() or ws.checkout.resolve() in inside.parents:
-        shutil.rmtree(folder, ignore_errors=True)
-        raise OmhError(f"the temporary directory ({folder.parent}) is inside the checkout, "
-                       "where an edit could be committed by mistake; set TMPDIR elsewhere")
-    path = folder / key.relpath().name
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(data)
-    return path
-
-
-def _run_editor(argv: list[str]) -> int:
-    """Run the editor in the foreground and return its exit status. While it runs,
-    omh ignores Ctrl-C and Ctrl-\\ as git does: they are keys of the editor's
-    (Vim cancels with Ctrl-C), not a reason to kill it with unsaved work. The
-    child starts before they are ignored, so it gets the usual handling itself."""
-    proc = subprocess.Popen(argv)
-    ignored: list[tuple[signal.Signals, Any]] = []
-    with contextlib.suppress(ValueError):  # not the main thread: nothing to ignore
-        for number in (signal.SIGINT, signal.SIGQUIT):
-            ignored.append((number, signal.signal(number, signal.SIG_IGN)))
-    try:
-        return proc.wait()
-    finally:
-        for number, handler in ignored:
-            signal.signal(number, handler)
-
-
-def edit(ws: Workspace, key: str, layer: Layer | None = None, strict: bool = False,
-         environ: Mapping[str, str] | None = None) -> Edited:
-    """`omh memory edit`: open the note in the user's editor and write back what
-    was saved, if it passes the checks. A refused text is kept, and named."""
-    argv = editor_command(os.environ if environ is None else environ)
-    graph = ws.graph()
-    target = find_target(graph, _derived(ws), key, layer)
-    scratch = _scratch_file(ws, target.key, target.data)
-    try:
-        status = _run_editor([*argv, str(scratch)])
-    except OSError as err:
-        shutil.rmtree(scratch.parent, ignore_errors=True)
-        raise OmhError(f"cannot start the editor {argv[0]!r}: {err.strerror}; nothing "
-                       "changed") from None
-    saved = read_regular(scratch, MAX_NOTE_BYTES + 1)  # decode refuses what is over
-    if saved is None:
-        shutil.rmtree(scratch.parent, ignore_errors=True)
-        raise OmhError(f"the edited copy {scratch} is gone or not a regular file; nothing "
-                       "changed")
-    if status != 0:
-        if saved == target.data:
-            shutil.rmtree(scratch.parent, ignore_errors=True)
-            raise OmhError(f"the editor exited with status {status}; nothing changed")
-        raise EditRefused(f"the editor exited with status {status}", scratch)
-    if saved == target.data:
-        shutil.rmtree(scratch.parent, ignore_errors=True)
-        return Edited(None)
-    try:
-        try:
-            text = decode(saved)
-        except NoteParseError as err:
-            at = f" (line {err.line})" if err.line else ""
-            raise NoteRefused(f"the saved text{at} {err}") from None
-        check_text(text, target, graph, strict)
-        updated = write_back(ws, target, text, verb="edit")
-    except OmhError as err:
-        raise EditRefused(str(err), scratch) from None
-    shutil.rmtree(scratch.parent, ignore_errors=True)
-    return Edited(updated)
 
 
 def replace_own(ws: Workspace, key: str, obs: Observation, templates: KeyTemplates,
@@ -627,7 +516,7 @@ def replace_own(ws: Workspace, key: str, obs: Observation, templates: KeyTemplat
     writes for this session and client. A team note, a derived note, or a local
     note another writer recorded is refused with :class:`NotYourNote`."""
     graph = graph or ws.graph()
-    derived = _derived(ws)
+    derived = derived_sources(ws)
     local = graph.claimants(Layer.LOCAL, key)
     if not local:
         if graph.claimants(Layer.TEAM, key):

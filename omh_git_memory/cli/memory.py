@@ -616,8 +616,8 @@ def edit(
     as_json: JsonFlag = False,
 ) -> None:
     """Open a note in $VISUAL or $EDITOR; what you save is checked, then written."""
+    from omh_git_memory.edit import edit as do_edit
     from omh_git_memory.layers import Layer
-    from omh_git_memory.update import edit as do_edit
 
     done = do_edit(here(), key, Layer(layer.value) if layer else None, strict)
     if done.updated is None:
