@@ -338,9 +338,12 @@ def test_update_of_a_team_note_never_writes_through_a_symlink(team_repo: Path,
     notes.rmdir()
     notes.symlink_to(outside)
     head = _head(team_repo)
+    touched = outside.stat().st_mtime_ns
     run = omh(team_repo, "memory", "update", TEAM, "--evidence", "x")
     assert run.code == 1 and "symlink" in run.err, run.err
     assert (outside / "odd.md").read_text() == HAND_NOTE and _head(team_repo) == head
+    # Not even moved aside and back: nothing happened behind the symlink at all.
+    assert outside.stat().st_mtime_ns == touched
 
 
 @pytest.mark.parametrize(("args", "message"), [
