@@ -152,7 +152,7 @@ def find_target(graph: Graph, derived: Mapping[str, str], key: str,
             raise NoteRefused(f"{broken[0].location} {broken[0].problem}; it does not read "
                               "back as a note, so fix the file by hand")
         raise NoteNotFound(f"no note {key} in {'any' if layer is None else f'the {layer}'} "
-                           "layer; `omh memory` lists the keys")
+                           f"layer{_nearest(graph, key)}")
     if len(holding) > 1:
         raise OmhError(f"{key} is in both layers; say which with --layer team or --layer local")
     entries = found[holding[0]]
@@ -168,6 +168,15 @@ def find_target(graph: Graph, derived: Mapping[str, str], key: str,
         raise NoteRefused(f"{entry.location}: its path is no key ({err})") from None
     return Target(entry.note.key, entry.layer, file_key, entry.location, entry.note,
                   render(entry.note).encode("utf-8"))
+
+
+def _nearest(graph: Graph, key: str) -> str:
+    """`; did you mean K?` for a written key close enough to be a typo of `key`."""
+    from rapidfuzz import process
+
+    keys = sorted({e.key for e in graph.entries} - {key})
+    guess = process.extractOne(key, keys, score_cutoff=75) if keys else None
+    return f"; did you mean {guess[0]}?" if guess else "; `omh memory` lists the keys"
 
 
 # --- the text: set what was asked, keep every other byte ---------------------------

@@ -174,6 +174,13 @@ def test_update_refuses_a_section_of_another_note_type(repo_dir: Path) -> None:
     assert path.read_text() == topic + "\n## Related\n\n- [[readme]]\n"
 
 
+def test_a_mistyped_key_gets_the_nearest_one(repo_dir: Path) -> None:
+    _remember_seed(repo_dir)
+    run = omh(repo_dir, "memory", "update", SEED_KEY.replace("ebusy", "ebusi"), "--evidence",
+              "x")
+    assert run.code == 1 and f"did you mean {SEED_KEY}?" in run.err, run.err
+
+
 def test_derived_notes_cannot_be_updated_and_say_why(repo_dir: Path) -> None:
     (repo_dir / "docs").mkdir()
     (repo_dir / "docs/deploy.md").write_text("# Deploy\n\n## Rolling back\n")
