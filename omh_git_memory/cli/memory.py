@@ -542,6 +542,12 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
+WhichLayer = Annotated[
+    LayerChoice | None,
+    typer.Option("--layer", help="Which layer's note, when both hold the key."),
+]
+
+
 @app.command()
 def update(
     key: Annotated[str, typer.Argument(help="The note's key (it does not change).")],
@@ -572,7 +578,7 @@ def update(
     recorded: Annotated[
         str | None, typer.Option(help="The day it happened, YYYY-MM-DD.")
     ] = None,
-    layer: LayerOption = None,
+    layer: WhichLayer = None,
     strict: Annotated[
         bool, typer.Option("--strict", help="Refuse new links to notes that do not exist.")
     ] = False,
@@ -609,7 +615,7 @@ def update(
 @app.command()
 def edit(
     key: Annotated[str, typer.Argument(help="The note's key.")],
-    layer: LayerOption = None,
+    layer: WhichLayer = None,
     strict: Annotated[
         bool, typer.Option("--strict", help="Refuse new links to notes that do not exist.")
     ] = False,
