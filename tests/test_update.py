@@ -136,6 +136,8 @@ def test_update_of_observed_keeps_the_key_and_the_title_unless_told(repo_dir: Pa
     assert f"key: {SEED_KEY}\n" in text and "# Mounting a credential file returns EBUSY.\n" in text
     assert "## Observed\nMounting it works now.\n" in text
     assert "--title" in run.out and f"omh memory mv {SEED_KEY}" in run.out  # said, not done
+    quiet = omh(repo_dir, "memory", "update", SEED_KEY, "--observed", "It works.", "--json")
+    assert quiet.json()["title_differs"] is True
     told = omh(repo_dir, "memory", "update", SEED_KEY, "--title", "Mounting it works now.")
     assert told.code == 0, told.err
     assert "# Mounting it works now.\n" in path.read_text()

@@ -638,7 +638,7 @@ def edit(
 def _report_change(done: Updated, verb: str, as_json: bool) -> None:
     if as_json:
         emit_json({"key": done.key.value, "layer": done.layer.value, "path": done.path,
-                   "changed": done.changed,
+                   "changed": done.changed, "title_differs": done.title_differs,
                    **({"commit": done.commit} if done.commit is not None else {})})
         return
     past = {"update": "updated", "edit": "edited"}[verb]
