@@ -326,6 +326,12 @@ def index_change(repo: GitRepo, path: str, committed: tuple[str, int]) -> str | 
     return None
 
 
+def in_index(repo: GitRepo, path: str) -> bool:
+    """Whether the index holds an entry for `path` (False once `git rm` staged its
+    removal)."""
+    return path in _read_index(repo)
+
+
 def worktree_blob_id(repo: GitRepo, file: Path, as_path: str) -> str:
     """The blob id `git add` would give `file` if it were at `as_path`: the
     repository's filters (line endings) applied, as git applies them."""

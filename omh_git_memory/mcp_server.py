@@ -41,6 +41,7 @@ from omh_git_memory.recall import (
 )
 from omh_git_memory.remember import KeyTaken, Observation, TeamKeys, remember
 from omh_git_memory.stale import pin_trigger, stale_marks
+from omh_git_memory.update import ChangedMeanwhile, NotYourNote, replace_own
 from omh_git_memory.workspace import Workspace, open_workspace
 
 # A note is a page of prose; an argument this long is a pasted log, not a note.
@@ -57,7 +58,8 @@ REMEMBER_DESCRIPTION: Final = (
     "note answers in the words someone would ask them. `relates_to` takes keys of notes "
     "that exist (recall shows them); `invalidated_by` optionally says what makes the "
     "note stale (e.g. base:2026-09). The note goes to your local layer; a person "
-    "promotes it to the team."
+    "promotes it to the team. To correct a note this session recorded, pass its key as "
+    "`replaces`: the note keeps its key and becomes what these arguments say."
 )
 
 Text = Annotated[str, Field(max_length=MAX_TEXT)]
@@ -141,6 +143,52 @@ def clean_source_part(text: str) -> str:
     return flat if len(flat) <= MAX_SOURCE_PART else flat[: MAX_SOURCE_PART - 1] + "…"
 
 
+# A key is a path of at most a few segments; anything longer is not one.
+MAX_KEY: Final = 512
+
+
+def _own(ws: Workspace, err: KeyTaken, source: str) -> bool:
+    """Whether the local note `err` found in the way was written by this session
+    and client (its `source` is the line this server writes now)."""
+    from omh_git_memory.layers import Layer
+
+    if err.layer is not Layer.LOCAL:
+        return False
+    return any(e.note is not None and e.note.source == source
+               for e in ws.graph().claimants(Layer.LOCAL, err.key.value))
+
+
+def _replace(ws: Workspace, key: str, obs: Observation) -> str:
+    """`remember(replaces=KEY)`: correct this session's own local note, in place."""
+    try:
+        done = replace_own(ws, key, obs, ws.config().keys, dt.date.today())
+    except NotYourNote as err:
+        raise ToolError(_not_yours(err)) from None
+    except ChangedMeanwhile:
+        raise ToolError(f"local/{key} changed while it was being replaced, so nothing was "
+                        "written; recall it to see what it holds now, then call again") from None
+    if not done.changed:
+        return f"local/{done.key} already says exactly that; nothing changed."
+    return (f"replaced local/{done.key} ({done.note.recorded.isoformat()}); it keeps its key. "
+            f"A person can share it with `omh memory promote {done.key}`.")
+
+
+def _not_yours(err: NotYourNote) -> str:
+    key = err.key
+    if err.reason == "team":
+        return (f"{key} is a team note ({err.where}); an agent corrects only its own local "
+                "notes, and a person changes a team note. To record what is new, call "
+                "remember without `replaces`")
+    if err.reason == "derived":
+        return (f"{key} is derived from {err.where}, not written: it cannot be replaced; "
+                "call remember without `replaces` to record what is new")
+    if err.reason == "missing":
+        return (f"no local note {key} to replace; `replaces` takes the key of a note this "
+                "session remembered (recall shows keys); leave it out to record a new note")
+    return (f"local/{key} was recorded by {err.where!r}, not by this session, so you cannot "
+            "replace it; call remember without `replaces` to record your own note")
+
+
 def build_server(ws: Workspace) -> MCPServer:
     state = _State(ws)
     census = take_census(state.searcher().docs)
@@ -156,19 +204,23 @@ def build_server(ws: Workspace) -> MCPServer:
         ctx: Context,
         relates_to: Items | None = None,
         invalidated_by: Annotated[str, Field(max_length=200)] | None = None,
+        replaces: Annotated[str, Field(max_length=MAX_KEY)] | None = None,
     ) -> str:
         searcher = state.searcher()
         known = {d.key for d in searcher.docs if d is not None and not d.problem}
+        source = _source(ctx)
         try:
             obs = Observation(
                 expected=expected, observed=observed, evidence=evidence, answers=answers,
-                relates_to=relates_to or [], source=_source(ctx),
+                relates_to=relates_to or [], source=source,
                 invalidated_by=pin_trigger(invalidated_by, ws.facts()),
             )
+            if replaces is not None:
+                return _replace(ws, replaces, obs)
             done = remember(ws.local, obs, ws.config().keys, today=dt.date.today(),
                             known_keys=known, team=TeamKeys.of(searcher.snapshot.docs))
         except KeyTaken as err:  # say it without the command line's --if-exists
-            raise ToolError(err.for_agent()) from None
+            raise ToolError(err.for_agent(own=_own(ws, err, source))) from None
         except OmhError as err:
             raise ToolError(str(err)) from None
         return (f"remembered local/{done.key} ({done.note.recorded.isoformat()}). "

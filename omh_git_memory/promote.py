@@ -127,7 +127,8 @@ def plan(ws: Workspace, graph: Graph, keys: Sequence[str]) -> Plan:
             continue
         claimed = graph.claimants(Layer.TEAM, key.value)
         if path_in_tree(head, path):
-            problems.append(f"{key}: the team layer already has {path}; update that note instead")
+            problems.append(f"{key}: the team layer already has {path}; update that note "
+                            f"instead (omh memory update {key} --layer team)")
         elif claimed:
             where = claimed[0].location.split(":", 1)[-1]
             problems.append(f"{key}: the team note {where} already has this key; "

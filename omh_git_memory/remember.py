@@ -101,8 +101,9 @@ class KeyTaken(KeyConflict):
         key = self.key
         if self.layer is Layer.LOCAL:
             return (f"note {key} already exists in the local layer; update it instead: "
-                    "run the command again with --if-exists override to replace it, or "
-                    f"--if-exists suffix to keep both (`omh memory show {key}` shows it)")
+                    f"`omh memory update {key}` changes the sections you give (or run the "
+                    "command again with --if-exists override to replace it, or "
+                    f"--if-exists suffix to keep both; `omh memory show {key}` shows it)")
         beside = "to record something new beside it, choose --if-exists suffix"
         if if_exists is IfExists.OVERRIDE:
             head = (f"--if-exists override would hide team/{key} behind a local note of the "
@@ -114,20 +115,39 @@ class KeyTaken(KeyConflict):
         if self.derived:
             return (f"{head}; its text comes from {self.where}: edit that to change it; "
                     f"{beside}")
-        return f"{head}; to change it, edit {self.where} and commit it; {beside}"
+        return (f"{head}; to change it, `omh memory update {key}` commits the change (or "
+                f"edit {self.where} and commit it); {beside}")
 
-    def for_agent(self) -> str:
+    def for_agent(self, own: bool = False) -> str:
+        """The message for an agent; `own` when the local note holding the key is one
+        this agent's session wrote (so `replaces` may correct it)."""
         new = ("to record something new, word the first sentence of `observed` so it says "
                "what is new (it becomes the key)")
         if self.layer is Layer.LOCAL:
+            mine = (f"it is your own note: pass replaces={self.key} to correct it; " if own
+                    else "another writer recorded it, so you cannot change it; ")
             return (f"note {self.key} already exists in your local layer (recall shows it); "
-                    f"{new}")
+                    f"{mine}{new}")
         if self.derived:
             return (f"{self.key} is a derived team note whose text comes from {self.where}; "
                     f"{new}")
         return (f"note {self.key} already exists in the team layer ({self.where}) and a local "
                 f"note may not shadow it; a person changes it by editing {self.where} and "
                 f"committing it; {new}")
+
+
+def single_trigger(values: Sequence[str] | None) -> str | None:
+    """The one trigger among `values` (an option a command line may repeat), or
+    :class:`NoteRefused`: a note holds one `invalidated_by`, and taking the last
+    of several would drop the others without a word."""
+    given = [v for v in values or () if v.strip()]
+    if len(given) > 1:
+        listed = ", ".join(given)
+        raise NoteRefused(
+            f"--invalidated-by was given {len(given)} times ({listed}); a note holds one "
+            "trigger: give the one whose change makes the note stale"
+        )
+    return given[0] if given else None
 
 
 def first_sentence(text: str) -> str:

@@ -355,7 +355,7 @@ class LocalStore:
             )
         raise KeyConflict(
             f"note {key} already exists in the local layer; update it instead "
-            f"(`omh memory show {key}`), or choose --if-exists skip|suffix|override"
+            f"(`omh memory update {key}`), or choose --if-exists skip|suffix|override"
         )
 
     def remove(self, key: Key) -> Path:
@@ -387,6 +387,38 @@ class LocalStore:
             return path
         put_back(aside, path)
         return None
+
+    def replace_if(self, key: Key, expected: bytes, text: str) -> Path | None:
+        """Replace the note `key` with `text` only if its file still holds `expected`
+        (what the caller read). Returns the path written, or None when the file
+        holds something else — a rewrite that raced the caller — and was left as it
+        is. :class:`NoteNotFound` when there is no such file.
+
+        The new text is written and synced beside the note first; then the note is
+        set aside (one rename), compared, and the new file linked into its place,
+        which fails if anybody wrote the name meanwhile. A reader sees the old bytes
+        or the new, never part of either (for the instant of the compare, no file)."""
+        path = self.path_for(key)
+        with self._temporary(path, text) as tmp:
+            aside = set_aside(path)
+            if aside is None:
+                raise NoteNotFound(f"no local note {key}; `omh memory` lists the notes")
+            if not _holds(aside, expected):
+                put_back(aside, path)
+                return None
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                # Written meanwhile by somebody else: theirs stands; the set-aside
+                # file holds only what the caller read, so nothing is lost.
+                _unlink(aside)
+                return None
+            except OSError as err:
+                put_back(aside, path)
+                raise StoreError(f"cannot write {path}: {err.strerror}") from None
+        _unlink(aside)
+        sync_dir(path.parent)
+        return path
 
     def _prune_empty_dirs(self, directory: Path) -> None:
         prune_empty_dirs(directory, self.root)

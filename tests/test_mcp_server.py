@@ -68,7 +68,7 @@ def test_exactly_two_tools_and_the_census_in_recalls_description(served: Path) -
     assert "deploy" not in description.lower().split("notes (")[0]  # counts, not titles
     schema = tools["remember"].input_schema["properties"]
     assert sorted(schema) == sorted(["expected", "observed", "evidence", "answers",
-                                     "relates_to", "invalidated_by"])
+                                     "relates_to", "invalidated_by", "replaces"])
     assert "source" not in schema
 
 

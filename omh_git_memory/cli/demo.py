@@ -147,6 +147,15 @@ STEPS: list[tuple[str, list[str], bool]] = [
         False,
     ),
     (
+        "Correct a note in place: update changes only the sections it is given, and the "
+        "key stays (a local note is rewritten atomically; a team note gets a commit).",
+        ["memory", "update", "surprise/credentials-are-a-named-volume",
+         "--evidence", "docker volume inspect omh-credentials"],
+        False,
+    ),
+    ("The corrected note.", ["memory", "show", "surprise/credentials-are-a-named-volume"],
+     False),
+    (
         "Rename the second note to the key the first one links to. mv moves the file, "
         "changes its key and rewrites every link to it in its layer (the topic's too), all at "
         "once.",

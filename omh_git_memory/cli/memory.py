@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated
 
@@ -15,6 +14,7 @@ from omh_git_memory.cli.output import (
     find_notes,
     here,
     progress_bar,
+    recorded_day,
     say,
     say_lines,
 )
@@ -24,6 +24,9 @@ from omh_git_memory.plural import count as _count
 
 if TYPE_CHECKING:
     from omh_git_memory.workspace import Workspace
+
+if TYPE_CHECKING:
+    from omh_git_memory.update import Updated
 
 app = typer.Typer(
     help="List, remember, show, remove and lint the notes of this repository.",
@@ -325,9 +328,10 @@ def remember(
         typer.Option("--relates-to", help="Key of a related note (repeat for more)."),
     ] = None,
     invalidated_by: Annotated[
-        str | None,
+        list[str] | None,
         typer.Option(help="What makes the note stale: file:<path> (pinned to HEAD's blob), "
-                     "image:current, base:YYYY-MM or symbol:NAME (see docs/stale.md)."),
+                     "image:current, base:YYYY-MM or symbol:NAME (see docs/stale.md); "
+                     "one per note."),
     ] = None,
     source: Annotated[str, typer.Option(help="Who observed it.")] = "cli",
     recorded: Annotated[
@@ -343,8 +347,7 @@ def remember(
     as_json: JsonFlag = False,
 ) -> None:
     """Record what surprised you (or, with --type topic, a topic) as a local note."""
-    from omh_git_memory.errors import NoteRefused
-    from omh_git_memory.remember import Observation, TeamKeys
+    from omh_git_memory.remember import Observation, TeamKeys, single_trigger
     from omh_git_memory.remember import remember as do_remember
     from omh_git_memory.store import IfExists
 
@@ -357,7 +360,7 @@ def remember(
                 name for name, value in (("--expected", expected), ("--observed", observed),
                                          ("--evidence", evidence)) if value is not None],
             answers=answers or [], relates_to=relates_to or [],
-            invalidated_by=invalidated_by, source=source, recorded=recorded,
+            invalidated_by=single_trigger(invalidated_by), source=source, recorded=recorded,
             if_exists=if_exists.value, strict=strict, as_json=as_json,
         )
         return
@@ -370,14 +373,7 @@ def remember(
             f"Missing option '{missing[0]}': a surprise note needs --expected, --observed, "
             "--evidence and at least one --answers (or give --type topic)")
     assert expected is not None and observed is not None and evidence is not None
-    day = None
-    if recorded is not None:
-        try:
-            day = dt.date.fromisoformat(recorded)
-        except ValueError:
-            raise NoteRefused(
-                f"--recorded {recorded!r} is not a date that exists (YYYY-MM-DD)"
-            ) from None
+    day = recorded_day(recorded)
     from omh_git_memory.stale import pin_trigger
 
     ws = here()
@@ -387,7 +383,7 @@ def remember(
         evidence=evidence,
         answers=answers or [],
         relates_to=relates_to or [],
-        invalidated_by=pin_trigger(invalidated_by, ws.facts()),
+        invalidated_by=pin_trigger(single_trigger(invalidated_by), ws.facts()),
         source=source,
         recorded=day,
     )
@@ -702,3 +698,109 @@ def lint(
 
 
 app.command("review")(review_notes)
+
+
+WhichLayer = Annotated[
+    LayerChoice | None,
+    typer.Option("--layer", help="Which layer's note, when both hold the key."),
+]
+
+
+@app.command()
+def update(
+    key: Annotated[str, typer.Argument(help="The note's key (it does not change).")],
+    expected: Annotated[
+        str | None, typer.Option(help="New text of `## Expected`.")
+    ] = None,
+    observed: Annotated[
+        str | None,
+        typer.Option(help="New text of `## Observed` (the key and title stay: see --title)."),
+    ] = None,
+    evidence: Annotated[str | None, typer.Option(help="New text of `## Evidence`.")] = None,
+    answers: Annotated[
+        list[str] | None,
+        typer.Option("--answers", help="The questions it answers; replaces the whole list "
+                     "(repeat for more)."),
+    ] = None,
+    relates_to: Annotated[
+        list[str] | None,
+        typer.Option("--relates-to", help="Keys of related notes; replaces the whole "
+                     "`## Related` list (repeat for more)."),
+    ] = None,
+    invalidated_by: Annotated[
+        list[str] | None,
+        typer.Option(help="What makes the note stale, e.g. base:2026-09 (one per note)."),
+    ] = None,
+    title: Annotated[str | None, typer.Option(help="A new `# Title` line.")] = None,
+    source: Annotated[str | None, typer.Option(help="Who observed it.")] = None,
+    recorded: Annotated[
+        str | None, typer.Option(help="The day it happened, YYYY-MM-DD.")
+    ] = None,
+    layer: WhichLayer = None,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Refuse new links to notes that do not exist.")
+    ] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Change the given sections of a note; every other byte of it is kept."""
+    from omh_git_memory.layers import Layer
+    from omh_git_memory.remember import single_trigger
+    from omh_git_memory.stale import pin_trigger
+    from omh_git_memory.update import Changes
+    from omh_git_memory.update import update as do_update
+
+    day = recorded_day(recorded)
+    trigger = single_trigger(invalidated_by)
+    ws = here()
+    changes = Changes(
+        expected=expected, observed=observed, evidence=evidence, answers=answers,
+        relates_to=relates_to,
+        invalidated_by=pin_trigger(trigger, ws.facts()) if trigger is not None else None,
+        source=source, recorded=day, title=title,
+    )
+    done = do_update(ws, key, changes, Layer(layer.value) if layer else None, strict)
+    _report_change(done, "update", as_json)
+
+
+@app.command()
+def edit(
+    key: Annotated[str, typer.Argument(help="The note's key.")],
+    layer: WhichLayer = None,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Refuse new links to notes that do not exist.")
+    ] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Open a note in $VISUAL or $EDITOR; what you save is checked, then written."""
+    from omh_git_memory.edit import edit as do_edit
+    from omh_git_memory.layers import Layer
+
+    done = do_edit(here(), key, Layer(layer.value) if layer else None, strict)
+    if done.updated is None:
+        if as_json:
+            emit_json({"key": key, "changed": False})
+        else:
+            say(f"no change: {key} was saved as it was")
+        return
+    _report_change(done.updated, "edit", as_json)
+
+
+def _report_change(done: Updated, verb: str, as_json: bool) -> None:
+    if as_json:
+        emit_json({"key": done.key.value, "layer": done.layer.value, "path": done.path,
+                   "changed": done.changed, "title_differs": done.title_differs,
+                   **({"commit": done.commit} if done.commit is not None else {})})
+        return
+    past = {"update": "updated", "edit": "edited"}[verb]
+    if not done.changed:
+        say(f"no change: {done.layer}/{done.key} already holds that")
+    elif done.commit is None:
+        say(f"{past} {done.layer}/{done.key}")
+        say(f"  {done.path}")
+    else:
+        say(f"{past} {done.layer}/{done.key}: commit {done.commit[:12]} changes {done.path}; "
+            "push the branch to share it")
+    if done.title_differs:
+        say(f"note: the title still reads {done.note.title!r}, no longer the first sentence "
+            f"of Observed; --title changes it, and `omh memory mv {done.key} NEW` renames the "
+            "key")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -123,3 +124,16 @@ def usage_error(message: str) -> typer.Exit:
 
     typer.echo(f"omh: {printable(message)}", err=True)
     return typer.Exit(2)
+
+
+def recorded_day(recorded: str | None) -> dt.date | None:
+    """The day `--recorded` names, or None when it was not given."""
+    from omh_git_memory.errors import NoteRefused
+
+    if recorded is None:
+        return None
+    try:
+        return dt.date.fromisoformat(recorded)
+    except ValueError:
+        raise NoteRefused(
+            f"--recorded {recorded!r} is not a date that exists (YYYY-MM-DD)") from None

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from omh_git_memory.cli.output import emit_json, here, progress_bar, say, usage_error
+from omh_git_memory.cli.output import emit_json, here, progress_bar, recorded_day, say, usage_error
 
 
 def _split(option: str, value: str) -> tuple[str, str]:
@@ -45,7 +45,6 @@ def remember_topic(
     relates_to: Sequence[str], invalidated_by: str | None, source: str,
     recorded: str | None, if_exists: str, strict: bool, as_json: bool,
 ) -> None:
-    from omh_git_memory.errors import NoteRefused
     from omh_git_memory.remember import TeamKeys, write_local
     from omh_git_memory.stale import pin_trigger
     from omh_git_memory.store import IfExists
@@ -65,14 +64,7 @@ def remember_topic(
         raise usage_error("only one --section-file can read stdin (-)")
     given += [(name, _read_section_file(name, path))
               for name, path in (_split("--section-file", s) for s in section_files)]
-    day = None
-    if recorded is not None:
-        try:
-            day = dt.date.fromisoformat(recorded)
-        except ValueError:
-            raise NoteRefused(
-                f"--recorded {recorded!r} is not a date that exists (YYYY-MM-DD)"
-            ) from None
+    day = recorded_day(recorded)
     ws = here()
     draft = TopicDraft(title=title, sections=given, answers=answers, relates_to=relates_to,
                        invalidated_by=pin_trigger(invalidated_by, ws.facts()), source=source,
