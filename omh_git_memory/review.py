@@ -143,6 +143,16 @@ def session_notes(store: LocalStore, session: str | None) -> list[Pending]:
     return pending(candidates, session)
 
 
+def reread(store: LocalStore, item: Pending) -> Pending | None:
+    """`item` as its file reads now (after an edit), or None when it no longer reads back."""
+    data = read_regular(store.root / item.entry.relpath, MAX_NOTE_BYTES + 1)
+    if data is None:
+        return None
+    again = pending([read_note_bytes(Layer.LOCAL, item.entry.relpath, item.entry.location,
+                                     data)])
+    return again[0] if again else None
+
+
 class ChangedMeanwhile(OmhError):
     """The note was rewritten or removed after review read it; nothing was removed."""
 

@@ -107,12 +107,14 @@ def test_unreadable_files_are_named(store: Path) -> None:
 
 # --- the interactive path, on a real pseudo-terminal -------------------------------
 
-def _on_a_terminal(cwd: Path, answers: list[str], *args: str) -> tuple[int, str]:
+def _on_a_terminal(cwd: Path, answers: list[str], *args: str,
+                   env: dict[str, str] | None = None) -> tuple[int, str]:
     """Run `omh memory review` with stdin and stdout on a pty; type each answer when
     the prompt for it appears. Returns the exit status and everything printed."""
     master, slave = pty.openpty()
     proc = subprocess.Popen([sys.executable, "-m", "omh_git_memory", "memory", "review", *args],
-                            cwd=cwd, stdin=slave, stdout=slave, stderr=slave, close_fds=True)
+                            cwd=cwd, stdin=slave, stdout=slave, stderr=slave, close_fds=True,
+                            env=env)
     os.close(slave)
     out = b""
     pending_answers = list(answers)
@@ -128,7 +130,7 @@ def _on_a_terminal(cwd: Path, answers: list[str], *args: str) -> tuple[int, str]
             if not chunk:
                 break
             out += chunk
-            while out.count(b"[p/r/k/q]") > prompts_seen:
+            while out.count(b"[p/e/r/k/q]") > prompts_seen:
                 prompts_seen += 1
                 if pending_answers:
                     os.write(master, pending_answers.pop(0).encode() + b"\n")
@@ -145,7 +147,7 @@ def test_on_a_terminal_each_note_is_promoted_removed_or_kept(store: Path) -> Non
     # Newest first: NEW links nothing, TOPIC, then OLD.
     code, out = _on_a_terminal(store, ["p", "r", "k"])
     assert code == 0, out
-    assert out.count("promote, remove, keep or quit? [p/r/k/q]") == 3
+    assert out.count("promote, edit, remove, keep or quit? [p/e/r/k/q]") == 3
     assert "committed " in out and f"{NEW} is now in team" in out
     assert f"removed local/{TOPIC}" in out
     assert "promoted 1, removed 1, kept 1; push the branch" in out
@@ -161,7 +163,7 @@ def test_a_refused_promote_prints_why_and_goes_on(store: Path) -> None:
     assert code == 0, out
     assert "promote refused, nothing was committed:" in out
     assert "would dangle for a teammate" in out
-    assert out.count("[p/r/k/q]") == 2  # it went on to the next note, then quit
+    assert out.count("[p/e/r/k/q]") == 2  # it went on to the next note, then quit
     assert "promoted 0, removed 0, kept 1" in out
     assert len(omh(store, "memory", "review", "--json").json()["notes"]) == 4
 
@@ -169,7 +171,7 @@ def test_a_refused_promote_prints_why_and_goes_on(store: Path) -> None:
 def test_an_unknown_answer_asks_again_and_end_of_input_quits(store: Path) -> None:
     code, out = _on_a_terminal(store, ["x", ""])  # then ^D
     assert code == 0, out
-    assert "'x' is not a choice: answer p, r, k or q" in out
+    assert "'x' is not a choice: answer p, e, r, k or q" in out
     assert "promoted 0, removed 0, kept 1" in out  # Enter keeps
     assert len(omh(store, "memory", "review", "--json").json()["notes"]) == 3
 
@@ -183,7 +185,7 @@ def test_signoff_reaches_promotes_made_in_review(store: Path) -> None:
 
 def test_json_on_a_terminal_never_asks(store: Path) -> None:
     code, out = _on_a_terminal(store, [], "--json")
-    assert code == 0 and "[p/r/k/q]" not in out and '"notes"' in out
+    assert code == 0 and "[p/e/r/k/q]" not in out and '"notes"' in out
 
 
 def test_remove_in_review_leaves_a_note_rewritten_meanwhile(store: Path) -> None:
@@ -289,3 +291,20 @@ def test_the_summary_counts_by_source_not_by_words_in_the_text(store: Path) -> N
               "--answers", "what did session s1, claude-code 2.1 see?")
     run = omh(store, "memory", "review", "--summary", "--json", env={"OMH_SESSION": "s1"})
     assert run.json()["count"] == 2
+
+
+def test_edit_in_review_opens_the_editor_then_asks_again_about_the_note_as_saved(
+        store: Path, tmp_path: Path) -> None:
+    editor = tmp_path / "editor.py"
+    editor.write_text("import sys\np = sys.argv[1]\n"
+                      "t = open(p).read().replace('## Evidence\\n', '## Evidence\\nEDITED. ')\n"
+                      "open(p, 'w').write(t)\n")
+    env = {**os.environ, "VISUAL": f"{sys.executable} {editor}"}
+    code, out = _on_a_terminal(store, ["e", "r", "q"], env=env)
+    assert code == 0, out
+    assert f"edited local/{NEW}" in out
+    assert out.count("[p/e/r/k/q]") == 3  # asked again after the edit, then the next note
+    # The remove after the edit acts on the note as saved, not the one first shown.
+    assert f"removed local/{NEW}" in out
+    left = [n["key"] for n in omh(store, "memory", "review", "--json").json()["notes"]]
+    assert NEW not in left and len(left) == 2

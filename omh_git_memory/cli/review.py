@@ -100,14 +100,14 @@ def _list(items: list[Pending], session: str | None) -> None:
         say(f"  {' ' * width}  {i.title}")
 
 
-_CHOICES = {"p": "promote", "r": "remove", "k": "keep", "q": "quit"}
+_CHOICES = {"p": "promote", "e": "edit", "r": "remove", "k": "keep", "q": "quit"}
 
 
 def _answer(read: Callable[[], str]) -> str:
     """One choice from the person: p, r, k or q (a whole word works too; Enter keeps;
     the end of input quits)."""
     while True:
-        typer.echo("  promote, remove, keep or quit? [p/r/k/q] (k) ", nl=False)
+        typer.echo("  promote, edit, remove, keep or quit? [p/e/r/k/q] (k) ", nl=False)
         sys.stdout.flush()
         line = read()
         if not line:  # end of input
@@ -119,7 +119,24 @@ def _answer(read: Callable[[], str]) -> str:
         for letter, name in _CHOICES.items():
             if word in (letter, name):
                 return name
-        typer.echo(f"  {word!r} is not a choice: answer p, r, k or q")
+        typer.echo(f"  {word!r} is not a choice: answer p, e, r, k or q")
+
+
+def _edit(ws: Workspace, item: Pending) -> Pending:
+    """`omh memory edit` of the reviewed note; the note as it reads afterwards."""
+    from omh_git_memory.edit import edit
+    from omh_git_memory.errors import OmhError
+    from omh_git_memory.layers import Layer
+    from omh_git_memory.review import reread
+
+    try:
+        done = edit(ws, item.key.value, Layer.LOCAL)
+    except OmhError as err:
+        say(f"  omh: {err}")
+        return item
+    say("  no change" if done.updated is None or not done.updated.changed else
+        f"  edited local/{item.key}")
+    return reread(ws.local, item) or item
 
 
 def _ask(ws: Workspace, items: list[Pending], signoff: bool) -> None:
@@ -135,6 +152,9 @@ def _ask(ws: Workspace, items: list[Pending], signoff: bool) -> None:
         say(f"  {item.title}")
         say(f"  {item.path}")
         choice = _answer(sys.stdin.readline)
+        while choice == "edit":  # edit, then ask again about the note as saved
+            item = _edit(ws, item)
+            choice = _answer(sys.stdin.readline)
         if choice == "quit":
             break
         try:
