@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from omh_git_memory.adopt import Match
-from omh_git_memory.census import take_census
+from omh_git_memory.census import own_prefixes, take_census
 from omh_git_memory.harness import configured_command
 from omh_git_memory.workspace import Workspace
 
@@ -50,7 +50,7 @@ def diagnose(ws: Workspace, environ: Mapping[str, str] | None = None) -> list[Ch
     if left:
         checks.append(Check("moved", Status.FAIL if moved else Status.WARN,
                             "; ".join(lb.message() for lb in left)))
-    census = take_census(ws.searcher().docs)
+    census = take_census(ws.searcher().docs, own_prefixes(ws.config().keys.templates))
     local = census.by_layer.get("local", 0)
     if env.get("OMH_LOCAL_STORE") and local == 0:
         checks.append(Check("census", Status.FAIL,

@@ -27,9 +27,9 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from omh_git_memory.census import Census, take_census
+from omh_git_memory.census import Census, own_prefixes, take_census
 from omh_git_memory.errors import OmhError
-from omh_git_memory.index import note_of
+from omh_git_memory.index import Doc, note_of
 from omh_git_memory.recall import (
     EXCERPTS,
     Searcher,
@@ -140,9 +140,21 @@ def clean_source_part(text: str) -> str:
     return flat if len(flat) <= MAX_SOURCE_PART else flat[: MAX_SOURCE_PART - 1] + "…"
 
 
+def written_notes(docs: list[Doc | None]) -> int:
+    """The notes that are files (both layers), not stubs or the topic."""
+    return sum(1 for d in docs if d is not None and not d.derived)
+
+
 def build_server(ws: Workspace) -> MCPServer:
+    from omh_git_memory.lint_summary import LINT_AT_START, refresh_later, summary_at_start
+
     state = _State(ws)
-    census = take_census(state.searcher().docs)
+    docs = state.searcher().docs
+    census = take_census(docs, own_prefixes(ws.config().keys.templates))
+    written = written_notes(docs)
+    # Lint's warnings re-fire in every session: one line with the counts, none when clean.
+    summary = summary_at_start(ws, written)
+    lint_line = f" {summary.line()}" if summary is not None and summary.line() else ""
     state.semantic()  # load the model now, not on the first question
     server = MCPServer(name="omh", instructions="Repository memory: recall before assuming; "
                        "remember what surprised you.")
@@ -170,6 +182,8 @@ def build_server(ws: Workspace) -> MCPServer:
             raise ToolError(err.for_agent()) from None
         except OmhError as err:
             raise ToolError(str(err)) from None
+        if written > LINT_AT_START:  # so the next session starts with fresh counts
+            refresh_later(ws)
         return (f"remembered local/{done.key} ({done.note.recorded.isoformat()}). "
                 f"A person can share it with `omh memory promote {done.key}`.")
 
@@ -205,7 +219,8 @@ def build_server(ws: Workspace) -> MCPServer:
     # can tell its user (only checked while this clone's own store holds no note).
     moved = "".join(f" Not yet here: {lb.message()}." for lb in ws.left_behind())
     server.add_tool(recall_tool, name="recall",
-                    description=recall_description(census) + moved, structured_output=False)
+                    description=recall_description(census) + lint_line + moved,
+                    structured_output=False)
     return server
 
 

@@ -226,3 +226,48 @@ def test_recall_says_what_each_result_is_and_quotes_the_best_within_a_budget(
     assert "  Read docs/build.md\n  Headings that match: Running the tests\n" in stub
     # messages over MCP name MCP arguments, not CLI flags
     assert "also_phrased_as" in nothing and "--also" not in nothing
+
+
+def _surprise(key: str, related: str) -> str:
+    return (f"---\nkey: {key}\ntype: surprise\nsource: test\nrecorded: 2026-11-01\n---\n\n"
+            f"# {key}\n\n## Expected\nA.\n\n## Observed\nB.\n\n## Evidence\nC\n\n"
+            f"## Answers\n\n- why?\n\n## Related\n\n- [[{related}]]\n")
+
+
+def _recall_description(repo: Path) -> str:
+    async def body(session: ClientSession) -> Any:
+        return await session.list_tools()
+
+    tools = {t.name: t for t in _classic(repo, body).tools}
+    return tools["recall"].description or ""
+
+
+def test_the_description_counts_notes_by_what_they_are_about(repo_dir: Path) -> None:
+    notes = repo_dir / ".omh/notes"
+    (notes / "surprise").mkdir(parents=True)
+    for topic, n in (("credentials", 8), ("sandbox", 7), ("code-graph", 5)):
+        (notes / f"{topic}.md").write_text(note_text(topic, body="What we know.\n"))
+        for i in range(n):
+            key = f"surprise/{topic}-{i}"
+            (notes / f"{key}.md").write_text(_surprise(key, topic))
+    git(repo_dir, "add", "-A")
+    git(repo_dir, "commit", "-qm", "agent notes")
+    description = _recall_description(repo_dir)
+    assert "25 notes (25 team): 9 credentials, 8 sandbox, 6 code graph, 1 docs, 1 other" in (
+        description), description
+    assert "surprise" not in description.split("The store holds")[1].split(".")[0]
+
+
+def test_lint_findings_ride_in_the_description_and_nothing_when_clean(repo_dir: Path) -> None:
+    from omh_git_memory.workspace import open_workspace
+
+    assert omh(repo_dir, "init").code == 0
+    assert "omh memory lint" not in _recall_description(repo_dir)  # a clean store
+    root = open_workspace(repo_dir).local.root
+    (root / "fence.md").write_text(note_text("fence", body="```\nnever closed\n"))
+    described = _recall_description(repo_dir)  # the local store changed: linted again
+    assert ("`omh memory lint` finds 1 refused note and 1 warning in this store "
+            "(1 Orphan, 1 UnclosedFence); run it to list them.") in described, described
+    assert omh(repo_dir, "memory", "lint").code == 1  # the same counts, listed
+    (root / "fence.md").unlink()
+    assert "omh memory lint" not in _recall_description(repo_dir)

@@ -202,11 +202,12 @@ def stale(
 def agents_md(as_json: JsonFlag = False) -> None:
     """Write or refresh the omh block in AGENTS.md; text outside its markers is kept."""
     from omh_git_memory.agents_md import refresh
-    from omh_git_memory.census import take_census
+    from omh_git_memory.census import own_prefixes, take_census
 
     ws = here()
     path = ws.checkout / "AGENTS.md"
-    changed = refresh(path, take_census(ws.searcher().docs))
+    census = take_census(ws.searcher().docs, own_prefixes(ws.config().keys.templates))
+    changed = refresh(path, census)
     if as_json:
         emit_json({"path": str(path), "changed": changed})
     else:
@@ -495,8 +496,15 @@ def lint(
     elif ref is not None:
         graph, read = ws.graph(ref, local=False), f"the team notes at {ref}"
     else:
+        from omh_git_memory.lint_summary import fingerprint
+
+        mark = fingerprint(ws)  # before reading, so a change meanwhile is linted again
         graph, read = ws.graph(), f"team notes at HEAD and {ws.local.root}"
     report = run_lint(graph)
+    if ref is None and not worktree:  # the whole store: the counts recall's description shows
+        from omh_git_memory.lint_summary import remember_report
+
+        remember_report(ws, report, mark)
     team_only = worktree or ref is not None
     failed = report.refused or (
         team_only and any(f.rule == "DanglingLink" for f in report.findings)
