@@ -35,6 +35,7 @@ from omh_git_memory.tokens import is_function_word, stem
 MAX_GROUPS: Final = 5  # named groups in a census; the rest are "other"
 MAX_LABEL: Final = 24  # characters of a group's name
 MIN_GROUP: Final = 2  # notes a topic or a title word must gather to name a group
+TITLE_WORDS: Final = 12  # a title's first words say what it is about; the rest cost time
 # A title word: three characters or more, starting with a letter; an identifier
 # (`git_buf_free`) stays whole, so a shared prefix does not pass for a subject.
 _TITLE_WORD = re.compile(r"[^\W\d_][\w'-]{2,}")
@@ -102,21 +103,27 @@ def take_census(docs: Iterable[Doc | None], prefixes: Mapping[str, str] | None =
     by_layer = Counter(d.layer for d in usable)
     prefixes = prefixes or {}
     topics = {d.key for d in usable if d.kind == "topic" and not d.derived}
-    gathers: Counter[str] = Counter()
-    claims: list[list[str]] = []
-    for d in usable:
-        linked = {t for t in d.links if t in topics}
-        if d.key in topics:
-            linked.add(d.key)
-        claims.append(sorted(linked))
-        gathers.update(linked)
+    # A topic gathers the notes linking to it, and itself: only a linked one can
+    # reach MIN_GROUP, so only those are looked at (most topics, at scale, are not).
+    linked_to = Counter(t for d in usable if d.links for t in set(d.links) if t in topics)
+    gathers = Counter({t: n + 1 for t, n in linked_to.items()})
+    claims: dict[int, list[str]] = {}  # slot -> the gathering topics it links to or is
+    if gathers:
+        for slot, d in enumerate(usable):
+            linked = {t for t in d.links if t in gathers}
+            if d.key in gathers:
+                linked.add(d.key)
+            if linked:
+                claims[slot] = sorted(linked)
     groups: Counter[str] = Counter()
     unnamed: list[Doc] = []
-    for d, mine in zip(usable, claims, strict=True):
-        best = max(mine, key=gathers.__getitem__, default=None)  # the first by name on a tie
-        if best is not None and gathers[best] >= MIN_GROUP:
-            groups[_label(best)] += 1
-            continue
+    for slot, d in enumerate(usable):
+        mine = claims.get(slot)
+        if mine:
+            best = max(mine, key=gathers.__getitem__)  # the first by name on a tie
+            if gathers[best] >= MIN_GROUP:
+                groups[_label(best)] += 1
+                continue
         folder = _folder(d, prefixes)
         if folder is not None:
             groups[folder] += 1
@@ -127,7 +134,7 @@ def take_census(docs: Iterable[Doc | None], prefixes: Mapping[str, str] | None =
     # Every note is about the repository: its own name names no group.
     own = {w for d in usable if d.kind == "topic" and d.derived
            for w in _subjects(f"{d.key} {d.title}", {})}
-    left = len(_title_groups(unnamed, groups, own))
+    left = _title_groups(unnamed, groups, own)
     left += groups.pop("other", 0)  # a folder called `other` is counted with the rest
     ranked = sorted(groups.items(), key=lambda item: (-item[1], item[0]))
     named = ranked[:MAX_GROUPS]
@@ -138,45 +145,63 @@ def take_census(docs: Iterable[Doc | None], prefixes: Mapping[str, str] | None =
     return Census(len(usable), ordered, named)
 
 
-def _subjects(text: str, memo: dict[str, tuple[str, str] | None]) -> dict[str, str]:
-    """The words of `text` that could say what it is about: stem → spelling
-    (`memo` keeps what each word came to, so a word is judged once per census)."""
-    out = {}
-    for found in _TITLE_WORD.findall(text.lower()):
-        if found not in memo:
-            word = found.strip("-'").removesuffix("'s")
-            s = stem(word)
-            plain = len(word) > 2 and not is_function_word(s) and s not in _NOT_A_SUBJECT
-            memo[found] = (s, word) if plain else None
-        judged = memo[found]
-        if judged is not None:
-            out[judged[0]] = judged[1]
+def _judge(token: str) -> tuple[tuple[str, str], ...]:
+    """The (stem, spelling) of each word of a title's token (split at white space)
+    that could name a subject."""
+    out = []
+    for found in _TITLE_WORD.findall(token):
+        word = found.strip("-'").removesuffix("'s")
+        s = stem(word)
+        if len(word) > 2 and not is_function_word(s) and s not in _NOT_A_SUBJECT:
+            out.append((s, word))
+    return tuple(out)
+
+
+def _subjects(text: str, memo: dict[str, tuple[tuple[str, str], ...]]) -> dict[str, str]:
+    """The words of `text` that could say what it is about: stem → spelling. A title
+    is split at white space (cheap), its first TITLE_WORDS tokens kept, and each token
+    judged once per census (`memo`)."""
+    out: dict[str, str] = {}
+    for token in text.lower().split()[:TITLE_WORDS]:
+        judged = memo.get(token)
+        if judged is None:
+            judged = memo[token] = _judge(token)
+        for s, word in judged:
+            out.setdefault(s, word)
     return out
 
 
-def _title_groups(docs: list[Doc], groups: Counter[str], exclude: set[str]) -> list[Doc]:
+def _title_groups(docs: list[Doc], groups: Counter[str], exclude: set[str]) -> int:
     """Name groups after the words most titles of `docs` share (greedily: the word
     most share, then the word most of the rest share, …), adding them to `groups`;
-    the docs no such word gathers are returned. `exclude`: stems that name nothing.
-    A group is named by its word's most frequent spelling (`windows`, `test`)."""
-    memo: dict[str, tuple[str, str] | None] = {}
-    stems: list[set[str]] = []
-    spellings: Counter[tuple[str, str]] = Counter()
-    for d in docs:
+    returns how many docs no such word gathers. `exclude`: stems that name nothing.
+    A group is named by its word's most frequent spelling among the titles it
+    gathers (`windows`, `test`)."""
+    memo: dict[str, tuple[tuple[str, str], ...]] = {}
+    holders: dict[str, list[int]] = {}  # stem -> the docs whose title has it
+    words: list[list[tuple[str, str]]] = []  # per doc: its (stem, spelling) pairs
+    for i, d in enumerate(docs):
         mine = _subjects(d.title, memo)
-        spellings.update(mine.items())
-        stems.append(set(mine) - exclude)
-    spelled: dict[str, str] = {}
-    for (s, word), _n in sorted(spellings.items(), key=lambda item: (-item[1], item[0][1])):
-        spelled.setdefault(s, word)
-    tally = Counter(s for mine in stems for s in mine)
-    remaining = set(range(len(docs)))
+        for s in mine:
+            holders.setdefault(s, []).append(i)
+        words.append(list(mine.items()))
+    for s in exclude:
+        holders.pop(s, None)
+    tally = {s: len(held) for s, held in holders.items()}
+    taken: set[int] = set()
     for _ in range(MAX_GROUPS):
         best = min(tally.items(), key=lambda item: (-item[1], item[0]), default=None)
         if best is None or best[1] < MIN_GROUP:
             break
-        groups[spelled[best[0]][:MAX_LABEL]] += best[1]
-        gathered = [i for i in remaining if best[0] in stems[i]]
-        remaining.difference_update(gathered)
-        tally.subtract(s for i in gathered for s in stems[i])
-    return [docs[i] for i in sorted(remaining)]
+        gathered = [i for i in holders[best[0]] if i not in taken]
+        taken.update(gathered)
+        spellings: Counter[str] = Counter()
+        for i in gathered:  # the words of the docs just gathered count no more
+            for s, word in words[i]:
+                if s == best[0]:
+                    spellings[word] += 1
+                if s in tally:
+                    tally[s] -= 1
+        word = min(spellings.items(), key=lambda item: (-item[1], item[0]))[0]
+        groups[word[:MAX_LABEL]] += best[1]
+    return len(docs) - len(taken)
