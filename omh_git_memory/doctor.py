@@ -72,15 +72,19 @@ def _server_checks(ws: Workspace, env: dict[str, str], total: int) -> list[Check
         return [Check("server", Status.FAIL,
                       f"`{command}` is not on PATH, so a harness cannot start `{shown}`; "
                       "install omh where the harness runs, or configure the full path")]
-    from omh_git_memory.mcp_server import probe
+    from omh_git_memory.mcp_server import ProbeFailed, probe
+    from omh_git_memory.semantic import SemanticUnavailable
 
     try:
         seen = probe(command, args, ws.checkout, env)
-    except Exception as err:
-        detail = str(err) or type(err).__name__
+    except ProbeFailed as err:
+        said = _last_line(err.log)  # the server's own words beat the client's
+        detail = f"it said: {said}" if said else str(err)
         return [Check("server", Status.FAIL, f"`{shown}` did not answer initialize and "
                       f"tools/list: {detail}; run it by hand to see its error")]
     checks = [Check("server", Status.OK, f"`{shown}` started and answered tools/list")]
+    if SemanticUnavailable.fallback() in seen.log:
+        checks.append(Check("semantic", Status.WARN, SemanticUnavailable.fallback()))
     names = sorted(seen.tools)
     if names != ["recall", "remember"]:
         checks.append(Check("tools", Status.FAIL,
@@ -98,3 +102,12 @@ def _server_checks(ws: Workspace, env: dict[str, str], total: int) -> list[Check
         checks.append(Check("tools", Status.OK,
                             "remember and recall, with the census in recall's description"))
     return checks
+
+
+def _last_line(log: str) -> str:
+    """The last line a server wrote on stderr that says something (a traceback's last
+    line is its error), cut to one readable line."""
+    lines = [line.strip() for line in log.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    return lines[-1] if len(lines[-1]) <= 300 else lines[-1][:299] + "…"

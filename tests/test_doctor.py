@@ -63,3 +63,16 @@ def test_doctor_fails_when_the_command_is_not_on_path(repo_dir: Path) -> None:
         {"mcpServers": {"omh": {"command": "omh-not-installed", "args": ["mcp", "serve"]}}}))
     run = omh(repo_dir, "doctor")
     assert run.code == 1 and "not on PATH" in run.out
+
+
+def test_a_server_that_dies_is_reported_in_its_own_words(
+    repo_dir: Path, on_path: dict[str, str]
+) -> None:
+    omh(repo_dir, "init")
+    (repo_dir / ".mcp.json").write_text(json.dumps({"mcpServers": {"omh": {
+        "command": "sh", "args": ["-c", "echo 'omh: the real cause' >&2; exit 1"]}}}))
+    run = omh(repo_dir, "doctor", "--json", env=on_path)
+    assert run.code == 1
+    server = next(c for c in json.loads(run.out) if c["check"] == "server")
+    assert "it said: omh: the real cause" in server["detail"]
+    assert "TaskGroup" not in server["detail"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from enum import StrEnum
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -18,6 +18,11 @@ from omh_git_memory.cli.output import (
     say,
     say_lines,
 )
+
+if TYPE_CHECKING:
+    from omh_git_memory.recall import Searcher
+    from omh_git_memory.semantic import SemanticView
+    from omh_git_memory.workspace import Workspace
 
 app = typer.Typer(
     help="List, remember, show, remove and lint the notes of this repository.",
@@ -105,6 +110,21 @@ def list_notes(as_json: JsonFlag = False) -> None:
         say(f"unreadable: {u['path']}: {u['problem']} (omh memory lint says more)")
 
 
+def _semantic_view(ws: Workspace, searcher: Searcher, asked: bool) -> SemanticView | None:
+    """The semantic view; when only the settings turned it on and the extra is
+    missing, one warning on stderr and None (recall by words). `--semantic` asked
+    for it: then the missing extra is the error."""
+    from omh_git_memory.semantic import SemanticUnavailable
+
+    try:
+        return ws.semantic(searcher, progress=progress_bar())
+    except SemanticUnavailable as err:
+        if asked:
+            raise
+        typer.echo(f"omh: warning: {err.fallback()}", err=True)
+        return None
+
+
 @app.command()
 def recall(
     question: Annotated[str, typer.Argument(help="What you want to know, in your words.")],
@@ -128,7 +148,7 @@ def recall(
     warn_left_behind(ws)
     searcher = ws.searcher(progress=progress_bar())
     use_semantic = ws.config().semantic if semantic is None else semantic
-    view = ws.semantic(searcher, progress=progress_bar()) if use_semantic else None
+    view = _semantic_view(ws, searcher, asked=semantic is not None) if use_semantic else None
     answer = do_recall(searcher, question, also or [], semantic=view)
     fired = stale_marks(shown_docs(answer), ws.facts())
     if as_json:
@@ -228,7 +248,7 @@ def reindex(
     started = time.perf_counter()
     snap = ws.snapshot(progress=progress_bar(), rebuild=full)
     if ws.config().semantic:  # the vectors too, embedding only what is new
-        ws.semantic(ws.searcher(), progress=progress_bar())
+        _semantic_view(ws, ws.searcher(), asked=False)
     took = time.perf_counter() - started
     live = sum(1 for _ in snap.live())
     if as_json:
