@@ -10,11 +10,14 @@ session.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
-from collections.abc import Mapping
+import tempfile
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path
 
 from omh_git_memory.adopt import Match
 from omh_git_memory.census import own_prefixes, take_census
@@ -69,14 +72,17 @@ def _server_checks(ws: Workspace, env: dict[str, str], total: int) -> list[Check
     command, args = configured_command(ws.checkout)
     shown = " ".join([command, *args])
     if shutil.which(command, path=env.get("PATH")) is None:
+        where = "does not exist or is not executable" if os.sep in command else "is not on PATH"
         return [Check("server", Status.FAIL,
-                      f"`{command}` is not on PATH, so a harness cannot start `{shown}`; "
-                      "install omh where the harness runs, or configure the full path")]
+                      f"`{command}` {where}, so a harness cannot start `{shown}`; install "
+                      "omh where the harness runs, or write its full path with `omh mcp "
+                      "config HARNESS --write --command PATH`")]
     from omh_git_memory.mcp_server import ProbeFailed, probe
     from omh_git_memory.semantic import SemanticUnavailable
 
     try:
-        seen = probe(command, args, ws.checkout, env)
+        with _start_dir(ws, args) as cwd:
+            seen = probe(command, args, cwd, env)
     except ProbeFailed as err:
         said = _last_line(err.log)  # the server's own words beat the client's
         detail = f"it said: {said}" if said else str(err)
@@ -111,3 +117,18 @@ def _last_line(log: str) -> str:
     if not lines:
         return ""
     return lines[-1] if len(lines[-1]) <= 300 else lines[-1][:299] + "…"
+
+
+@contextlib.contextmanager
+def _start_dir(ws: Workspace, args: list[str]) -> Iterator[Path]:
+    """Where the server is started: the checkout, as most harnesses do — or, when
+    the entry names the repository with an absolute `--repo DIR`, an empty folder
+    elsewhere, as the harnesses that need `--repo` do (so the check proves the
+    store is found from DIR, not from where it started)."""
+    repo = args[args.index("--repo") + 1] if "--repo" in args[:-1] else next(
+        (a.removeprefix("--repo=") for a in args if a.startswith("--repo=")), None)
+    if repo is None or not Path(repo).is_absolute():
+        yield ws.checkout
+        return
+    with tempfile.TemporaryDirectory(prefix="omh-doctor-") as elsewhere:
+        yield Path(elsewhere)

@@ -271,3 +271,27 @@ def test_lint_findings_ride_in_the_description_and_nothing_when_clean(repo_dir: 
     assert omh(repo_dir, "memory", "lint").code == 1  # the same counts, listed
     (root / "fence.md").unlink()
     assert "omh memory lint" not in _recall_description(repo_dir)
+
+
+def test_serve_repo_finds_the_store_from_dir_whatever_the_folder(
+    served: Path, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere"  # not a repository: a harness's own folder
+    elsewhere.mkdir()
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "omh_git_memory", "mcp", "serve", "--repo",
+                                      str(served)], cwd=str(elsewhere), env=dict(os.environ))
+
+    async def run() -> Any:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
+            tools = await s.list_tools()
+            answer = await s.call_tool("recall", {"question": "deploy release branch"})
+            return tools, answer
+
+    tools, answer = asyncio.run(run())
+    recall_tool = next(t for t in tools.tools if t.name == "recall")
+    assert "4 notes (4 team)" in (recall_tool.description or "")
+    assert "deploy" in _text(answer)
+    bad = omh(elsewhere, "mcp", "serve", "--repo", str(tmp_path / "missing"))
+    assert bad.code == 1 and bad.err.startswith("omh: ")

@@ -80,13 +80,22 @@ app.add_typer(mcp_app, name="mcp")
 
 
 @mcp_app.command("serve")
-def mcp_serve() -> None:
+def mcp_serve(
+    repo: Annotated[
+        str | None,
+        typer.Option("--repo", metavar="DIR",
+                     help="Find the repository and its store from DIR, not from the folder "
+                     "the harness starts the server in."),
+    ] = None,
+) -> None:
     """Serve the remember and recall tools over MCP on stdin/stdout."""
     from pathlib import Path
 
     from omh_git_memory.mcp_server import serve
 
-    serve(Path.cwd())
+    if repo is not None and not repo.strip():
+        raise typer.BadParameter("--repo needs a folder", param_hint="--repo")
+    serve(Path(repo) if repo is not None else Path.cwd())
 
 
 @mcp_app.command("config")
@@ -95,18 +104,38 @@ def mcp_config(
     write: Annotated[
         bool, typer.Option("--write", help="Merge it into the harness's project file.")
     ] = False,
+    command: Annotated[
+        str | None,
+        typer.Option("--command", metavar="PATH",
+                     help="The command the harness starts (a full path, say); default: the "
+                     "one already in the omh entry, else `omh`."),
+    ] = None,
+    as_json: JsonFlag = False,
 ) -> None:
     """Print the project-scoped MCP configuration for a harness (or write it)."""
     from omh_git_memory import harness as harnesses
-    from omh_git_memory.cli.output import here, say
+    from omh_git_memory.cli.output import emit_json, here, say
 
     chosen = harnesses.harness(harness)
+    if command is not None and not command.strip():
+        raise typer.BadParameter("--command needs a command or a path", param_hint="--command")
     if not write:
+        snippet = chosen.snippet(command or harnesses.COMMAND[0])
+        if as_json:
+            emit_json({"harness": chosen.name, "path": chosen.path, "config": snippet})
+            return
         typer.echo(f"# {chosen.path}")
-        typer.echo(chosen.snippet(), nl=False)
+        typer.echo(snippet, nl=False)
         return
-    path = harnesses.write(here().checkout, chosen)
-    say(f"wrote the omh server into {path} (other servers untouched)")
+    checkout = here().checkout
+    path = harnesses.write(checkout, chosen, command)
+    started, args = harnesses.configured_in(checkout, chosen)
+    if as_json:
+        emit_json({"harness": chosen.name, "path": str(path), "command": started,
+                   "args": args})
+        return
+    say(f"wrote the omh server ({' '.join([started, *args])}) into {path} "
+        "(other servers untouched)")
 
 
 @mcp_app.command("rm")
@@ -114,18 +143,31 @@ def mcp_rm(
     harness: Annotated[
         str | None, typer.Argument(help="One harness (default: every one configured).")
     ] = None,
+    as_json: JsonFlag = False,
 ) -> None:
     """Remove the omh server from the harnesses' project files, leaving the rest."""
     from omh_git_memory import harness as harnesses
-    from omh_git_memory.cli.output import here, say
+    from omh_git_memory.cli.output import emit_json, here, say
 
     checkout = here().checkout
     chosen = [harnesses.harness(harness)] if harness else list(harnesses.HARNESSES.values())
-    changed = [p for p in (harnesses.remove(checkout, h) for h in chosen) if p is not None]
-    for path in changed:
-        say(f"removed the omh server from {path}")
-    if not changed:
-        typer.echo("no harness file here configures the omh server")
+    done = [r for r in (harnesses.remove(checkout, h) for h in chosen) if r is not None]
+    if as_json:
+        emit_json({"removed": [
+            {"harness": r.harness, "path": str(r.path), "file_removed": r.file_removed,
+             "folder_removed": str(r.folder_removed) if r.folder_removed else None}
+            for r in done]})
+        return
+    for r in done:
+        if r.folder_removed is not None:
+            say(f"removed {r.path} and the folder {r.folder_removed}: the omh server was "
+                "all they held")
+        elif r.file_removed:
+            say(f"removed {r.path}: the omh server was all it held")
+        else:
+            say(f"removed the omh server from {r.path} (the rest kept)")
+    if not done:
+        typer.echo("nothing to remove: no harness file here configures the omh server")
 
 
 @app.command()
