@@ -27,6 +27,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from itertools import chain, compress
 from typing import Final
 
 from omh_git_memory.index import Doc
@@ -176,32 +177,38 @@ def _title_groups(docs: list[Doc], groups: Counter[str], exclude: set[str]) -> i
     most share, then the word most of the rest share, …), adding them to `groups`;
     returns how many docs no such word gathers. `exclude`: stems that name nothing.
     A group is named by its word's most frequent spelling among the titles it
-    gathers (`windows`, `test`)."""
-    memo: dict[str, tuple[tuple[str, str], ...]] = {}
-    holders: dict[str, list[int]] = {}  # stem -> the docs whose title has it
-    words: list[list[tuple[str, str]]] = []  # per doc: its (stem, spelling) pairs
-    for i, d in enumerate(docs):
-        mine = _subjects(d.title, memo)
-        for s in mine:
-            holders.setdefault(s, []).append(i)
-        words.append(list(mine.items()))
-    for s in exclude:
-        holders.pop(s, None)
-    tally = {s: len(held) for s, held in holders.items()}
-    taken: set[int] = set()
+    gathers (`windows`, `test`).
+
+    The per-title work is done by C loops (split, set, Counter, isdisjoint, compress):
+    Python only judges each distinct token once and walks the gathered titles."""
+    titles = [set(d.title.lower().split(None, TITLE_WORDS)[:TITLE_WORDS]) for d in docs]
+    frequency = Counter(chain.from_iterable(titles))  # token -> titles holding it
+    tokens_of: dict[str, set[str]] = {}  # stem -> the tokens that hold it
+    spellings: dict[tuple[str, str], str] = {}  # (token, stem) -> the word as spelled
+    for token in frequency:
+        for s, word in _judge(token):
+            if s not in exclude:
+                tokens_of.setdefault(s, set()).add(token)
+                spellings[(token, s)] = word
+    remaining = list(range(len(docs)))
     for _ in range(MAX_GROUPS):
-        best = min(tally.items(), key=lambda item: (-item[1], item[0]), default=None)
+        # An estimate (a title holding two spellings counts twice); the group
+        # itself is counted exactly below.
+        estimate = {s: sum(frequency[t] for t in held) for s, held in tokens_of.items()}
+        best = min(estimate.items(), key=lambda item: (-item[1], item[0]), default=None)
         if best is None or best[1] < MIN_GROUP:
             break
-        gathered = [i for i in holders[best[0]] if i not in taken]
-        taken.update(gathered)
-        spellings: Counter[str] = Counter()
-        for i in gathered:  # the words of the docs just gathered count no more
-            for s, word in words[i]:
-                if s == best[0]:
-                    spellings[word] += 1
-                if s in tally:
-                    tally[s] -= 1
-        word = min(spellings.items(), key=lambda item: (-item[1], item[0]))[0]
-        groups[word[:MAX_LABEL]] += best[1]
-    return len(docs) - len(taken)
+        held = tokens_of.pop(best[0])
+        outside = list(map(held.isdisjoint, (titles[i] for i in remaining)))
+        gathered = list(compress(remaining, (not o for o in outside)))
+        if len(gathered) < MIN_GROUP:
+            continue
+        remaining = list(compress(remaining, outside))
+        gone = Counter(chain.from_iterable(titles[i] for i in gathered))
+        frequency.subtract(gone)
+        spelled: Counter[str] = Counter()
+        for t in held:
+            spelled[spellings[(t, best[0])]] += gone[t]
+        word = min(spelled.items(), key=lambda item: (-item[1], item[0]))[0]
+        groups[word[:MAX_LABEL]] += len(gathered)
+    return len(remaining)
