@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import re
+import secrets
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -112,6 +113,9 @@ def _json_harness(name: str, path: str, table: str, entry: Entry, command_of: Co
 _NONE: Final = object()
 _TOML_TABLE = f"[mcp_servers.{SERVER_NAME}]"
 _TOML_OURS = re.compile(rf"(?ms)^{re.escape(_TOML_TABLE)}[ \t]*\n.*?(?=^\[|\Z)")
+# Our table and its sub-tables ([mcp_servers.omh.env]), for removal.
+_TOML_OURS_ALL = re.compile(
+    rf"(?ms)^\[mcp_servers\.{SERVER_NAME}(?:\.[^\]\n]*)?\][ \t]*\n.*?(?=^\[|\Z)")
 _TOML_COMMAND_LINE = re.compile(r"^[ \t]*(command|args)[ \t]*=")
 CODEX_PATH: Final = ".codex/config.toml"
 
@@ -170,7 +174,10 @@ def _toml_remove(text: str) -> tuple[str | None, bool]:
     if not _TOML_OURS.search(text):
         raise ConfigError(f"{CODEX_PATH} sets mcp_servers.{SERVER_NAME} in a form omh does "
                           "not rewrite; remove it by hand")
-    updated = _TOML_OURS.sub("", text).rstrip("\n")
+    updated = _TOML_OURS_ALL.sub("", text).rstrip("\n")
+    if _toml_ours(_toml_load(updated)) is not None:
+        raise ConfigError(f"{CODEX_PATH} sets mcp_servers.{SERVER_NAME} in more places than "
+                          f"{_TOML_TABLE}; remove it by hand")
     return (updated + "\n" if updated.strip() else ""), not updated.strip()
 
 
@@ -212,7 +219,7 @@ def _read(checkout: Path, h: Harness) -> str | None:
     """The harness file's text, None when there is none. A link, a FIFO or a folder
     there is refused: omh never writes through a link, nor blocks on a pipe."""
     path = checkout / h.path
-    for at in (path.parent, path):
+    for at in (path.parent, path) if path.parent != checkout else (path,):
         if at.is_symlink():
             raise ConfigError(f"{at} is a symbolic link; omh does not write through links: "
                               "edit the file it points at by hand")
@@ -229,7 +236,7 @@ def _read(checkout: Path, h: Harness) -> str | None:
 
 def _replace(path: Path, text: str) -> None:
     """Write `path` whole or not at all: a new file beside it, renamed over it."""
-    tmp = path.with_name(f".{path.name}.omh-tmp-{os.getpid()}")
+    tmp = path.with_name(f".{path.name}.omh-tmp-{os.getpid()}-{secrets.token_hex(4)}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -246,8 +253,11 @@ def write(checkout: Path, h: Harness, command: str | None = None) -> Path:
     the one the user set in our entry (else `omh`)."""
     path = checkout / h.path
     updated = h.add(_read(checkout, h) or "", command)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _replace(path, updated)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _replace(path, updated)
+    except OSError as err:
+        raise ConfigError(f"cannot write {path}: {err.strerror or err}") from None
     return path
 
 
@@ -270,10 +280,13 @@ def remove(checkout: Path, h: Harness) -> Removal | None:
     updated, nothing_left = h.remove(text)
     if updated is None:
         return None
-    if not nothing_left:
-        _replace(path, updated)
-        return Removal(h.name, path, False, None)
-    path.unlink()
+    try:
+        if not nothing_left:
+            _replace(path, updated)
+            return Removal(h.name, path, False, None)
+        path.unlink()
+    except OSError as err:
+        raise ConfigError(f"cannot change {path}: {err.strerror or err}") from None
     folder = path.parent
     if folder != checkout:
         try:

@@ -156,3 +156,19 @@ def test_a_harness_file_that_is_a_link_is_refused(repo_dir: Path, tmp_path: Path
         run = omh(repo_dir, "mcp", *args)
         assert run.code == 1 and "symbolic link" in run.err
     assert target.read_text() == "{}"
+
+
+def test_codex_sub_tables_of_the_entry_go_with_it(repo_dir: Path) -> None:
+    codex = repo_dir / ".codex/config.toml"
+    codex.parent.mkdir()
+    codex.write_text('model = "x"\n\n[mcp_servers.omh]\ncommand = "omh"\nargs = ["mcp", "serve"]'
+                     '\n\n[mcp_servers.omh.env]\nOMH_SESSION = "s1"\n')
+    assert omh(repo_dir, "mcp", "rm", "codex").code == 0
+    assert tomllib.loads(codex.read_text()) == {"model": "x"}
+    assert omh(repo_dir, "mcp", "rm", "codex").out.startswith("nothing to remove")
+
+
+def test_a_file_where_the_folder_should_be_is_one_clear_line(repo_dir: Path) -> None:
+    (repo_dir / ".codex").write_text("not a folder")
+    run = omh(repo_dir, "mcp", "config", "codex", "--write")
+    assert run.code == 1 and run.err.startswith("omh: ") and "internal error" not in run.err
