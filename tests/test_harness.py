@@ -72,8 +72,15 @@ def test_rm_removes_the_files_and_folders_only_omh_filled(repo_dir: Path, name: 
     assert omh(repo_dir, "mcp", "config", name, "--write").code == 0
     run = omh(repo_dir, "mcp", "rm", name, "--json")
     assert run.code == 0, run.err
-    (removed,) = run.json()["removed"]
+    removed, *hook = run.json()["removed"]
     assert removed["harness"] == name and removed["file_removed"] is True
+    if name == "claude":  # the Stop hook config --write added, and .claude/ it made
+        settings = repo_dir / ".claude/settings.json"
+        assert hook == [{"harness": "claude", "path": str(settings), "file_removed": True,
+                         "folder_removed": str(settings.parent)}]
+        assert not settings.parent.exists()
+    else:
+        assert hook == []
     assert not path.exists()
     if path.parent != repo_dir:  # .codex/, .cursor/: omh made them, nothing else is there
         assert removed["folder_removed"] == str(path.parent) and not path.parent.exists()

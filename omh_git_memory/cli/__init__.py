@@ -229,9 +229,9 @@ def mcp_rm(
         emit_json({"removed": [
             {"harness": r.harness, "path": str(r.path), "file_removed": r.file_removed,
              "folder_removed": str(r.folder_removed) if r.folder_removed else None}
-            for r in done],
-            "stop_hook": None if hook is None else {"path": str(hook[0]),
-                                                    "file_removed": hook[1]}})
+            for r in done] + ([] if hook is None else [
+            {"harness": "claude", "path": str(hook[0]), "file_removed": hook[1],
+             "folder_removed": None if hook[0].parent.exists() else str(hook[0].parent)}])})
         return
     for r in done:
         if r.folder_removed is not None:
