@@ -425,11 +425,13 @@ def _patch(postings: Postings, removed: dict[int, dict[str, int]],
             if at < len(slots) and slots[at] == slot:
                 del slots[at]
                 del counts[at]
-    for slot in sorted(added):
+    for slot in sorted(added):  # a million postings at 10k notes: no call per posting
         for term, tf in added[slot].items():
-            slots, counts = arrays(term)
-            slots.append(slot)
-            counts.append(tf)
+            pair = touched.get(term)
+            if pair is None:
+                pair = arrays(term)
+            pair[0].append(slot)
+            pair[1].append(tf)
     return {term: (slots.tobytes(), counts.tobytes()) if slots else None
             for term, (slots, counts) in touched.items()}
 

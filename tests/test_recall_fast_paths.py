@@ -1,9 +1,10 @@
 """Recall's fast paths against the slow definitions they replace.
 
 Recall scores every document in one pass per phrasing (rare words posting by
-posting, common words as cached whole columns) and loads the cached index without
-the dataclass constructor. These tests hold both to a reference that scores every
-document from `Searcher.contribution`, and to `Doc(*row)`.
+posting, common words as cached whole columns), loads the cached index without
+the dataclass constructor, and splits each distinct token once. These tests hold
+them to scoring every document from `Searcher.contribution`, to `Doc(*row)` and
+to splitting every word afresh.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from omh_git_memory import recall as recall_module
+from omh_git_memory import tokens
 from omh_git_memory.index import Doc, docs_from_tuples, index_dir, snapshot_for
 from omh_git_memory.recall import Searcher, phrasings, recall
 from omh_git_memory.workspace import open_workspace
@@ -136,3 +138,25 @@ def test_loading_the_index_gives_the_documents_it_built(tmp_path: Path) -> None:
     assert docs_from_tuples(rows) == [Doc.from_tuple(r) if r else None for r in rows]
     with pytest.raises(TypeError):
         docs_from_tuples([rows[0][:-1]])  # type: ignore[index]
+
+
+def _slow_words(text: str) -> list[str]:
+    """`tokens.words` as first written: every match split and stemmed afresh."""
+    out: list[str] = []
+    for match in tokens._WORD.finditer(text):
+        token = match.group()
+        parts = [p for piece in token.split("_") for p in tokens._parts(piece)]
+        whole = tokens.stem(token.lower())
+        out.append(whole)
+        if len(parts) > 1:
+            out.extend(s for s in (tokens.stem(p.lower()) for p in parts) if s != whole)
+    return out
+
+
+def test_cached_token_words_equal_splitting_every_match() -> None:
+    rng = random.Random(4)
+    alphabet = "aZ_9é中ǅ²ßİ -\u0301x_Y1.:"
+    texts = ["parseHeaderLine CURLOPT_SSL_VERIFYPEER http2 HTTPServer mounted_files",
+             *("".join(rng.choices(alphabet, k=rng.randint(0, 40))) for _ in range(3000))]
+    for text in texts * 2:  # the second time from the cache
+        assert tokens.words(text) == _slow_words(text), text
