@@ -199,7 +199,7 @@ def measure(n: int, questions: list[str], tmp: Path, against: Path | None,
         ours.append(run_worker(ROOT, where, env, incremental=round_ == 0))
         ours[-1]["cli"], ours[-1]["cli_cpu"] = cli(ROOT, where, env, questions[0])
         if against is not None:
-            theirs.append(run_worker(against, other, env, incremental=False))
+            theirs.append(run_worker(against, other, env, incremental=round_ == 0))
             theirs[-1]["cli"], theirs[-1]["cli_cpu"] = cli(against, other, env, questions[0])
     grep_args = ["git", "grep", "-i", "-w", "-l"]
     for word in questions[0].replace(":", " ").split():

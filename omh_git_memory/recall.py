@@ -59,11 +59,6 @@ class _Term:
     content: bool = True  # not a function word (`the`, `does`, `why`)
     word: str = ""  # the stemmed word itself (keys the searcher's cache of dense columns)
 
-    @property
-    def bound(self) -> float:
-        """The most this word can add to any document's score."""
-        return self.idf * (K1 + 1)
-
 
 class Scan:
     """One phrasing's exact scores over every document slot (0.0 where no word of
