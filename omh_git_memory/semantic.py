@@ -117,7 +117,8 @@ def _integer_graph(raw: bytes) -> bytes:
     `Add` of its bias) into one DynamicQuantizeMatMul: x is quantized to uint8 over
     the whole input of the call, multiplied by the int8 weights in integers and
     scaled back to float32 per column. Embedding lookups gather int8 rows and widen
-    only those (:func:`_gather_rows_then_widen`). Every other step stays as it was."""
+    only those (:func:`_gather_rows_then_widen`), and the softmax's NaN guards go
+    (:func:`_drop_nan_guards`). Every other step stays as it was."""
     try:
         import numpy as np
         import onnx
@@ -172,6 +173,7 @@ def _integer_graph(raw: bytes) -> bytes:
             "DynamicQuantizeMatMul", inputs, outputs, name=f"{node.name}/int8",
             domain="com.microsoft")
         dropped.update((id(scaled), id(widened)))
+    _drop_nan_guards(graph.node, made_by, dropped)
     nodes = []
     for node in graph.node:
         if id(node) not in dropped:
@@ -188,6 +190,26 @@ def _integer_graph(raw: bytes) -> bytes:
         model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
     rewritten: bytes = model.SerializeToString()
     return rewritten
+
+
+def _drop_nan_guards(nodes: Any, made_by: dict[str, Any], dropped: set[int]) -> None:
+    """`Where(IsNaN(p), c, p)` after a Softmax: the export's guard for a row whose every
+    key is masked out, which the Embedder never makes (it never pads, and its mask
+    is all ones), so the guard never changes a bit; it cost a quarter of the time
+    of a call (measured)."""
+    renamed: dict[str, str] = {}
+    for node in nodes:
+        if node.op_type != "Where":
+            continue
+        test = made_by.get(node.input[0])
+        if (test is not None and test.op_type == "IsNaN" and node.input[2] == test.input[0]
+                and getattr(made_by.get(test.input[0]), "op_type", "") == "Softmax"):
+            renamed[node.output[0]] = test.input[0]
+            dropped.update((id(node), id(test)))
+    for node in nodes:
+        for i, name in enumerate(node.input):
+            if name in renamed:
+                node.input[i] = renamed[name]
 
 
 def _gather_rows_then_widen(node: Any, made_by: dict[str, Any], users: dict[str, list[Any]],
