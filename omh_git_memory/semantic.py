@@ -55,10 +55,11 @@ MAX_TOKENS: Final = 256
 # it with any change that can change a vector's bits.
 REWRITE: Final = 1
 # What a cached vector was made with; part of every cached row's key, so vectors made
-# another way (float32 matrix products, or 256 word pieces, before) are embedded
-# again rather than mixed in.
+# another way (float32 matrix products at 128 pieces, before) are embedded again
+# rather than mixed in.
 MODEL_ID: Final = f"all-MiniLM-L6-v2-int8-matmul{REWRITE}-{MAX_TOKENS}"
 CACHED_MODEL: Final = "all-MiniLM-L6-v2-int8-matmul"  # + f"{REWRITE}-{source digest}.onnx"
+KEEP_MODELS: Final = 3  # cached rewrites kept (other installs may share the home)
 
 
 class SemanticUnavailable(OmhError):
@@ -104,9 +105,10 @@ def integer_model(source: Path, cache: Path | None) -> bytes:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             write_checked(path, rewritten)
-            for old in cache_files(path.parent, f"{CACHED_MODEL}*.onnx"):
-                if old.name != path.name:  # made from another model file or rewrite
-                    discard(old)
+            # Copies made from other model files or by other rewrites: the newest
+            # are kept, for other installs of omh that share this home.
+            for old in cache_files(path.parent, f"{CACHED_MODEL}*.onnx")[KEEP_MODELS:]:
+                discard(old)
         except OSError:
             pass
     return rewritten

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -132,6 +133,19 @@ def test_the_rewritten_model_is_cached_and_checked_on_every_load(
     monkeypatch.setattr(semantic_module, "_integer_graph", real)
     assert semantic_module.integer_model(_source(), cache) == made
     assert [p.name for p in cache.iterdir()] == [path.name]
+
+
+def test_old_rewrites_are_pruned_but_a_few_kept(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    for age in range(5):  # left by other versions of the rewrite
+        old = cache / f"{semantic_module.CACHED_MODEL}0-{age}.onnx"
+        old.write_bytes(b"old")
+        os.utime(old, (1_000_000 - age, 1_000_000 - age))
+    semantic_module.integer_model(_source(), cache)
+    kept = sorted(p.name for p in cache.iterdir())
+    assert len(kept) == semantic_module.KEEP_MODELS
+    assert f"{semantic_module.CACHED_MODEL}0-0.onnx" in kept  # the newest other one
 
 
 def test_a_cached_model_behind_a_symlink_is_not_read(tmp_path: Path) -> None:
