@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 
 DIMENSIONS: Final = 384
 # Word pieces per text: all-MiniLM-L6-v2's sentence-transformers default. With the
-# integer matrix products it costs 1.7x the CPU of 128 (the length it was fine-tuned
+# integer matrix products it costs 1.4-1.7x the CPU of 128 (the length it was fine-tuned
 # at) and fuses 1.3 points of P@1 better on the dev corpora (docs/recall.md).
 MAX_TOKENS: Final = 256
 # The version of how vectors are made (`_integer_graph`'s rewrite and the session's
