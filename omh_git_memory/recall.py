@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from itertools import compress, repeat
 from typing import Any, Final, Protocol
 
+from omh_git_memory.config import DEFAULT_REPO_NAME
 from omh_git_memory.index import Doc, Snapshot
 from omh_git_memory.layers import Layer, reachable_layers
 from omh_git_memory.note import Note
@@ -476,8 +477,9 @@ def read_at(doc: Doc) -> str:
 def what_it_is(doc: Doc) -> str:
     """The note's title, cut to TITLE_WIDTH; for the topic, that it is the repository's."""
     title = " ".join(doc.title.split()) or doc.key
-    if doc.source.startswith("t:"):
-        title = f"the repository topic of {title}"
+    if doc.source.startswith("t:"):  # unnamed ([repo] name unset): no "topic of repo"
+        title = ("the repository topic" if doc.key == DEFAULT_REPO_NAME
+                 else f"the repository topic of {title}")
     return title if len(title) <= TITLE_WIDTH else title[: TITLE_WIDTH - 1].rstrip() + "…"
 
 
