@@ -1,0 +1,57 @@
+"""The hostile review of a note's whole life (issue 13): mv's journal and lock,
+update and edit, review and its end-of-session line, the Claude Stop hook, MCP
+`replaces`. Each test was seen red against the code before its fix
+(docs/reliability.md lists what held up and what was found)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.helpers import Run, omh
+
+TIMEOUT = 20
+
+
+def _omh(cwd: Path, *args: str, env: dict[str, str] | None = None) -> Run:
+    """`omh` in a subprocess that must finish: a hang fails the test instead of the run."""
+    try:
+        done = subprocess.run([sys.executable, "-m", "omh_git_memory", *args], cwd=cwd,
+                              env={**os.environ, **(env or {})}, capture_output=True,
+                              text=True, check=False, timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"omh {' '.join(args)} hung") from None
+    return Run(done.returncode, done.stdout, done.stderr)
+
+
+def _remember(repo: Path, observed: str, *links: str) -> str:
+    args = ["memory", "remember", "--expected", "e", "--observed", observed,
+            "--evidence", "v", "--answers", "q?", "--json"]
+    for link in links:
+        args += ["--relates-to", link]
+    run = omh(repo, *args)
+    assert run.code == 0, run.err
+    return str(run.json()["key"])
+
+
+def _store(repo: Path) -> Path:
+    return Path(omh(repo, "memory", "--json").json()["local_store"])
+
+
+def test_hang_a_fifo_at_the_store_lock_hangs_no_reader_and_no_mv(repo_dir: Path) -> None:
+    key = _remember(repo_dir, "Alpha fails.")
+    lock = _store(repo_dir) / ".omh-lock"
+    os.mkfifo(lock)
+    recall = _omh(repo_dir, "memory", "recall", "alpha", "--json")
+    assert recall.code == 0, recall.err
+    assert key in recall.out
+    listing = _omh(repo_dir, "memory", "--json")
+    assert listing.code == 0, listing.err
+    moved = _omh(repo_dir, "memory", "mv", key, "surprise/beta")
+    assert moved.code == 1, moved.err
+    assert ".omh-lock" in moved.err and "not a regular file" in moved.err
+    assert len(moved.err.strip().splitlines()) == 1
+    assert (_store(repo_dir) / f"{key}.md").is_file()  # nothing moved
