@@ -5,7 +5,6 @@ update and edit, review and its end-of-session line, the Claude Stop hook, MCP
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -55,3 +54,30 @@ def test_hang_a_fifo_at_the_store_lock_hangs_no_reader_and_no_mv(repo_dir: Path)
     assert ".omh-lock" in moved.err and "not a regular file" in moved.err
     assert len(moved.err.strip().splitlines()) == 1
     assert (_store(repo_dir) / f"{key}.md").is_file()  # nothing moved
+
+
+def test_dataloss_mcp_rm_refused_by_one_file_changes_no_other(repo_dir: Path) -> None:
+    """`omh mcp rm` refused by the settings file (a FIFO, a link, not JSON) or by one
+    harness file must leave every other file as it was, not half of the removal."""
+    assert _omh(repo_dir, "mcp", "config", "claude", "--write").code == 0
+    assert _omh(repo_dir, "mcp", "config", "codex", "--write").code == 0
+    mcp_json = (repo_dir / ".mcp.json").read_bytes()
+    codex = (repo_dir / ".codex" / "config.toml").read_bytes()
+    settings = repo_dir / ".claude" / "settings.json"
+    for breakage in ("fifo", "not json"):
+        settings.unlink()
+        if breakage == "fifo":
+            os.mkfifo(settings)
+        else:
+            settings.write_text('{"hooks": ', encoding="utf-8")
+        for args in (("claude",), ()):
+            run = _omh(repo_dir, "mcp", "rm", *args)
+            assert run.code == 1, (breakage, args, run.out)
+            assert "settings.json" in run.err
+            assert (repo_dir / ".mcp.json").read_bytes() == mcp_json, (breakage, args)
+            assert (repo_dir / ".codex" / "config.toml").read_bytes() == codex
+    settings.unlink()
+    (repo_dir / ".codex" / "config.toml").write_text("[mcp_servers.omh\n", encoding="utf-8")
+    run = _omh(repo_dir, "mcp", "rm")
+    assert run.code == 1, run.out
+    assert (repo_dir / ".mcp.json").read_bytes() == mcp_json  # claude's entry stays too
