@@ -81,3 +81,66 @@ def test_dataloss_mcp_rm_refused_by_one_file_changes_no_other(repo_dir: Path) ->
     run = _omh(repo_dir, "mcp", "rm")
     assert run.code == 1, run.out
     assert (repo_dir / ".mcp.json").read_bytes() == mcp_json  # claude's entry stays too
+
+
+def _review_on_a_terminal(cwd: Path, on_prompt: list[tuple[object, str]]) -> tuple[int, str]:
+    """`omh memory review` on a pty; at the n-th prompt, run the n-th callable (the
+    world changing while the person reads), then type its answer."""
+    import pty
+    import select
+    import time
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "omh_git_memory", "memory", "review"],
+                            cwd=cwd, stdin=slave, stdout=slave, stderr=slave, close_fds=True)
+    os.close(slave)
+    out, seen, steps = b"", 0, list(on_prompt)
+    deadline = time.monotonic() + TIMEOUT
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+            while out.count(b"[p/e/r/k/q]") > seen:
+                seen += 1
+                if steps:
+                    act, answer = steps.pop(0)
+                    if callable(act):
+                        act()
+                    os.write(master, answer.encode() + b"\n")
+                else:
+                    os.write(master, b"\x04")
+        elif proc.poll() is not None:
+            break
+    proc.wait(timeout=TIMEOUT)
+    os.close(master)
+    return proc.returncode, out.decode("utf-8", "replace").replace("\r\n", "\n")
+
+
+def test_wrong_review_never_promotes_a_text_it_did_not_show(repo_dir: Path) -> None:
+    """The person answers `p` about the note review showed; if the note was rewritten
+    meanwhile (an agent's `replaces`, an editor), that other text is not committed."""
+    from tests.helpers import git
+
+    omh(repo_dir, "init")
+    git(repo_dir, "add", ".omh")
+    git(repo_dir, "commit", "-qm", "omh init")
+    key = _remember(repo_dir, "Alpha fails.")
+    path = _store(repo_dir) / f"{key}.md"
+    swapped = path.read_text(encoding="utf-8").replace("Alpha fails.", "Something else.")
+
+    def rewrite() -> None:
+        path.write_text(swapped, encoding="utf-8")
+
+    head = git(repo_dir, "rev-parse", "HEAD")
+    code, out = _review_on_a_terminal(repo_dir, [(rewrite, "p")])
+    assert code == 0, out
+    assert git(repo_dir, "rev-parse", "HEAD") == head, out  # nothing committed
+    assert "changed since review showed it" in out, out
+    assert path.read_text(encoding="utf-8") == swapped  # the newer text stays local
+    assert "promoted 0" in out
