@@ -6,10 +6,14 @@ update and edit, review and its end-of-session line, the Claude Stop hook, MCP
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from omh_git_memory.faults import MV_POINTS
 from tests.helpers import Run, omh
 
 TIMEOUT = 20
@@ -144,3 +148,25 @@ def test_wrong_review_never_promotes_a_text_it_did_not_show(repo_dir: Path) -> N
     assert "changed since review showed it" in out, out
     assert path.read_text(encoding="utf-8") == swapped  # the newer text stays local
     assert "promoted 0" in out
+
+
+@pytest.mark.parametrize("point", MV_POINTS[:2])  # one file: no second step
+def test_dataloss_update_killed_mid_write_leaves_the_note_old_or_new(repo_dir: Path,
+                                                                     point: str) -> None:
+    """A kill while `update` switches the file (the same for edit and MCP `replaces`)
+    must leave the note under its name, old or new — not set aside under a hidden
+    name where no listing finds it. (The old compare-and-swap renamed the note aside,
+    compared it and linked the new text in: a kill between left no note at all.)"""
+    key = _remember(repo_dir, "Alpha fails.")
+    path = _store(repo_dir) / f"{key}.md"
+    before = path.read_bytes()
+    run = _omh(repo_dir, "memory", "update", key, "--evidence", "a new line",
+               env={"OMH_FAULT": point})
+    assert run.code == -signal.SIGKILL, (point, run.code, run.err)  # killed at that step
+    show = _omh(repo_dir, "memory", "show", key, "--json")
+    assert show.code == 0, (point, show.err)
+    after = path.read_bytes()
+    assert after == before or b"a new line" in after
+    assert after == before if point == "journal:prepared" else b"a new line" in after
+    hidden = [p.name for p in path.parent.iterdir() if p.name.startswith(".")]
+    assert hidden == [], hidden  # nothing left behind once a reader has read the store
