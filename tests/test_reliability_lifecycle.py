@@ -170,3 +170,24 @@ def test_dataloss_update_killed_mid_write_leaves_the_note_old_or_new(repo_dir: P
     assert after == before if point == "journal:prepared" else b"a new line" in after
     hidden = [p.name for p in path.parent.iterdir() if p.name.startswith(".")]
     assert hidden == [], hidden  # nothing left behind once a reader has read the store
+
+
+def test_wrong_summary_never_counts_a_session_that_only_starts_like_this_one(
+        repo_dir: Path) -> None:
+    """`s1` must not count the notes of `s10`, nor of a session named `s1, x` (whose
+    source, `session s1, x, claude-code 2.1`, starts with `session s1, `)."""
+    from tests.test_update import GOOD, _mcp
+
+    for session in ("s10", "s1, x"):
+        (done,) = _mcp(repo_dir, [{**GOOD, "observed": f"Seen by {session}.",
+                                   "answers": [f"what did {session} see?"]}], session=session)
+        assert not done.is_error, session
+    run = _omh(repo_dir, "memory", "review", "--summary", "--json", env={"OMH_SESSION": "s1"})
+    assert run.code == 0, run.err
+    assert run.json()["count"] == 0, run.json()
+    listed = _omh(repo_dir, "memory", "review", "--session", "s1", "--json")
+    assert listed.json()["notes"] == []
+    for session in ("s10", "s1, x"):
+        own = _omh(repo_dir, "memory", "review", "--summary", "--json",
+                   env={"OMH_SESSION": session})
+        assert own.json()["count"] == 1, (session, own.json())
