@@ -191,3 +191,38 @@ def test_wrong_summary_never_counts_a_session_that_only_starts_like_this_one(
         own = _omh(repo_dir, "memory", "review", "--summary", "--json",
                    env={"OMH_SESSION": session})
         assert own.json()["count"] == 1, (session, own.json())
+
+
+def _lint_duplicates(repo: Path) -> list[dict[str, object]]:
+    run = _omh(repo, "memory", "lint", "--json")
+    return [f for f in run.json()["findings"] if f["rule"] == "DuplicateKey"]
+
+
+def test_wrong_a_derived_key_that_a_written_note_or_the_topic_holds_is_a_duplicate(
+        repo_dir: Path) -> None:
+    """Two stubs of one key are a DuplicateKey warning; so must be a stub whose key a
+    written team note holds (a document `surprise/eps.md` beside the note
+    `surprise/eps`) and a topic whose committed `[repo] name` is a stub's key — each
+    listed twice, found twice by recall, and lint said nothing."""
+    from tests.helpers import git
+
+    omh(repo_dir, "init")
+    config = repo_dir / ".omh" / "memory.toml"
+    config.write_text(config.read_text(encoding="utf-8").replace(
+        'name = "repo"', 'name = "readme"'), encoding="utf-8")
+    notes = repo_dir / ".omh" / "notes" / "surprise"
+    notes.mkdir(parents=True)
+    (notes / "eps.md").write_text(
+        "---\nkey: surprise/eps\ntype: surprise\nsource: cli\nrecorded: 2026-11-01\n---\n\n"
+        "# Eps fails.\n\n## Expected\ne\n\n## Observed\nEps fails.\n\n## Evidence\nv\n\n"
+        "## Answers\n\n- q?\n\n## Related\n\n- [[readme]]\n", encoding="utf-8")
+    (repo_dir / "surprise").mkdir()
+    (repo_dir / "surprise" / "eps.md").write_text("# Eps document\n", encoding="utf-8")
+    git(repo_dir, "add", "-A")
+    git(repo_dir, "commit", "-qm", "a note, a document of its key, a topic named readme")
+    found = _lint_duplicates(repo_dir)
+    keys = sorted(str(f["key"]) for f in found)
+    assert keys == ["readme", "surprise/eps"], found
+    messages = " ".join(str(f["message"]) for f in found)
+    assert "surprise/eps.md" in messages and ".omh/notes/surprise/eps.md" in messages
+    assert "[repo] name" in messages
