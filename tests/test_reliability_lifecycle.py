@@ -226,3 +226,16 @@ def test_wrong_a_derived_key_that_a_written_note_or_the_topic_holds_is_a_duplica
     messages = " ".join(str(f["message"]) for f in found)
     assert "surprise/eps.md" in messages and ".omh/notes/surprise/eps.md" in messages
     assert "[repo] name" in messages
+
+
+def test_wrong_a_topic_titled_as_the_repository_is_not_called_a_stub(repo_dir: Path) -> None:
+    from tests.helpers import git
+
+    omh(repo_dir, "init")
+    git(repo_dir, "add", "-A")
+    git(repo_dir, "commit", "-qm", "omh init")
+    run = _omh(repo_dir, "memory", "remember", "--type", "topic", "--title", "repo",
+               "--section", "Summary=x")
+    assert run.code == 1, run.out
+    assert "stub" not in run.err and "((" not in run.err and ")))" not in run.err, run.err
+    assert "repository topic" in run.err and "[repo] name" in run.err, run.err
