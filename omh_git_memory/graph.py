@@ -24,6 +24,10 @@ class Graph:
     derived: frozenset[str] = frozenset()
     # Documents whose stub key another document's stub has: (key, path, kept by).
     clashes: tuple[tuple[str, str, str], ...] = ()
+    # Derived notes whose key a written team note or another derived note holds as
+    # well (key, what the derived note is, what else holds the key): both are listed
+    # and found, so lint names them (DuplicateKey).
+    shadows: tuple[tuple[str, str, str], ...] = ()
     _claims: dict[NoteId, list[StoredNote]] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -34,9 +38,10 @@ class Graph:
 
     @classmethod
     def of(cls, *layers: Iterable[StoredNote], derived: Iterable[str] = (),
-           clashes: Iterable[tuple[str, str, str]] = ()) -> Graph:
+           clashes: Iterable[tuple[str, str, str]] = (),
+           shadows: Iterable[tuple[str, str, str]] = ()) -> Graph:
         return cls([entry for layer in layers for entry in layer], frozenset(derived),
-                   tuple(clashes))
+                   tuple(clashes), tuple(shadows))
 
     @property
     def readable(self) -> list[tuple[StoredNote, Note]]:

@@ -269,6 +269,14 @@ class Removal:
     folder_removed: Path | None  # the harness's folder, left empty, went too
 
 
+def check_removal(checkout: Path, h: Harness) -> None:
+    """Refuse now what :func:`remove` would refuse (a link, a FIFO, a file that does
+    not parse), so that a removal from several files changes none when one refuses."""
+    text = _read(checkout, h)
+    if text is not None:
+        h.remove(text)
+
+
 def remove(checkout: Path, h: Harness) -> Removal | None:
     """Take our entry out of `h`'s file, or None when it has none. A file left with
     nothing else in it is removed, and so is the harness's own folder (`.codex/`)

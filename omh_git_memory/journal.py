@@ -102,15 +102,24 @@ def _open_lock(root: Path, create: bool) -> int | None:
     `create` is False) or it cannot be opened (a read-only store: nobody can switch
     files in it either)."""
     path = root / LOCK_NAME
-    flags = os.O_RDONLY | os.O_NOFOLLOW | (os.O_CREAT if create else 0)
+    # Never blocks: a FIFO put at the lock's name would hang every reader on open.
+    flags = (os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY
+             | (os.O_CREAT if create else 0))
     try:
-        return os.open(path, flags, 0o644)
+        fd = os.open(path, flags, 0o644)
     except FileNotFoundError:
         return None
     except OSError as err:
         if create:
             raise StoreError(f"cannot lock the local store at {path}: {err.strerror}") from None
         return None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        if create:
+            raise StoreError(f"cannot lock the local store at {path}: it is not a regular "
+                             "file; remove it (omh makes it again)")
+        return None
+    return fd
 
 
 @contextlib.contextmanager

@@ -146,6 +146,14 @@ def _duplicate_key(graph: Graph) -> Iterator[tuple[Subject, int | None, str]]:
             f"the stub key {key} is also derived from {kept_by}, which keeps it, so this "
             "document has no stub; rename one of the two, or exclude one in [stubs] exclude"
         )
+    # A derived note whose key a written note (or, for the topic, a stub) holds: two
+    # notes of one key, each listed and found.
+    for key, what, holder in graph.shadows:
+        fix = ("change [repo] name in .omh/memory.toml and commit it" if "[repo] name" in what
+               else "rename the document or the note, or exclude the document in "
+               "[stubs] exclude")
+        yield DerivedSubject(Layer.TEAM, key, what), None, (
+            f"the key {key} of {what} is also held by {holder}; {fix}")
 
 
 def _dangling_link(graph: Graph) -> Iterator[tuple[StoredNote, int | None, str]]:

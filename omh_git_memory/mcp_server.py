@@ -133,7 +133,9 @@ def _source(ctx: Context) -> str:
     if info is not None:
         name, version = clean_source_part(info.name), clean_source_part(info.version or "")
         client = f"{name} {version}".strip() or client
-    session = clean_source_part(os.environ.get("OMH_SESSION", ""))
+    from omh_git_memory.review import clean_session  # the hook finds it cleaned alike
+
+    session = clean_session(os.environ.get("OMH_SESSION", ""))
     return f"session {session}, {client}" if session else f"mcp, {client}"
 
 

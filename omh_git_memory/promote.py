@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -185,11 +185,22 @@ def _bytes(entries: Sequence[tuple[Key, StoredNote]]) -> dict[str, bytes]:
     return out
 
 
-def promote(ws: Workspace, keys: Sequence[str], signoff: bool = False) -> Promoted:
+def promote(ws: Workspace, keys: Sequence[str], signoff: bool = False,
+            shown: Mapping[str, bytes] | None = None) -> Promoted:
     """Commit the notes `keys` name to the team layer, then remove their local copies.
     The commit is built with libgit2, so no git hook runs (pre-commit, commit-msg);
-    `signoff` adds a Signed-off-by trailer from the committer's identity."""
+    `signoff` adds a Signed-off-by trailer from the committer's identity. `shown`:
+    the text a person decided on, by key (review); a note that reads otherwise now
+    is refused, so that only what was shown is committed."""
     steps = plan(ws, ws.graph(), keys)
+    if shown is not None:
+        now = {key.value: render(entry.note).encode("utf-8")
+               for key, entry in (*steps.commit, *steps.finish) if entry.note is not None}
+        differ = [k for k, data in shown.items() if k in now and now[k] != data]
+        if differ:
+            raise PromoteRefused([f"local/{k} changed since review showed it, so nothing was "
+                                  f"committed; look at it (omh memory show {k} --layer local)"
+                                  " and review again" for k in differ])
     faults.point("promote:planned")
     add = _bytes(steps.commit)
     commit = head_id(ws.repo) or ""

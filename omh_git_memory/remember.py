@@ -81,11 +81,16 @@ class TeamKeys:
             elif doc.source.startswith("s:"):
                 derived[doc.key] = doc.source.split(":", 2)[2]
             else:
-                derived[doc.key] = "the repository (the topic note)"
+                derived[doc.key] = TOPIC_WHERE
         return cls(written, derived)
 
     def holds(self, key: Key) -> bool:
         return key.value in self.written or key.value in self.derived
+
+
+# Where the repository topic's text comes from, as a refusal names it.
+TOPIC_WHERE = "the repository's files (the repository topic; its key is [repo] name in " \
+    ".omh/memory.toml)"
 
 
 class KeyTaken(KeyConflict):
@@ -108,6 +113,8 @@ class KeyTaken(KeyConflict):
         if if_exists is IfExists.OVERRIDE:
             head = (f"--if-exists override would hide team/{key} behind a local note of the "
                     "same key, so it is refused")
+        elif self.derived and self.where == TOPIC_WHERE:
+            head = f"{key} is the repository topic, a derived team note"
         elif self.derived:
             head = f"{key} is a derived team note (the stub of {self.where})"
         else:

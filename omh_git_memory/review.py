@@ -76,17 +76,20 @@ MAX_SESSION: Final = 64
 
 def clean_session(text: str) -> str:
     """`text` as the server writes a session into `source`: characters a note line
-    cannot carry become `?`, runs of spaces one space, cut to 64 with `…`."""
+    cannot carry become `?`, and so does a comma — `, ` ends the session in
+    `session <id>, <client>`, so a session `s1, x` must not read as `s1` —, runs of
+    spaces one space, cut to 64 with `…`."""
     from omh_git_memory.keys import is_unsafe
 
-    kept = "".join("?" if is_unsafe(c) or not c.isprintable() else c for c in text)
+    kept = "".join("?" if c == "," or is_unsafe(c) or not c.isprintable() else c
+                   for c in text)
     flat = " ".join(kept.split())
     return flat if len(flat) <= MAX_SESSION else flat[: MAX_SESSION - 1] + "…"
 
 
 def of_session(source: str, session: str) -> bool:
-    """Whether `source` names `session` (matched as written, so a session holding
-    `, ` is still found)."""
+    """Whether `source` names `session`: exactly `session <id>` or `session <id>, …`
+    (a session id holds no comma once cleaned, so `s1` never finds `s10` or `s1, x`)."""
     head = SESSION_PREFIX + clean_session(session)
     return source == head or source.startswith(head + ", ")
 

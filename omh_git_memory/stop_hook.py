@@ -184,6 +184,14 @@ def write(checkout: Path, program: str = "omh") -> tuple[Path, bool]:
     return path, True
 
 
+def check_removal(checkout: Path) -> None:
+    """Refuse now what :func:`remove_from` would refuse, before anything else is
+    removed (the server's entries)."""
+    text = _read(_refuse_links(checkout))
+    if text:
+        remove(text)
+
+
 def remove_from(checkout: Path) -> Path | None:
     """Take our hook out of the checkout's settings; the path changed, or None when it
     held none. A file left holding nothing is removed; `.claude/` too, when empty."""

@@ -394,30 +394,24 @@ class LocalStore:
         holds something else — a rewrite that raced the caller — and was left as it
         is. :class:`NoteNotFound` when there is no such file.
 
-        The new text is written and synced beside the note first; then the note is
-        set aside (one rename), compared, and the new file linked into its place,
-        which fails if anybody wrote the name meanwhile. A reader sees the old bytes
-        or the new, never part of either (for the instant of the compare, no file)."""
+        The replacement is a switch of one file from the store's journal, under its
+        lock (journal.py): the new text is written and synced into the journal, the
+        change decided, and the file replaced by one rename. A reader sees the old
+        bytes or the new; a process killed at any step leaves the note under its
+        name, and the next command that reads the store finishes or drops the
+        change. (Setting the note aside to compare it would leave, if killed then,
+        no note at that name at all.)"""
         path = self.path_for(key)
-        with self._temporary(path, text) as tmp:
-            aside = set_aside(path)
-            if aside is None:
-                raise NoteNotFound(f"no local note {key}; `omh memory` lists the notes")
-            if not _holds(aside, expected):
-                put_back(aside, path)
-                return None
+        data = encode(text)  # the reader's byte rules, checked before any file exists
+        with journal.exclusive(self.root):
             try:
-                os.link(tmp, path)
-            except FileExistsError:
-                # Written meanwhile by somebody else: theirs stands; the set-aside
-                # file holds only what the caller read, so nothing is lost.
-                _unlink(aside)
+                journal.switch(self.root, [journal.FileChange(key.relpath().as_posix(),
+                                                              expected, data)])
+            except journal.ChangedMeanwhile:
+                if not os.path.lexists(path):
+                    raise NoteNotFound(f"no local note {key}; `omh memory` lists the "
+                                       "notes") from None
                 return None
-            except OSError as err:
-                put_back(aside, path)
-                raise StoreError(f"cannot write {path}: {err.strerror}") from None
-        _unlink(aside)
-        sync_dir(path.parent)
         return path
 
     def _prune_empty_dirs(self, directory: Path) -> None:

@@ -53,13 +53,15 @@ class Workspace:
         team = scan_team(self.repo, rev)
         local_notes = self.local.scan() if local else []
         snap = self.snapshot(rev)
-        return Graph.of(team, local_notes, derived=_derived(snap), clashes=snap.clashes)
+        return Graph.of(team, local_notes, derived=_derived(snap), clashes=snap.clashes,
+                        shadows=_shadows(snap))
 
     def worktree_team_graph(self) -> Graph:
         """The team notes as they are in this checkout's working tree (before a commit)."""
         team = scan_worktree_team(self.checkout)
         snap = self.snapshot("HEAD")
-        return Graph.of(team, derived=_derived(snap), clashes=snap.clashes)
+        return Graph.of(team, derived=_derived(snap), clashes=snap.clashes,
+                        shadows=_shadows(snap))
 
     def snapshot(self, rev: str = "HEAD", progress: Progress | None = None,
                  rebuild: bool = False) -> Snapshot:
@@ -94,6 +96,27 @@ class Workspace:
 
 def _derived(snap: Snapshot) -> set[str]:
     return {d.key for _, d in snap.live() if d.derived}
+
+
+def _shadows(snap: Snapshot) -> list[tuple[str, str, str]]:
+    """Derived notes whose key is held already: by a written team note (which keeps
+    it), or — for the topic — by a document's stub. (Two stubs of one key are
+    settled when the index is built: `Snapshot.clashes`.)"""
+    holder: dict[str, str] = {}
+    for _, d in snap.live():
+        if not d.derived:
+            holder.setdefault(d.key, d.location.split(":", 1)[-1])  # no commit id
+    derived = sorted((d for _, d in snap.live() if d.derived),
+                     key=lambda d: (d.source.startswith("t:"), d.location))
+    found: list[tuple[str, str, str]] = []
+    for d in derived:
+        what = (f"the stub of {d.location}" if d.source.startswith("s:") else
+                "the repository topic, named by [repo] name in .omh/memory.toml")
+        if d.key in holder:
+            found.append((d.key, what, holder[d.key]))
+        else:
+            holder[d.key] = f"the stub of {d.location}"
+    return found
 
 
 def open_workspace(start: Path, environ: Mapping[str, str] | None = None) -> Workspace:

@@ -21,6 +21,7 @@ from omh_git_memory.cli import adopt, memory
 
 if TYPE_CHECKING:
     from omh_git_memory.errors import OmhError
+    from omh_git_memory.harness import Harness
 
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
@@ -223,6 +224,7 @@ def mcp_rm(
 
     checkout = here().checkout
     chosen = [harnesses.harness(harness)] if harness else list(harnesses.HARNESSES.values())
+    _check_removal(checkout, chosen)  # one file that refuses: none is changed
     done = [r for r in (harnesses.remove(checkout, h) for h in chosen) if r is not None]
     hook = _remove_stop_hook(checkout) if any(h.name == "claude" for h in chosen) else None
     if as_json:
@@ -246,6 +248,16 @@ def mcp_rm(
         say(f"removed the omh Stop hook from {hook[0]}{gone}")
     if not done and hook is None:
         typer.echo("nothing to remove: no harness file here configures the omh server")
+
+
+def _check_removal(checkout: Path, chosen: list[Harness]) -> None:
+    from omh_git_memory import harness as harnesses
+    from omh_git_memory import stop_hook
+
+    for h in chosen:
+        harnesses.check_removal(checkout, h)
+    if any(h.name == "claude" for h in chosen):
+        stop_hook.check_removal(checkout)
 
 
 def _remove_stop_hook(checkout: Path) -> tuple[Path, bool] | None:

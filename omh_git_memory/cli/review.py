@@ -141,6 +141,7 @@ def _edit(ws: Workspace, item: Pending) -> Pending:
 
 def _ask(ws: Workspace, items: list[Pending], signoff: bool) -> None:
     from omh_git_memory.errors import OmhError
+    from omh_git_memory.note import render
     from omh_git_memory.promote import PromoteRefused, promote
     from omh_git_memory.review import remove_pending
 
@@ -159,7 +160,9 @@ def _ask(ws: Workspace, items: list[Pending], signoff: bool) -> None:
             break
         try:
             if choice == "promote":
-                result = promote(ws, [item.key.value], signoff=signoff)
+                assert item.entry.note is not None
+                shown = {item.key.value: render(item.entry.note).encode("utf-8")}
+                result = promote(ws, [item.key.value], signoff=signoff, shown=shown)
                 say(f"  committed {result.commit[:12]}: {item.key} is now in team "
                     f"({', '.join(result.paths)})")
                 done["promoted"] += 1
