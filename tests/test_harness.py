@@ -179,3 +179,18 @@ def test_a_file_where_the_folder_should_be_is_one_clear_line(repo_dir: Path) -> 
     (repo_dir / ".codex").write_text("not a folder")
     run = omh(repo_dir, "mcp", "config", "codex", "--write")
     assert run.code == 1 and run.err.startswith("omh: ") and "internal error" not in run.err
+
+
+@pytest.mark.parametrize("name", sorted(HARNESSES))
+def test_a_second_write_says_the_entry_is_there_already_and_leaves_the_file(
+    repo_dir: Path, name: str
+) -> None:
+    first = omh(repo_dir, "mcp", "config", name, "--write", "--no-stop-hook")
+    assert first.code == 0 and first.out.startswith("wrote the omh server"), first.out
+    path = repo_dir / HARNESSES[name].path
+    before = path.stat()
+    again = omh(repo_dir, "mcp", "config", name, "--write", "--no-stop-hook")
+    assert again.code == 0, again.err
+    assert again.out == f"the omh server (omh mcp serve) is in {path} already\n", again.out
+    after = path.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)

@@ -179,15 +179,16 @@ def mcp_config(
         from omh_git_memory.stop_hook import check
 
         check(checkout)  # a settings file that cannot take the hook: write nothing
-    path = harnesses.write(checkout, chosen, command)
+    path, changed = harnesses.merge(checkout, chosen, command)
     started, args = harnesses.configured_in(checkout, chosen)
     hook = _write_stop_hook(checkout, started) if with_hook else None
     if as_json:
         emit_json({"harness": chosen.name, "path": str(path), "command": started,
                    "args": args, **({"stop_hook": hook} if hook is not None else {})})
         return
-    say(f"wrote the omh server ({' '.join([started, *args])}) into {path} "
-        "(other servers untouched)")
+    entry = " ".join([started, *args])
+    say(f"wrote the omh server ({entry}) into {path} (other servers untouched)" if changed
+        else f"the omh server ({entry}) is in {path} already")
     if hook is not None:
         say(hook)
 
