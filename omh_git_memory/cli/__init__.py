@@ -152,7 +152,7 @@ def mcp_config(
         bool,
         typer.Option("--stop-hook/--no-stop-hook",
                      help="claude: also the Stop hook that says how many notes the session "
-                     "recorded, in .claude/settings.json (default: on)."),
+                     "recorded, in .claude/settings.json."),
     ] = True,
     as_json: JsonFlag = False,
 ) -> None:
@@ -218,7 +218,8 @@ def mcp_rm(
     ] = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Remove the omh server from the harnesses' project files, leaving the rest."""
+    """Remove the omh server (and claude's Stop hook) from the harnesses' project files,
+    leaving the rest."""
     from omh_git_memory import harness as harnesses
     from omh_git_memory.cli.output import emit_json, here, say
 

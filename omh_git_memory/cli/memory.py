@@ -50,7 +50,7 @@ class IfExistsChoice(StrEnum):
 
 
 LayerOption = Annotated[
-    LayerChoice | None, typer.Option("--layer", help="Only this layer (default: both).")
+    LayerChoice | None, typer.Option("--layer", help="Which layer's note, when both hold the key.")
 ]
 
 
@@ -340,8 +340,9 @@ def remember(
     ] = None,
     answers: Annotated[
         list[str] | None,
-        typer.Option("--answers", help="Required, at least once: a question this note "
-                     "answers, in the words someone would ask it (repeat for more)."),
+        typer.Option("--answers", help="A question this note answers, in the words "
+                     "someone would ask it (repeat for more; a surprise: required, at least "
+                     "once)."),
     ] = None,
     relates_to: Annotated[
         list[str] | None,
@@ -432,7 +433,9 @@ def remember(
 @app.command()
 def show(
     key: Annotated[str, typer.Argument(help="The note's key.")],
-    layer: LayerOption = None,
+    layer: Annotated[
+        LayerChoice | None, typer.Option("--layer", help="Only this layer (default: both).")
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Print a note as it is stored, after a line with its layer, date and file (both

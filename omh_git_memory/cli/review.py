@@ -46,7 +46,7 @@ def review(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False,
 ) -> None:
     """List the local notes not yet promoted, newest first; on a terminal, promote,
-    remove or keep each one."""
+    edit, remove or keep each one."""
     if hook_format is not None and not summary:
         raise usage_error("--for shapes the end-of-session line: give it with --summary")
     if hook_format is not None and as_json:
