@@ -194,3 +194,15 @@ def test_a_second_write_says_the_entry_is_there_already_and_leaves_the_file(
     assert again.out == f"the omh server (omh mcp serve) is in {path} already\n", again.out
     after = path.stat()
     assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+
+
+def test_write_json_says_what_changed_for_the_entry_and_the_stop_hook(repo_dir: Path) -> None:
+    first = omh(repo_dir, "mcp", "config", "claude", "--write", "--json").json()
+    settings = str(repo_dir / ".claude/settings.json")
+    assert first["changed"] is True
+    assert first["stop_hook"] == {"path": settings, "changed": True}
+    again = omh(repo_dir, "mcp", "config", "claude", "--write", "--json").json()
+    assert again["changed"] is False
+    assert again["stop_hook"] == {"path": settings, "changed": False}
+    bare = omh(repo_dir, "mcp", "config", "cursor", "--write", "--json").json()
+    assert "stop_hook" not in bare and bare["changed"] is True

@@ -184,13 +184,17 @@ def mcp_config(
     hook = _write_stop_hook(checkout, started) if with_hook else None
     if as_json:
         emit_json({"harness": chosen.name, "path": str(path), "command": started,
-                   "args": args, **({"stop_hook": hook} if hook is not None else {})})
+                   "args": args, "changed": changed,
+                   **({"stop_hook": {"path": str(hook[0]), "changed": hook[1]}}
+                      if hook is not None else {})})
         return
     entry = " ".join([started, *args])
     say(f"wrote the omh server ({entry}) into {path} (other servers untouched)" if changed
         else f"the omh server ({entry}) is in {path} already")
     if hook is not None:
-        say(hook)
+        hook_path, hook_changed = hook
+        say(f"wrote the omh Stop hook into {hook_path} (other settings and hooks untouched)"
+            if hook_changed else f"the omh Stop hook is in {hook_path} already")
 
 
 def _print_stop_hook(program: str) -> None:
@@ -201,14 +205,11 @@ def _print_stop_hook(program: str) -> None:
     typer.echo(stop_hook.snippet(program), nl=False)
 
 
-def _write_stop_hook(checkout: Path, program: str) -> str:
-    """Merge the Stop hook into the settings; the line that says what happened."""
+def _write_stop_hook(checkout: Path, program: str) -> tuple[Path, bool]:
+    """Merge the Stop hook into the settings: where, and whether the file changed."""
     from omh_git_memory import stop_hook
 
-    path, changed = stop_hook.write(checkout, program)
-    if changed:
-        return f"wrote the omh Stop hook into {path} (other settings and hooks untouched)"
-    return f"the omh Stop hook is in {path} already"
+    return stop_hook.write(checkout, program)
 
 
 @mcp_app.command("rm")
