@@ -70,6 +70,9 @@ def review(
         say(f"unreadable: {e.location}: {e.problem} (omh memory lint says more)")
     if items and sys.stdin.isatty() and sys.stdout.isatty():
         _ask(ws, items, signoff)
+    elif items:  # a script or an agent: what it can do with the list
+        say("promote with `omh memory promote KEY…`, drop with `omh memory rm KEY`; "
+            "on a terminal, `omh memory review` asks about each")
 
 
 def _summary(session: str | None, hook_format: HookFormat | None, as_json: bool) -> None:
@@ -156,6 +159,7 @@ def _ask(ws: Workspace, items: list[Pending], signoff: bool) -> None:
             item = _edit(ws, item)
             choice = _answer(sys.stdin.readline)
         if choice == "quit":
+            done["not reached"] = len(items) - index + 1
             break
         try:
             if choice == "promote":
