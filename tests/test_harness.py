@@ -62,8 +62,11 @@ def test_a_broken_file_is_refused_and_left_alone(repo_dir: Path) -> None:
 
 
 def test_an_unknown_harness_is_named(repo_dir: Path) -> None:
-    run = omh(repo_dir, "mcp", "config", "vim")
-    assert run.code == 1 and "claude, cursor, opencode, codex" in run.err
+    # A value outside its choices is a usage error (exit 2), as for any option.
+    for args in (["config", "vim"], ["config", "vim", "--write"], ["rm", "vim"]):
+        run = omh(repo_dir, "mcp", *args)
+        assert run.code == 2 and "claude, cursor, opencode, codex" in run.err, args
+    assert not list(repo_dir.glob(".*.json"))
 
 
 @pytest.mark.parametrize("name", sorted(HARNESSES))

@@ -160,7 +160,7 @@ def mcp_config(
     from omh_git_memory import harness as harnesses
     from omh_git_memory.cli.output import emit_json, here, say
 
-    chosen = harnesses.harness(harness)
+    chosen = harnesses.harness(_known_harness(harness))
     with_hook = offer_hook and chosen.name == "claude"
     if command is not None and not command.strip():
         raise typer.BadParameter("--command needs a command or a path", param_hint="--command")
@@ -197,6 +197,17 @@ def mcp_config(
             if hook_changed else f"the omh Stop hook is in {hook_path} already")
 
 
+def _known_harness(name: str) -> str:
+    """`name`, or a usage error (exit 2) naming the harnesses omh knows: a value
+    outside its choices, as for any option."""
+    from omh_git_memory.cli.output import usage_error
+    from omh_git_memory.harness import HARNESSES
+
+    if name not in HARNESSES:
+        raise usage_error(f"no harness called {name!r}; omh knows {', '.join(HARNESSES)}")
+    return name
+
+
 def _print_stop_hook(program: str) -> None:
     from omh_git_memory import stop_hook
 
@@ -224,6 +235,8 @@ def mcp_rm(
     from omh_git_memory import harness as harnesses
     from omh_git_memory.cli.output import emit_json, here, say
 
+    if harness:
+        _known_harness(harness)  # a usage error before anything is read
     checkout = here().checkout
     chosen = [harnesses.harness(harness)] if harness else list(harnesses.HARNESSES.values())
     done = [r for r in (harnesses.remove(checkout, h) for h in chosen) if r is not None]
