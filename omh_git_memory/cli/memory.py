@@ -179,6 +179,10 @@ def recall(
     from omh_git_memory.recall import recall as do_recall
     from omh_git_memory.stale import stale_marks
 
+    if not question.strip():  # as the MCP recall refuses it
+        from omh_git_memory.errors import OmhError
+
+        raise OmhError("`question` is empty; ask what you want to know")
     ws = here()
     warn_left_behind(ws)
     searcher = ws.searcher(progress=progress_bar())
