@@ -267,11 +267,13 @@ def agents_md(as_json: JsonFlag = False) -> None:
     ws = here()
     path = ws.checkout / "AGENTS.md"
     census = take_census(ws.searcher().docs, own_prefixes(ws.config().keys.templates))
+    existed = path.exists()
     changed = refresh(path, census)
     if as_json:
         emit_json({"path": str(path), "changed": changed})
     else:
-        say(f"{'refreshed' if changed else 'already current:'} {path}")
+        say(f"{('refreshed' if existed else 'created') if changed else 'already current:'} "
+            f"{path}")
 
 
 @app.command()
@@ -297,6 +299,10 @@ def reindex(
         return
     if snap.commit is None:
         typer.echo("nothing to index: HEAD has no commit yet")
+        return
+    if live and not snap.analysed and not snap.reused:  # loaded, not built
+        typer.echo(f"the index of {snap.commit[:12]} is built already: "
+                   f"{_count(live, 'document')} (--full builds it again)")
         return
     typer.echo(
         f"indexed {snap.commit[:12]}: {_count(live, 'document')} "
