@@ -312,6 +312,16 @@ def configured_in(checkout: Path, h: Harness) -> tuple[str, list[str]]:
     return (h.command_in(text) if text else None) or (COMMAND[0], list(ARGS))
 
 
+def configured_harnesses(checkout: Path) -> list[str]:
+    """The harnesses whose project file in this checkout holds an omh entry."""
+    found = []
+    for h in HARNESSES.values():
+        text = _read(checkout, h)
+        if text and h.command_in(text) is not None:
+            found.append(h.name)
+    return found
+
+
 def configured_command(checkout: Path) -> tuple[str, list[str]]:
     """The server command a harness in this checkout would start: the first
     configured omh entry found (its command as the user set it, a full path or
