@@ -195,6 +195,10 @@ def mcp_config(
         hook_path, hook_changed = hook
         say(f"wrote the omh Stop hook into {hook_path} (other settings and hooks untouched)"
             if hook_changed else f"the omh Stop hook is in {hook_path} already")
+        if hook_changed and not os.environ.get("OMH_SESSION"):
+            say("note: the hook counts the notes of the session OMH_SESSION names, so it says "
+                "nothing while OMH_SESSION is unset: set it where Claude Code starts "
+                "(docs/mcp.md, The Stop hook)")
 
 
 def _known_harness(name: str) -> str:
