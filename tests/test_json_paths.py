@@ -58,3 +58,13 @@ def test_the_topic_recalled_has_no_path_but_its_text_line_says_how_to_read_it(
     assert topic and topic[0]["path"] is None
     out = omh(repo_dir, "memory", "recall", name).out
     assert f"(omh memory show {name})" in out
+
+
+def test_an_unreadable_team_file_is_named_by_its_repository_path(repo_dir: Path) -> None:
+    (repo_dir / ".omh/notes").mkdir(parents=True)
+    (repo_dir / ".omh/notes/broken.md").write_text("no frontmatter\n", encoding="utf-8")
+    git(repo_dir, "add", "-A")
+    git(repo_dir, "commit", "-qm", "a broken team note")
+    listed = omh(repo_dir, "memory", "--json").json()
+    assert listed["unreadable"] and [(u["layer"], u["path"]) for u in listed["unreadable"]] == [
+        ("team", ".omh/notes/broken.md")]
