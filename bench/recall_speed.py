@@ -1,6 +1,7 @@
 """Recall speed on synthetic stores, beside `git grep` over the same notes.
 
     python bench/recall_speed.py [--sizes 1000,10000,100000] [--queries 200] [--documents 5000]
+                                 [--against CHECKOUT] [--rounds 2]
 
 For each size: a repository whose HEAD commits N notes under .omh/notes/ (words
 drawn from the recall-dev corpus with its own word frequencies), then
@@ -15,15 +16,27 @@ and a repository of 5,000 Markdown documents (no notes): the stubs' first
 build and the commands after it.
 
 Every figure is also printed as a ratio to `git grep` measured in the same run,
-because these machines are noisy.
+because these machines are noisy, and warm recall and the CLI also as CPU time
+(the process's own, so other load on the machine mostly cancels out). The CLI
+runs with bytecode compiled, as a pip install leaves it (PYTHONDONTWRITEBYTECODE
+is dropped for it), after one run that is not counted.
+
+With --against CHECKOUT (another checkout of this project, e.g. a worktree of an
+older commit), the same store is measured with that code too, alternately with
+this code, --rounds times, each figure the best of its rounds, and printed with
+the ratio of this code to that one.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import inspect
+import json
 import os
 import random
+import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -35,7 +48,10 @@ from pathlib import Path
 import pygit2
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+# `--worker CODE REPO` measures the omh code in CODE (another checkout), so it is
+# put first on the path before anything of omh is imported.
+CODE = Path(sys.argv[sys.argv.index("--worker") + 1]) if "--worker" in sys.argv else ROOT
+sys.path.insert(0, str(CODE))
 
 from omh_git_memory.index import snapshot_for  # noqa: E402
 from omh_git_memory.keys import slug  # noqa: E402
@@ -90,57 +106,110 @@ def change_one_note(repo: pygit2.Repository) -> None:
 
 
 def wall(cmd: list[str], cwd: Path, env: dict[str, str], runs: int = 7) -> float:
-    times = []
+    return timed(cmd, cwd, env, runs)[0]
+
+
+def timed(cmd: list[str], cwd: Path, env: dict[str, str], runs: int = 7) -> tuple[float, float]:
+    """Median wall time and median CPU time (user + system) of `runs` runs."""
+    times, cpus = [], []
     for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
         subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, check=False)
         times.append(time.perf_counter() - started)
-    return statistics.median(times)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return statistics.median(times), statistics.median(cpus)
 
 
-def measure(n: int, questions: list[str], tmp: Path) -> dict[str, float]:
-    where = tmp / f"repo-{n}"
-    env = {**os.environ, "OMH_LOCAL_STORE": str(tmp / f"local-{n}"), "PYTHONPATH": str(ROOT)}
-    os.environ["OMH_LOCAL_STORE"] = env["OMH_LOCAL_STORE"]
-    repo = make_repo(where, n)
+def percentiles(times: list[float]) -> tuple[float, float]:
+    times = sorted(times)
+    return times[len(times) // 2], times[int(len(times) * 0.95) - 1]
+
+
+def worker(where: Path, incremental: bool) -> dict[str, float]:
+    """In this process, with the code in CODE: the full build, the incremental
+    one (when asked), and warm recall over the questions (wall and CPU)."""
+    with (CORPUS / "queries.tsv").open() as handle:
+        questions = [row["query"] for row in csv.DictReader(handle, delimiter="\t")]
+    questions = questions[: int(os.environ.get("BENCH_QUERIES", "200"))]
     ws = open_workspace(where)
     config = ws.config()
-
+    out: dict[str, float] = {}
     started = time.perf_counter()
     snapshot_for(ws.repo, config, rebuild=True)
-    full = time.perf_counter() - started
-
-    change_one_note(repo)
-    started = time.perf_counter()
+    out["full"] = time.perf_counter() - started
+    if incremental:
+        change_one_note(pygit2.Repository(str(where)))
+        started = time.perf_counter()
+        snap = snapshot_for(ws.repo, config)
+        out["incremental"] = time.perf_counter() - started
+        assert snap.analysed == 1, snap.analysed
     snap = snapshot_for(ws.repo, config)
-    incremental = time.perf_counter() - started
-    assert snap.analysed == 1, snap.analysed
-
     searcher = Searcher(snap, [])
-    times = []
-    for q in questions:
-        started = time.perf_counter()
-        recall(searcher, q)
-        times.append(time.perf_counter() - started)
-    times.sort()
-    p50 = times[len(times) // 2]
-    p95 = times[int(len(times) * 0.95) - 1]
-    before = []  # the same questions without the relevance floor, as recall was before it
-    for q in questions:
-        started = time.perf_counter()
-        recall(searcher, q, floor=0.0, min_share=0.0)
-        before.append(time.perf_counter() - started)
-    before.sort()
-    p95_before = before[int(len(before) * 0.95) - 1]
+    searcher.inbound()
+    floors = "floor" in inspect.signature(recall).parameters  # not in older code
+    for name, kwargs in (("", {}), ("_before", {"floor": 0.0, "min_share": 0.0})):
+        if name and not floors:
+            continue
+        walls, cpus = [], []
+        for q in questions:
+            started, cpu = time.perf_counter(), time.thread_time()
+            recall(searcher, q, **kwargs)  # type: ignore[arg-type]
+            cpus.append(time.thread_time() - cpu)
+            walls.append(time.perf_counter() - started)
+        out[f"p50{name}"], out[f"p95{name}"] = percentiles(walls)
+        out[f"cpu_p50{name}"], out[f"cpu_p95{name}"] = percentiles(cpus)
+    return out
 
-    question = questions[0]
-    cli = wall([sys.executable, "-m", "omh_git_memory", "memory", "recall", question], where, env)
+
+def run_worker(code: Path, where: Path, env: dict[str, str], incremental: bool
+               ) -> dict[str, float]:
+    run = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "--worker", str(code), str(where),
+         *(["--incremental"] if incremental else [])],
+        env={**env, "PYTHONPATH": str(code)}, capture_output=True, text=True, check=True)
+    result: dict[str, float] = json.loads(run.stdout.splitlines()[-1])
+    return result
+
+
+def cli(code: Path, where: Path, env: dict[str, str], question: str) -> tuple[float, float]:
+    """The CLI's cold recall with `code`, bytecode compiled as an install leaves it."""
+    env = {**env, "PYTHONPATH": str(code)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    cmd = [sys.executable, "-m", "omh_git_memory", "memory", "recall", question]
+    timed(cmd, where, env, runs=1)  # writes the bytecode and loads the index once
+    return timed(cmd, where, env)
+
+
+def measure(n: int, questions: list[str], tmp: Path, against: Path | None,
+            rounds: int) -> tuple[dict[str, float], dict[str, float] | None]:
+    """This code's figures on a store of `n` notes, and `against`'s on a copy of it
+    (its own cache), measured alternately; each figure the best of `rounds`."""
+    where = tmp / f"repo-{n}"
+    env = {**os.environ, "OMH_LOCAL_STORE": str(tmp / f"local-{n}"),
+           "BENCH_QUERIES": str(len(questions))}
+    make_repo(where, n)
+    other = tmp / f"against-{n}" / where.name
+    if against is not None:
+        shutil.copytree(where, other, symlinks=True)
+    ours: list[dict[str, float]] = []
+    theirs: list[dict[str, float]] = []
+    for round_ in range(rounds):
+        ours.append(run_worker(ROOT, where, env, incremental=round_ == 0))
+        ours[-1]["cli"], ours[-1]["cli_cpu"] = cli(ROOT, where, env, questions[0])
+        if against is not None:
+            theirs.append(run_worker(against, other, env, incremental=round_ == 0))
+            theirs[-1]["cli"], theirs[-1]["cli_cpu"] = cli(against, other, env, questions[0])
     grep_args = ["git", "grep", "-i", "-w", "-l"]
-    for word in question.replace(":", " ").split():
+    for word in questions[0].replace(":", " ").split():
         grep_args += ["-e", word]
     grep = wall([*grep_args, "HEAD", "--", ".omh/notes"], where, env)
-    return {"full": full, "incremental": incremental, "p50": p50, "p95": p95,
-            "p95_before": p95_before, "cli": cli, "grep": grep}
+
+    def best(runs: list[dict[str, float]]) -> dict[str, float]:
+        return {k: min(r[k] for r in runs if k in r) for k in runs[0]} | {"grep": grep}
+
+    return best(ours), best(theirs) if theirs else None
 
 
 def documents(n: int, tmp: Path) -> None:
@@ -159,6 +228,7 @@ def documents(n: int, tmp: Path) -> None:
                                     pygit2.enums.FileMode.BLOB))
     repo.create_commit("HEAD", SIG, SIG, "docs", index.write_tree(repo), [])
     env = {**os.environ, "OMH_LOCAL_STORE": str(tmp / "local-docs"), "PYTHONPATH": str(ROOT)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode compiled, as an install leaves it
     started = time.perf_counter()
     subprocess.run([sys.executable, "-m", "omh_git_memory", "memory", "reindex"], cwd=where,
                    env=env, check=True, capture_output=True)
@@ -171,27 +241,53 @@ def documents(n: int, tmp: Path) -> None:
 
 
 def main() -> None:
+    if "--worker" in sys.argv:
+        at = sys.argv.index("--worker")
+        print(json.dumps(worker(Path(sys.argv[at + 2]), "--incremental" in sys.argv)))
+        return
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="1000,10000")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--documents", type=int, default=5000)
+    parser.add_argument("--against", type=Path, help="another checkout of omh to compare with")
+    parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
     with (CORPUS / "queries.tsv").open() as handle:
         questions = [row["query"] for row in csv.DictReader(handle, delimiter="\t")]
     questions = questions[: args.queries]
+    against = args.against.resolve() if args.against else None
     print("| notes | full build | incremental (1 note) | incr/full | warm p50 | warm p95 | "
-          "warm p95 without the floor | CLI recall (cold) | git grep -i -w | p95/grep | "
-          "CLI/grep |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "warm p95 without the floor | warm p95 (CPU) | CLI recall (cold) | CLI (CPU) | "
+          "git grep -i -w | p95/grep | CLI/grep |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    compared = []
     with tempfile.TemporaryDirectory() as tmp:
         for n in (int(s) for s in args.sizes.split(",")):
-            m = measure(n, questions, Path(tmp))
+            m, other = measure(n, questions, Path(tmp), against, args.rounds)
             print(f"| {n:,} | {m['full']:.2f} s | {m['incremental'] * 1000:.0f} ms | "
                   f"{100 * m['incremental'] / m['full']:.1f}% | {m['p50'] * 1000:.1f} ms | "
                   f"{m['p95'] * 1000:.1f} ms | {m['p95_before'] * 1000:.1f} ms | "
-                  f"{m['cli'] * 1000:.0f} ms | "
+                  f"{m['cpu_p95'] * 1000:.1f} ms | {m['cli'] * 1000:.0f} ms | "
+                  f"{m['cli_cpu'] * 1000:.0f} ms | "
                   f"{m['grep'] * 1000:.0f} ms | {m['p95'] / m['grep']:.2f} | "
                   f"{m['cli'] / m['grep']:.2f} |", flush=True)
+            if other is not None:
+                compared.append((n, m, other))
+        if compared:
+            print(f"\nThe same stores with the code in {against}, measured alternately "
+                  f"({args.rounds} rounds, best of each); ratio = this code / that code:\n")
+            print("| notes | code | full build | warm p50 | warm p95 | warm p95 (CPU) | "
+                  "CLI recall (cold) | CLI (CPU) |")
+            print("|---:|---|---:|---:|---:|---:|---:|---:|")
+            for n, m, o in compared:
+                for name, r in (("this", m), ("that", o)):
+                    print(f"| {n:,} | {name} | {r['full']:.2f} s | {r['p50'] * 1000:.1f} ms | "
+                          f"{r['p95'] * 1000:.1f} ms | {r['cpu_p95'] * 1000:.1f} ms | "
+                          f"{r['cli'] * 1000:.0f} ms | {r['cli_cpu'] * 1000:.0f} ms |")
+                print(f"| {n:,} | ratio | {m['full'] / o['full']:.2f} | "
+                      f"{m['p50'] / o['p50']:.2f} | {m['p95'] / o['p95']:.2f} | "
+                      f"{m['cpu_p95'] / o['cpu_p95']:.2f} | {m['cli'] / o['cli']:.2f} | "
+                      f"{m['cli_cpu'] / o['cli_cpu']:.2f} |", flush=True)
         if args.documents:
             documents(args.documents, Path(tmp))
 

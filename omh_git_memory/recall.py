@@ -19,12 +19,15 @@ import bisect
 import datetime as dt
 import heapq
 import math
+import operator
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import compress, repeat
 from typing import Any, Final, Protocol
 
+from omh_git_memory.config import DEFAULT_REPO_NAME
 from omh_git_memory.index import Doc, Snapshot
 from omh_git_memory.layers import Layer, reachable_layers
 from omh_git_memory.note import Note
@@ -39,6 +42,8 @@ LINE_BUDGET: Final = 24  # notes named in one answer: results plus neighbours
 FLOOR: float = 0.35  # a note is returned only when it scores this share of the best
 MIN_SHARE: float = 0.1  # ... and holds words making up this share of the question's weight
 AREA_WEIGHT: float = 1.0  # a word only in the leading area label counts this much
+DENSE: Final = 4  # a word in at least 1/DENSE of the documents is added as a whole column
+COLUMN_CACHE: Final = 1 << 22  # numbers (8 bytes each) of columns a searcher keeps
 
 # `docs: …`, `fix(git): …`, `ws: …` — an area label in front of the question.
 _AREA = re.compile(r"^\s*[\w./-]+(?:\([\w./ -]+\))?!?:\s+(?=\S)")
@@ -54,11 +59,49 @@ class _Term:
     counts: Sequence[int]
     idf: float  # the word's rarity, times its weight in the question
     content: bool = True  # not a function word (`the`, `does`, `why`)
+    word: str = ""  # the stemmed word itself (keys the searcher's cache of dense columns)
 
-    @property
-    def bound(self) -> float:
-        """The most this word can add to any document's score."""
-        return self.idf * (K1 + 1)
+
+class Scan:
+    """One phrasing's exact scores over every document slot (0.0 where no word of
+    it occurs), and the weight of the content words each document holds (what
+    the relevance floor's share counts). Both are summed rarest word first."""
+
+    def __init__(self, scores: list[float], held: list[float], terms: Sequence[_Term]) -> None:
+        self.scores = scores
+        self.held = held
+        self.terms = terms
+
+    def touched(self) -> set[int]:
+        """The documents holding at least one of the words."""
+        return set().union(*(t.slots for t in self.terms))
+
+    def reaching(self, threshold: float) -> Iterable[int]:
+        """The documents holding a word whose score reaches `threshold`."""
+        if threshold <= 0:
+            return self.touched()
+        return compress(range(len(self.scores)), map(operator.ge, self.scores, repeat(threshold)))
+
+    def holding(self, need: float) -> Iterable[int]:
+        """The documents whose content words weigh at least `need` (> 0)."""
+        return compress(range(len(self.held)), map(operator.ge, self.held, repeat(need)))
+
+    def best(self, k: int, order: Order) -> list[int]:
+        """The `k` first documents by `order` among those holding a word. Only the
+        documents scoring at least the k-th best score can be among them, and
+        those are found without a Python loop over the store."""
+        scores = self.scores
+        top = max(scores, default=0.0)
+        pool: list[int] = list(self.reaching(top / 2)) if top > 0 else []
+        if len(pool) < k and top > 0:
+            pool = list(compress(range(len(scores)), map(operator.gt, scores, repeat(0.0))))
+        if len(pool) < k:
+            pool = sorted(self.touched())
+        if not pool:
+            return []
+        kth = heapq.nlargest(k, [scores[s] for s in pool])[-1]
+        return heapq.nsmallest(k, (s for s in pool if scores[s] >= kth),
+                               key=lambda s: order(s, scores[s]))
 
 
 class Searcher:
@@ -86,6 +129,8 @@ class Searcher:
             self._by_key[(d.layer, d.key)].append(slot)
         self._inbound: dict[int, list[int]] | None = None
         self._decoded: dict[str, tuple[Sequence[int], Sequence[int]]] = {}
+        self._columns: dict[tuple[str, float], tuple[list[float], list[float]]] = {}
+        self._column_size = 0
 
     def postings(self, term: str) -> tuple[Sequence[int], Sequence[int]]:
         """The slots holding `term` and its count in each (decoded once, then kept)."""
@@ -109,7 +154,7 @@ class Searcher:
             if slots:
                 df = len(slots)
                 idf = math.log(1 + (self.count - df + 0.5) / (df + 0.5))
-                found.append(_Term(slots, counts, weight * idf, not is_function_word(term)))
+                found.append(_Term(slots, counts, weight * idf, not is_function_word(term), term))
         return found
 
     def question_weight(self, question: str) -> float:
@@ -124,19 +169,6 @@ class Searcher:
             total += weight * math.log(1 + (self.count - df + 0.5) / (df + 0.5))
         return total
 
-    def holds(self, terms: Sequence[_Term], slot: int, need: float) -> bool:
-        """Whether `slot` holds content words of `terms` weighing at least `need`
-        (give `terms` rarest first: it stops as soon as it knows)."""
-        held = 0.0
-        for term in terms:
-            if held >= need:
-                break
-            if term.content:
-                at = bisect.bisect_left(term.slots, slot)
-                if at < len(term.slots) and term.slots[at] == slot:
-                    held += term.idf
-        return held >= need
-
     def share(self, terms: Sequence[_Term], slot: int, total: float) -> float:
         """The part of the question's content weight that the words `slot` holds make up."""
         held = 0.0
@@ -148,37 +180,6 @@ class Searcher:
                 held += term.idf
         return held / total if total > 0 else 0.0
 
-    def above(self, terms: Sequence[_Term], threshold: float) -> set[int]:
-        """Every document whose score for `terms` reaches `threshold`, exactly.
-
-        A document holding none of the rarest words whose bounds add up to more
-        than what the other words could give cannot reach the threshold, so only
-        those words' lists are read in full."""
-        ordered = sorted(terms, key=lambda t: -t.bound)
-        rest = sum(t.bound for t in ordered)
-        essential = 0
-        while essential < len(ordered) and rest >= threshold:
-            rest -= ordered[essential].bound
-            essential += 1
-        acc: dict[int, float] = defaultdict(float)
-        norm = self._norm
-        for term in ordered[:essential]:
-            boost = term.idf * (K1 + 1)
-            for slot, tf in zip(term.slots, term.counts, strict=True):
-                acc[slot] += boost * tf / (tf + norm[slot])
-        late = ordered[essential:]
-        found = set()
-        for slot, score in acc.items():
-            left = rest
-            for term in late:  # stop as soon as the answer is known
-                if score >= threshold or score + left < threshold:
-                    break
-                score += self.contribution(term, slot)
-                left -= term.bound
-            if score >= threshold:
-                found.add(slot)
-        return found
-
     def contribution(self, term: _Term, slot: int) -> float:
         """One word's BM25 share of one document's score (0 when absent)."""
         at = bisect.bisect_left(term.slots, slot)
@@ -187,35 +188,61 @@ class Searcher:
         tf = term.counts[at]
         return term.idf * (K1 + 1) * tf / (tf + self._norm[slot])
 
-    def best(self, terms: Sequence[_Term], k: int, order: Order) -> dict[int, float]:
-        """The exact BM25 scores of every document that can be among the `k` best
-        (by `order`), without scoring the rest.
+    def scan(self, terms: Sequence[_Term]) -> Scan:
+        """Every document's exact BM25 score for `terms`, and the weight of the
+        content words it holds, summed rarest word first (see Scan).
 
-        MaxScore pruning: words are taken rarest first; once the words left could
-        add less to an unseen document than the k-th best score so far, the
-        common words' long lists are only consulted for the documents still in
-        the running. Results equal a full scoring (tested)."""
-        ordered = sorted(terms, key=lambda t: -t.idf)
-        acc: dict[int, float] = defaultdict(float)
-        remaining = sum(t.bound for t in ordered)
+        A word held by few documents adds its share document by document; a word
+        held by at least a 1/DENSE of them adds a whole column at once (a column
+        holds 0.0 where the word is absent, and adding 0.0 changes nothing, so the
+        sums are the same to the last bit). Columns are kept between questions."""
+        n = len(self.docs)
+        scores = [0.0] * n
+        held = [0.0] * n
         norm = self._norm
-        done = 0
-        for term in ordered:
-            if len(acc) >= k and heapq.nlargest(k, acc.values())[-1] > remaining:
-                break
+        for term in sorted(terms, key=lambda t: -t.idf):
+            if len(term.slots) * DENSE >= n:
+                column, weights = self._column(term)
+                scores = list(map(operator.add, scores, column))
+                if term.content:
+                    held = list(map(operator.add, held, weights))
+                continue
             boost = term.idf * (K1 + 1)
+            if term.content:
+                weight = term.idf
+                for slot, tf in zip(term.slots, term.counts, strict=True):
+                    scores[slot] += boost * tf / (tf + norm[slot])
+                    held[slot] += weight
+            else:
+                for slot, tf in zip(term.slots, term.counts, strict=True):
+                    scores[slot] += boost * tf / (tf + norm[slot])
+        return Scan(scores, held, terms)
+
+    def _column(self, term: _Term) -> tuple[list[float], list[float]]:
+        """`term`'s share of every document's score, computed as `contribution` does,
+        and its weight where it is held if it is a content word (0.0 elsewhere);
+        kept, within COLUMN_CACHE numbers in all."""
+        cache_key = (term.word, term.idf)
+        found = self._columns.get(cache_key)
+        if found is None:
+            n = len(self.docs)
+            column = [0.0] * n
+            boost = term.idf * (K1 + 1)
+            norm = self._norm
             for slot, tf in zip(term.slots, term.counts, strict=True):
-                acc[slot] += boost * tf / (tf + norm[slot])
-            remaining -= term.bound
-            done += 1
-        rest = ordered[done:]
-        if rest:
-            threshold = heapq.nlargest(k, acc.values())[-1]
-            acc = defaultdict(float, {s: v for s, v in acc.items() if v + remaining >= threshold})
-            for slot in acc:
-                acc[slot] += sum(self.contribution(t, slot) for t in rest)
-        top = heapq.nsmallest(k, acc, key=lambda s: order(s, acc[s]))
-        return {slot: acc[slot] for slot in top}
+                column[slot] = boost * tf / (tf + norm[slot])
+            weights = []
+            if term.content:
+                weights = [0.0] * n
+                for slot in term.slots:
+                    weights[slot] = term.idf
+            size = len(column) + len(weights)
+            if self._column_size + size > COLUMN_CACHE:
+                self._columns.clear()
+                self._column_size = 0
+            found = self._columns[cache_key] = (column, weights)
+            self._column_size += size
+        return found
 
     def resolve(self, target: str, source_layer: str) -> list[int]:
         """The documents `[[target]]` reaches from a note of `source_layer`."""
@@ -299,11 +326,12 @@ def recall(searcher: Searcher, question: str, also: Iterable[str] = (),
 
     per_phrasing = [searcher.terms(p) for p in asked]
     totals = [searcher.question_weight(p) for p in asked]
+    scans = [searcher.scan(terms) for terms in per_phrasing]
     # A note in the final eight is among the best eight of the phrasing that gave
     # its best score, so the candidates are the union of each phrasing's best.
     candidates: set[int] = set()
-    for terms in per_phrasing:
-        candidates.update(searcher.best(terms, MAX_RESULTS, order))
+    for scan in scans:
+        candidates.update(scan.best(MAX_RESULTS, order))
 
     def lexical(slot: int) -> float:
         return max((sum(searcher.contribution(t, slot) for t in terms)
@@ -313,16 +341,16 @@ def recall(searcher: Searcher, question: str, also: Iterable[str] = (),
     threshold = share * max(best.values(), default=0.0)
     passed: set[int] = set()
     if best:
-        for terms in per_phrasing:
-            passed |= searcher.above(terms, threshold)
+        for scan in scans:
+            passed.update(scan.reaching(threshold))
     passed |= {s for s in best if best[s] > 0 and best[s] >= threshold}
-    rarest_first = [sorted(terms, key=lambda t: -t.idf) for terms in per_phrasing]
 
-    def enough(slot: int) -> bool:
-        return least <= 0 or any(total > 0 and searcher.holds(terms, slot, least * total)
-                                 for terms, total in zip(rarest_first, totals, strict=True))
-
-    passed = {s for s in passed if enough(s)}
+    if least > 0:  # ... holding enough of the question's weight in some phrasing
+        enough: set[int] = set()
+        for scan, total in zip(scans, totals, strict=True):
+            if total > 0:
+                enough.update(scan.holding(least * total))
+        passed &= enough
     scores = best
     if semantic is not None:
         # The floor is lexical: a lexical nominee must pass it; the embedding's own
@@ -449,8 +477,9 @@ def read_at(doc: Doc) -> str:
 def what_it_is(doc: Doc) -> str:
     """The note's title, cut to TITLE_WIDTH; for the topic, that it is the repository's."""
     title = " ".join(doc.title.split()) or doc.key
-    if doc.source.startswith("t:"):
-        title = f"the repository topic of {title}"
+    if doc.source.startswith("t:"):  # unnamed ([repo] name unset): no "topic of repo"
+        title = ("the repository topic" if doc.key == DEFAULT_REPO_NAME
+                 else f"the repository topic of {title}")
     return title if len(title) <= TITLE_WIDTH else title[: TITLE_WIDTH - 1].rstrip() + "…"
 
 

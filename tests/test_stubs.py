@@ -64,6 +64,9 @@ def test_without_a_committed_name_the_topic_is_repo_in_every_clone(tmp_path: Pat
     assert _topic_keys(origin) == _topic_keys(clone) == ["repo"]
     assert _lint(origin) == _lint(clone)
     assert _lint(clone)["code"] == 0
+    # Unnamed, it reads as the repository's topic, not as the topic of a repo called "repo".
+    text = omh(clone, "memory", "recall", "alpha").out
+    assert "  the repository topic — " in text and "topic of repo" not in text, text
 
 
 def test_a_copied_checkouts_cached_index_holds_what_a_rebuild_holds(tmp_path: Path) -> None:

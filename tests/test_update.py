@@ -644,6 +644,8 @@ def test_the_demo_ends_with_an_update(tmp_path: Path) -> None:
     assert "updated local/surprise/credentials-are-a-named-volume" in tail
     assert "## Evidence\ndocker volume inspect omh-credentials\n" in tail
     assert "## Expected\nCredentials could be files mounted one by one.\n" in tail
+    edited = run.out.split("$ omh memory edit", 1)[1]
+    assert "edited local/surprise/credentials-are-a-named-volume" in edited
 
 
 def test_ctrl_c_in_the_editor_is_the_editors_not_a_kill(repo_dir: Path, tmp_path: Path) -> None:

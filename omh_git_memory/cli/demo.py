@@ -16,6 +16,7 @@ import sys
 import tempfile
 from importlib import resources
 from pathlib import Path
+from typing import Final
 
 import typer
 
@@ -156,6 +157,12 @@ STEPS: list[tuple[str, list[str], bool]] = [
     ("The corrected note.", ["memory", "show", "surprise/credentials-are-a-named-volume"],
      False),
     (
+        "edit opens the note in $VISUAL or $EDITOR (here a script that adds a question, "
+        "standing in for yours); what is saved is checked as remember checks it.",
+        ["memory", "edit", "surprise/credentials-are-a-named-volume"],
+        False,
+    ),
+    (
         "Rename the second note to the key the first one links to. mv moves the file, "
         "changes its key and rewrites every link to it in its layer (the topic's too), all at "
         "once.",
@@ -169,6 +176,15 @@ STEPS: list[tuple[str, list[str], bool]] = [
 
 INIT_FILES = [".omh/memory.toml", ".omh/.gitignore"]
 
+# What the demo's "editor" does to the note it is given: one more question answered.
+EDITOR_SCRIPT: Final = """\
+import sys
+path = sys.argv[1]
+text = open(path, encoding="utf-8").read()
+text = text.replace("## Answers\\n\\n", "## Answers\\n\\n- which volume holds the tokens?\\n", 1)
+open(path, "w", encoding="utf-8").write(text)
+"""
+
 
 def run_demo(keep: bool = False) -> None:
     from omh_git_memory.git import commit_files, create_repository
@@ -181,7 +197,10 @@ def run_demo(keep: bool = False) -> None:
     repo = create_repository(repo_dir, "Tinyhttp: first commit", "omh demo", "demo@omh.invalid")
     repo.repo.config["user.name"] = "omh demo"  # promote commits as this identity
     repo.repo.config["user.email"] = "demo@omh.invalid"
-    env = {**os.environ, "OMH_LOCAL_STORE": str(store), "NO_COLOR": "1"}
+    editor = top / "editor.py"  # stands in for the person's editor in the edit step
+    editor.write_text(EDITOR_SCRIPT)
+    env = {**os.environ, "OMH_LOCAL_STORE": str(store), "NO_COLOR": "1",
+           "VISUAL": shlex.join([sys.executable, str(editor)])}
     typer.echo(f"omh demo: a repository at {repo_dir}, its local store at {store}\n")
     try:
         for index, (caption, args, plant) in enumerate(STEPS, 1):
