@@ -21,7 +21,7 @@ from pathlib import Path
 
 from omh_git_memory.adopt import Match
 from omh_git_memory.census import own_prefixes, take_census
-from omh_git_memory.harness import configured_command
+from omh_git_memory.harness import configured_command, configured_harnesses
 from omh_git_memory.workspace import Workspace
 
 
@@ -88,7 +88,10 @@ def _server_checks(ws: Workspace, env: dict[str, str], total: int) -> list[Check
         detail = f"it said: {said}" if said else str(err)
         return [Check("server", Status.FAIL, f"`{shown}` did not answer initialize and "
                       f"tools/list: {detail}; run it by hand to see its error")]
-    checks = [Check("server", Status.OK, f"`{shown}` started and answered tools/list")]
+    unset = "" if configured_harnesses(ws.checkout) else (
+        "; no harness file here starts it yet: `omh mcp config HARNESS --write` writes one")
+    checks = [Check("server", Status.OK,
+                    f"`{shown}` started and answered tools/list{unset}")]
     if SemanticUnavailable.fallback() in seen.log:
         checks.append(Check("semantic", Status.WARN, SemanticUnavailable.fallback()))
     names = sorted(seen.tools)

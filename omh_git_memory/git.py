@@ -130,6 +130,21 @@ def create_repository(path: Path, message: str, name: str, email: str) -> GitRep
     return open_repo(path)
 
 
+def commit_files(path: Path, names: list[str], message: str, name: str, email: str) -> None:
+    """Commit the files `names` (paths from the root) of the repository at `path` on
+    top of HEAD, as `git add NAMES && git commit` would (the demo's own step)."""
+    try:
+        repo = pygit2.Repository(str(path))
+        for each in names:
+            repo.index.add(each)
+        repo.index.write()
+        tree = repo.index.write_tree()
+        signature = pygit2.Signature(name, email)
+        repo.create_commit("HEAD", signature, signature, message, tree, [repo.head.target])
+    except (pygit2.GitError, KeyError, OSError) as err:
+        raise GitFailure(f"committing {', '.join(names)} in {path}: {err}") from None
+
+
 class _Index(pygit2.Index):
     """pygit2's Index, safe to fail to open: pygit2's own `__del__` assumes the
     constructor got as far as opening the file, so a failed open (a damaged index,

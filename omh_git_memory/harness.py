@@ -251,14 +251,23 @@ def _replace(path: Path, text: str) -> None:
 def write(checkout: Path, h: Harness, command: str | None = None) -> Path:
     """Merge our entry into `h`'s file. `command`: the command to write; None keeps
     the one the user set in our entry (else `omh`)."""
+    return merge(checkout, h, command)[0]
+
+
+def merge(checkout: Path, h: Harness, command: str | None = None) -> tuple[Path, bool]:
+    """As :func:`write`, and whether the file changed: a file that holds the entry
+    already, as it would be written, is left as it is (not even rewritten)."""
     path = checkout / h.path
-    updated = h.add(_read(checkout, h) or "", command)
+    existing = _read(checkout, h)
+    updated = h.add(existing or "", command)
+    if updated == existing:
+        return path, False
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         _replace(path, updated)
     except OSError as err:
         raise ConfigError(f"cannot write {path}: {err.strerror or err}") from None
-    return path
+    return path, True
 
 
 @dataclass(frozen=True)
@@ -309,6 +318,16 @@ def configured_in(checkout: Path, h: Harness) -> tuple[str, list[str]]:
     """The command our entry in `h`'s file starts (the default when there is none)."""
     text = _read(checkout, h)
     return (h.command_in(text) if text else None) or (COMMAND[0], list(ARGS))
+
+
+def configured_harnesses(checkout: Path) -> list[str]:
+    """The harnesses whose project file in this checkout holds an omh entry."""
+    found = []
+    for h in HARNESSES.values():
+        text = _read(checkout, h)
+        if text and h.command_in(text) is not None:
+            found.append(h.name)
+    return found
 
 
 def configured_command(checkout: Path) -> tuple[str, list[str]]:

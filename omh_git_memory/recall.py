@@ -550,10 +550,13 @@ def excerpt(doc: Doc, note: Note, answer: Answer, limit: int = EXCERPT_EACH) -> 
         facts = note.section("Facts")
         lines += [ln.lstrip("- ").strip() for ln in (facts.text if facts else "").splitlines()
                   if ln.strip()]
-    else:
-        text = without_links(note.body).split("\n", 1)[-1] if note.body.lstrip().startswith(
-            "# ") else without_links(note.body)
-        lines += [" ".join(p.split()) for p in text.split("\n\n") if p.strip()][:2]
+    else:  # a topic: its first sections by name (the title is on the result's line)
+        named = [f"{sec.name}: {' '.join(without_links(sec.text).split())}"
+                 for sec in note.sections
+                 if sec.name not in ("Related", "Answers") and without_links(sec.text).strip()]
+        body = note.body.lstrip()
+        text = without_links(body.split("\n", 1)[-1] if body.startswith("# ") else body)
+        lines += named[:2] or [" ".join(p.split()) for p in text.split("\n\n") if p.strip()][:2]
     return _cut(lines, limit)
 
 

@@ -2,7 +2,7 @@
 
 Every note in the local layer is one nobody has promoted yet (promote removes
 the local copy). `omh memory review` lists them newest first and lets a person
-promote, remove or keep each; the end-of-session line counts the ones a session
+promote, edit, remove or keep each; the end-of-session line counts the ones a session
 recorded. Who recorded a note is read from its `source`, which the MCP server
 writes as `session <id>, <client>` (or `mcp, <client>` with no session) — see
 mcp_server._source.

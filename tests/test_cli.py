@@ -195,6 +195,9 @@ def test_demo_walks_through_every_step(tmp_path: Path) -> None:
     renamed = run.out.split("$ omh memory mv ", 1)[1]
     assert "renamed local/surprise/credentials-are-a-named-volume to " in renamed
     assert "DanglingLink          warning  0" in renamed.split("$ omh memory lint", 1)[1]
+    # init's two files are committed, as init asks, so the topic is named as in any clone
+    assert "the repository topic of tinyhttp" in run.out and " topic of repo " not in run.out
+    assert "on a terminal, review then asks about each: promote, edit, remove" in run.out.lower()
 
 
 # A newcomer's walk through the commands: what each message says.
@@ -452,7 +455,8 @@ def test_show_names_the_layer_and_date_of_every_note_it_prints(repo_dir: Path) -
         line = omh(repo_dir, "memory", "show", key).out.split("\n", 1)[0]
         assert line == f"{key}  team · {derived[key]['recorded']}  {where}", line
         (note,) = omh(repo_dir, "memory", "show", key, "--json").json()["notes"]
-        assert note["path"] == where and note["recorded"] == derived[key]["recorded"]
+        assert note["path"] == derived[key]["path"], note  # README.md; null for the topic
+        assert note["recorded"] == derived[key]["recorded"]
 
 
 def test_show_of_a_key_both_layers_hold_names_each_layer(repo_dir: Path) -> None:

@@ -102,3 +102,22 @@ def test_doctor_starts_a_hand_set_full_path_and_a_repo_given_server(
     server = next(c for c in json.loads(run.out) if c["check"] == "server")
     assert run.code == 1 and "does not exist" in server["detail"] and "--command" in server[
         "detail"]
+
+
+def test_doctor_says_when_no_harness_file_starts_the_server_yet(
+    repo_dir: Path, on_path: dict[str, str]
+) -> None:
+    assert omh(repo_dir, "init").code == 0
+
+    def server() -> dict[str, str]:
+        run = omh(repo_dir, "doctor", "--json", env=on_path)
+        assert run.code == 0, run.out + run.err
+        found: dict[str, str] = next(c for c in json.loads(run.out) if c["check"] == "server")
+        return found
+
+    bare = server()
+    assert bare["status"] == "ok"
+    assert bare["detail"].endswith("; no harness file here starts it yet: "
+                                   "`omh mcp config HARNESS --write` writes one"), bare
+    assert omh(repo_dir, "mcp", "config", "cursor", "--write").code == 0
+    assert "no harness file" not in server()["detail"]

@@ -62,8 +62,11 @@ def test_a_broken_file_is_refused_and_left_alone(repo_dir: Path) -> None:
 
 
 def test_an_unknown_harness_is_named(repo_dir: Path) -> None:
-    run = omh(repo_dir, "mcp", "config", "vim")
-    assert run.code == 1 and "claude, cursor, opencode, codex" in run.err
+    # A value outside its choices is a usage error (exit 2), as for any option.
+    for args in (["config", "vim"], ["config", "vim", "--write"], ["rm", "vim"]):
+        run = omh(repo_dir, "mcp", *args)
+        assert run.code == 2 and "claude, cursor, opencode, codex" in run.err, args
+    assert not list(repo_dir.glob(".*.json"))
 
 
 @pytest.mark.parametrize("name", sorted(HARNESSES))
@@ -179,3 +182,30 @@ def test_a_file_where_the_folder_should_be_is_one_clear_line(repo_dir: Path) -> 
     (repo_dir / ".codex").write_text("not a folder")
     run = omh(repo_dir, "mcp", "config", "codex", "--write")
     assert run.code == 1 and run.err.startswith("omh: ") and "internal error" not in run.err
+
+
+@pytest.mark.parametrize("name", sorted(HARNESSES))
+def test_a_second_write_says_the_entry_is_there_already_and_leaves_the_file(
+    repo_dir: Path, name: str
+) -> None:
+    first = omh(repo_dir, "mcp", "config", name, "--write", "--no-stop-hook")
+    assert first.code == 0 and first.out.startswith("wrote the omh server"), first.out
+    path = repo_dir / HARNESSES[name].path
+    before = path.stat()
+    again = omh(repo_dir, "mcp", "config", name, "--write", "--no-stop-hook")
+    assert again.code == 0, again.err
+    assert again.out == f"the omh server (omh mcp serve) is in {path} already\n", again.out
+    after = path.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+
+
+def test_write_json_says_what_changed_for_the_entry_and_the_stop_hook(repo_dir: Path) -> None:
+    first = omh(repo_dir, "mcp", "config", "claude", "--write", "--json").json()
+    settings = str(repo_dir / ".claude/settings.json")
+    assert first["changed"] is True
+    assert first["stop_hook"] == {"path": settings, "changed": True}
+    again = omh(repo_dir, "mcp", "config", "claude", "--write", "--json").json()
+    assert again["changed"] is False
+    assert again["stop_hook"] == {"path": settings, "changed": False}
+    bare = omh(repo_dir, "mcp", "config", "cursor", "--write", "--json").json()
+    assert "stop_hook" not in bare and bare["changed"] is True

@@ -39,8 +39,7 @@ def linked(repo_dir: Path) -> Path:
 def _layers(repo: Path) -> set[tuple[str, str]]:
     """The written notes (derived stubs and the repo topic left out)."""
     notes = omh(repo, "memory", "--json").json()["notes"]
-    return {(n["layer"], n["key"]) for n in notes if not n["path"].startswith(("derived", "README"))
-            and n["type"] != "stub"}
+    return {(n["layer"], n["key"]) for n in notes if not n["derived"]}
 
 
 def _head(repo: Path) -> str:

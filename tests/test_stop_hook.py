@@ -132,3 +132,24 @@ def test_remove_of_text_without_our_hook_is_unchanged() -> None:
     assert stop_hook.remove(text) == text
     with pytest.raises(ConfigError):
         stop_hook.add('{"hooks": 3}')
+
+
+def test_write_without_omh_session_says_the_hook_will_stay_silent(repo_dir: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "OMH_SESSION"}
+    hint = "while OMH_SESSION is unset"
+    import subprocess
+    import sys
+
+    def write(environ: dict[str, str]) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "omh_git_memory", "mcp", "config",
+                               "claude", "--write"], cwd=repo_dir, env=environ,
+                              capture_output=True, text=True, check=False)
+
+    unset = write(env)
+    assert unset.returncode == 0 and hint in unset.stdout, unset.stdout
+    assert "docs/mcp.md" in unset.stdout
+    (repo_dir / ".claude/settings.json").unlink()
+    named = write({**env, "OMH_SESSION": "s1"})
+    assert named.returncode == 0 and hint not in named.stdout
+    again = write(env)  # the hook is there already: nothing new to say
+    assert again.returncode == 0 and hint not in again.stdout

@@ -24,7 +24,7 @@ def _commit_note(repo: Path, key: str, body: str) -> None:
 def _topic_keys(repo: Path) -> list[str]:
     run = omh(repo, "memory", "--json")
     assert run.code == 0, run.err
-    return [n["key"] for n in run.json()["notes"] if n["path"] == "derived from the repository"]
+    return [n["key"] for n in run.json()["notes"] if n["derived"] and n["type"] == "topic"]
 
 
 def _lint(repo: Path) -> dict[str, object]:

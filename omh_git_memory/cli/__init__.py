@@ -153,7 +153,7 @@ def mcp_config(
         bool,
         typer.Option("--stop-hook/--no-stop-hook",
                      help="claude: also the Stop hook that says how many notes the session "
-                     "recorded, in .claude/settings.json (default: on)."),
+                     "recorded, in .claude/settings.json."),
     ] = True,
     as_json: JsonFlag = False,
 ) -> None:
@@ -161,7 +161,7 @@ def mcp_config(
     from omh_git_memory import harness as harnesses
     from omh_git_memory.cli.output import emit_json, here, say
 
-    chosen = harnesses.harness(harness)
+    chosen = harnesses.harness(_known_harness(harness))
     with_hook = offer_hook and chosen.name == "claude"
     if command is not None and not command.strip():
         raise typer.BadParameter("--command needs a command or a path", param_hint="--command")
@@ -180,17 +180,37 @@ def mcp_config(
         from omh_git_memory.stop_hook import check
 
         check(checkout)  # a settings file that cannot take the hook: write nothing
-    path = harnesses.write(checkout, chosen, command)
+    path, changed = harnesses.merge(checkout, chosen, command)
     started, args = harnesses.configured_in(checkout, chosen)
     hook = _write_stop_hook(checkout, started) if with_hook else None
     if as_json:
         emit_json({"harness": chosen.name, "path": str(path), "command": started,
-                   "args": args, **({"stop_hook": hook} if hook is not None else {})})
+                   "args": args, "changed": changed,
+                   **({"stop_hook": {"path": str(hook[0]), "changed": hook[1]}}
+                      if hook is not None else {})})
         return
-    say(f"wrote the omh server ({' '.join([started, *args])}) into {path} "
-        "(other servers untouched)")
+    entry = " ".join([started, *args])
+    say(f"wrote the omh server ({entry}) into {path} (other servers untouched)" if changed
+        else f"the omh server ({entry}) is in {path} already")
     if hook is not None:
-        say(hook)
+        hook_path, hook_changed = hook
+        say(f"wrote the omh Stop hook into {hook_path} (other settings and hooks untouched)"
+            if hook_changed else f"the omh Stop hook is in {hook_path} already")
+        if hook_changed and not os.environ.get("OMH_SESSION"):
+            say("note: the hook counts the notes of the session OMH_SESSION names, so it says "
+                "nothing while OMH_SESSION is unset: set it where Claude Code starts "
+                "(docs/mcp.md, The Stop hook)")
+
+
+def _known_harness(name: str) -> str:
+    """`name`, or a usage error (exit 2) naming the harnesses omh knows: a value
+    outside its choices, as for any option."""
+    from omh_git_memory.cli.output import usage_error
+    from omh_git_memory.harness import HARNESSES
+
+    if name not in HARNESSES:
+        raise usage_error(f"no harness called {name!r}; omh knows {', '.join(HARNESSES)}")
+    return name
 
 
 def _print_stop_hook(program: str) -> None:
@@ -201,14 +221,11 @@ def _print_stop_hook(program: str) -> None:
     typer.echo(stop_hook.snippet(program), nl=False)
 
 
-def _write_stop_hook(checkout: Path, program: str) -> str:
-    """Merge the Stop hook into the settings; the line that says what happened."""
+def _write_stop_hook(checkout: Path, program: str) -> tuple[Path, bool]:
+    """Merge the Stop hook into the settings: where, and whether the file changed."""
     from omh_git_memory import stop_hook
 
-    path, changed = stop_hook.write(checkout, program)
-    if changed:
-        return f"wrote the omh Stop hook into {path} (other settings and hooks untouched)"
-    return f"the omh Stop hook is in {path} already"
+    return stop_hook.write(checkout, program)
 
 
 @mcp_app.command("rm")
@@ -218,10 +235,13 @@ def mcp_rm(
     ] = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Remove the omh server from the harnesses' project files, leaving the rest."""
+    """Remove the omh server (and claude's Stop hook) from the harnesses' project files,
+    leaving the rest."""
     from omh_git_memory import harness as harnesses
     from omh_git_memory.cli.output import emit_json, here, say
 
+    if harness:
+        _known_harness(harness)  # a usage error before anything is read
     checkout = here().checkout
     chosen = [harnesses.harness(harness)] if harness else list(harnesses.HARNESSES.values())
     _check_removal(checkout, chosen)  # one file that refuses: none is changed

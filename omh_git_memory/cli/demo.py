@@ -143,7 +143,7 @@ STEPS: list[tuple[str, list[str], bool]] = [
     ),
     (
         "What waits for review: the local notes not yet promoted, newest first. On a "
-        "terminal, review then asks about each: promote, remove, keep or quit.",
+        "terminal, review then asks about each: promote, edit, remove, keep or quit.",
         ["memory", "review"],
         False,
     ),
@@ -174,6 +174,8 @@ STEPS: list[tuple[str, list[str], bool]] = [
 ]
 
 
+INIT_FILES = [".omh/memory.toml", ".omh/.gitignore"]
+
 # What the demo's "editor" does to the note it is given: one more question answered.
 EDITOR_SCRIPT: Final = """\
 import sys
@@ -185,7 +187,7 @@ open(path, "w", encoding="utf-8").write(text)
 
 
 def run_demo(keep: bool = False) -> None:
-    from omh_git_memory.git import create_repository
+    from omh_git_memory.git import commit_files, create_repository
 
     fixtures = fixtures_dir()
     top = Path(tempfile.mkdtemp(prefix="omh-demo-"))
@@ -214,6 +216,10 @@ def run_demo(keep: bool = False) -> None:
             typer.echo(done.stdout + done.stderr, nl=False)
             if done.returncode:
                 typer.echo(f"(exit status {done.returncode})")
+            if args == ["init"]:  # as init asks: so the topic is named as in every clone
+                commit_files(repo_dir, INIT_FILES, "omh init", "omh demo", "demo@omh.invalid")
+                typer.echo(f"(the demo commits them, as you would: git add {' '.join(INIT_FILES)}"
+                           " && git commit -m 'omh init')")
             typer.echo("")
     finally:
         if keep:

@@ -50,7 +50,7 @@ class IfExistsChoice(StrEnum):
 
 
 LayerOption = Annotated[
-    LayerChoice | None, typer.Option("--layer", help="Only this layer (default: both).")
+    LayerChoice | None, typer.Option("--layer", help="Which layer's note, when both hold the key.")
 ]
 
 
@@ -67,6 +67,7 @@ def memory(ctx: typer.Context, as_json: JsonFlag = False) -> None:
 def list_notes(as_json: JsonFlag = False) -> None:
     """List the notes by layer, with how many notes link to each."""
     from omh_git_memory.layers import Layer
+    from omh_git_memory.note_path import json_path
     from omh_git_memory.recall import date_of
 
     ws = here()
@@ -80,7 +81,8 @@ def list_notes(as_json: JsonFlag = False) -> None:
         if doc is None:
             continue
         if doc.problem:
-            unreadable.append({"layer": doc.layer, "path": doc.location, "problem": doc.problem})
+            unreadable.append({"layer": doc.layer, "problem": doc.problem,
+                               "path": json_path(doc.layer, doc.location, doc.source)})
             continue
         rows.append(
             {
@@ -90,7 +92,7 @@ def list_notes(as_json: JsonFlag = False) -> None:
                 "recorded": date_of(doc),
                 "title": doc.title,
                 "inbound": len(inbound.get(slot, [])),
-                "path": doc.location,
+                "path": json_path(doc.layer, doc.location, doc.source),
                 "derived": doc.derived,
             }
         )
@@ -172,10 +174,15 @@ def recall(
     as_json: JsonFlag = False,
 ) -> None:
     """The notes that best answer a question, each with the notes linked to it."""
-    from omh_git_memory.recall import date_of, read_at, render_tree, shown_docs
+    from omh_git_memory.note_path import json_path
+    from omh_git_memory.recall import date_of, render_tree, shown_docs
     from omh_git_memory.recall import recall as do_recall
     from omh_git_memory.stale import stale_marks
 
+    if not question.strip():  # as the MCP recall refuses it
+        from omh_git_memory.errors import OmhError
+
+        raise OmhError("`question` is empty; ask what you want to know")
     ws = here()
     warn_left_behind(ws)
     searcher = ws.searcher(progress=progress_bar())
@@ -192,12 +199,13 @@ def recall(
                         "layer": h.doc.layer,
                         "recorded": date_of(h.doc),
                         "title": h.doc.title,
-                        "path": read_at(h.doc),
+                        "path": json_path(h.doc.layer, h.doc.location, h.doc.source),
                         "score": round(h.score, 4),
                         "stale": fired.get((h.doc.layer, h.doc.key)),
                         "neighbours": [
                             {"key": n.key, "layer": n.layer, "recorded": date_of(n),
-                             "title": n.title, "path": read_at(n),
+                             "title": n.title,
+                             "path": json_path(n.layer, n.location, n.source),
                              "stale": fired.get((n.layer, n.key))}
                             for n in h.neighbours
                         ],
@@ -259,11 +267,13 @@ def agents_md(as_json: JsonFlag = False) -> None:
     ws = here()
     path = ws.checkout / "AGENTS.md"
     census = take_census(ws.searcher().docs, own_prefixes(ws.config().keys.templates))
+    existed = path.exists()
     changed = refresh(path, census)
     if as_json:
         emit_json({"path": str(path), "changed": changed})
     else:
-        say(f"{'refreshed' if changed else 'already current:'} {path}")
+        say(f"{('refreshed' if existed else 'created') if changed else 'already current:'} "
+            f"{path}")
 
 
 @app.command()
@@ -289,6 +299,10 @@ def reindex(
         return
     if snap.commit is None:
         typer.echo("nothing to index: HEAD has no commit yet")
+        return
+    if live and not snap.analysed and not snap.reused:  # loaded, not built
+        typer.echo(f"the index of {snap.commit[:12]} is built already: "
+                   f"{_count(live, 'document')} (--full builds it again)")
         return
     typer.echo(
         f"indexed {snap.commit[:12]}: {_count(live, 'document')} "
@@ -336,8 +350,9 @@ def remember(
     ] = None,
     answers: Annotated[
         list[str] | None,
-        typer.Option("--answers", help="Required, at least once: a question this note "
-                     "answers, in the words someone would ask it (repeat for more)."),
+        typer.Option("--answers", help="A question this note answers, in the words "
+                     "someone would ask it (repeat for more; a surprise: required, at least "
+                     "once)."),
     ] = None,
     relates_to: Annotated[
         list[str] | None,
@@ -428,7 +443,9 @@ def remember(
 @app.command()
 def show(
     key: Annotated[str, typer.Argument(help="The note's key.")],
-    layer: LayerOption = None,
+    layer: Annotated[
+        LayerChoice | None, typer.Option("--layer", help="Only this layer (default: both).")
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Print a note as it is stored, after a line with its layer, date and file (both
@@ -436,11 +453,13 @@ def show(
     from omh_git_memory.index import derived_note
     from omh_git_memory.layers import Layer
     from omh_git_memory.note import render
+    from omh_git_memory.note_path import json_path
 
     ws = here()
     graph = all_notes(ws)
     wanted = Layer(layer.value) if layer else None
-    shown: list[tuple[str, str, str, str]] = []  # (layer, date, location, text)
+    # (layer, date, location as the text line says it, path as --json gives it, text)
+    shown: list[tuple[str, str, str, str | None, str]] = []
     if wanted in (None, Layer.TEAM) and key in graph.derived:
         for _, doc in ws.snapshot().live():
             if doc.key == key and doc.derived:
@@ -449,16 +468,18 @@ def show(
                     # the topic's location already says "derived from the repository"
                     where = doc.location if doc.source.startswith("t:") else (
                         f"derived from {doc.location}")
-                    shown.append(("team", note.recorded.isoformat(), where, render(note)))
+                    shown.append(("team", note.recorded.isoformat(), where,
+                                  json_path("team", doc.location, doc.source), render(note)))
     written = [e for lay in Layer for e in graph.claimants(lay, key) if wanted in (None, lay)]
     if not shown or written:
-        shown += [(e.layer.value, e.note.recorded.isoformat(), e.location, render(e.note))
+        shown += [(e.layer.value, e.note.recorded.isoformat(), e.location,
+                   json_path(e.layer.value, e.location), render(e.note))
                   for e in find_notes(graph, key, wanted) if e.note is not None]
     if as_json:
-        emit_json({"notes": [{"key": key, "layer": lay, "recorded": day, "path": where,
-                              "text": text} for lay, day, where, text in shown]})
+        emit_json({"notes": [{"key": key, "layer": lay, "recorded": day, "path": path,
+                              "text": text} for lay, day, _, path, text in shown]})
         return
-    for index, (lay, day, where, text) in enumerate(shown):
+    for index, (lay, day, where, _, text) in enumerate(shown):
         if index:
             typer.echo("")
         say(f"{key}  {lay} · {day}  {where}")  # invariant 1: layer and date on every answer

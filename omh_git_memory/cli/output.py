@@ -106,11 +106,13 @@ def find_notes(graph: Graph, key: str, layer: Layer | None) -> list[StoredNote]:
     if found:
         return found
     where = f"the {layer} layer" if layer is not None else "any layer"
-    others = [lay for lay in Layer if lay != layer and graph.claimants(lay, key)]
+    others = [lay for lay in Layer if lay != layer and (
+        graph.claimants(lay, key) or (lay is Layer.TEAM and key in graph.derived))]
     if layer is not None and others:
         raise NoteNotFound(f"no note {key} in the {layer} layer; the {others[0]} layer holds "
                            f"it: use --layer {others[0]}, or leave --layer out")
-    keys = sorted({e.key for e in graph.entries} - {key})  # never "did you mean" itself
+    # never "did you mean" itself; a stub or the topic is a key one can mean too
+    keys = sorted(({e.key for e in graph.entries} | graph.derived) - {key})
     # A cutoff low enough for a typo, high enough not to offer an unrelated key.
     guess = process.extractOne(key, keys, score_cutoff=75) if keys else None
     hint = f"; did you mean {guess[0]}?" if guess else "; `omh memory` lists the keys"

@@ -46,7 +46,7 @@ def review(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False,
 ) -> None:
     """List the local notes not yet promoted, newest first; on a terminal, promote,
-    remove or keep each one."""
+    edit, remove or keep each one."""
     if hook_format is not None and not summary:
         raise usage_error("--for shapes the end-of-session line: give it with --summary")
     if hook_format is not None and as_json:
@@ -70,6 +70,9 @@ def review(
         say(f"unreadable: {e.location}: {e.problem} (omh memory lint says more)")
     if items and sys.stdin.isatty() and sys.stdout.isatty():
         _ask(ws, items, signoff)
+    elif items:  # a script or an agent: what it can do with the list
+        say("promote with `omh memory promote KEY…`, drop with `omh memory rm KEY`; "
+            "on a terminal, `omh memory review` asks about each")
 
 
 def _summary(session: str | None, hook_format: HookFormat | None, as_json: bool) -> None:
@@ -157,6 +160,7 @@ def _ask(ws: Workspace, items: list[Pending], signoff: bool) -> None:
             item = _edit(ws, item)
             choice = _answer(sys.stdin.readline)
         if choice == "quit":
+            done["not reached"] = len(items) - index + 1
             break
         try:
             if choice == "promote":

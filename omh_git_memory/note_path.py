@@ -1,0 +1,22 @@
+"""The one `path` every `--json` answer gives for a note.
+
+A local note: its file's absolute path. A team note: its path from the
+repository root, `.omh/notes/<key>.md`, the name git gives it (the commit read
+is said elsewhere: `head`, `commit`). A stub: its document's path from the root.
+The repository topic: None, since no file holds it (`omh memory show KEY`
+prints it). Text output may say more (`HEAD:…`, `derived from …`); JSON says this.
+"""
+
+from __future__ import annotations
+
+from omh_git_memory.layers import Layer
+
+
+def json_path(layer: str, location: str, source: str = "") -> str | None:
+    """The path for `--json` of a note stored at `location` (as a scan or the
+    index names it: `<rev>:<path>` for a written team note)."""
+    if source.startswith("t:"):
+        return None
+    if source.startswith("s:") or layer != Layer.TEAM.value:
+        return location
+    return location.split(":", 1)[1] if ":" in location else location
