@@ -265,7 +265,7 @@ def _working_copy_set_aside(ws: Workspace, path: str, blob_id: str) -> Iterator[
     after checking that it holds exactly HEAD's blob; put it back if the commit
     fails, unlink it once the commit stands. A missing copy is fine (as for git rm)."""
     target = ws.checkout / path
-    _refuse_symlinked_dirs(ws.checkout, path)
+    refuse_symlinked_dirs(ws.checkout, path)
     try:
         mode = os.lstat(target).st_mode
     except FileNotFoundError:
@@ -299,9 +299,10 @@ def _working_copy_set_aside(ws: Workspace, path: str, blob_id: str) -> Iterator[
     prune_empty_dirs(target.parent, ws.checkout / NOTES_DIR)
 
 
-def _refuse_symlinked_dirs(checkout: Path, path: str) -> None:
-    """Refuse when a directory on the way to `path` is a symlink (it could lead out
-    of the checkout) or not a directory; a missing one is fine."""
+def refuse_symlinked_dirs(checkout: Path, path: str, verb: str = "rm",
+                          error: type[OmhError] = UncommittedEdit) -> None:
+    """Refuse (with `error`) when a directory on the way to `path` is a symlink (it
+    could lead out of the checkout) or not a directory; a missing one is fine."""
     current = checkout
     for part in path.split("/")[:-1]:
         current = current / part
@@ -311,8 +312,8 @@ def _refuse_symlinked_dirs(checkout: Path, path: str) -> None:
             return
         if not stat.S_ISDIR(mode):
             what = "a symlink" if stat.S_ISLNK(mode) else "not a directory"
-            raise UncommittedEdit(
-                f"{current.relative_to(checkout)} is {what} in the working tree; omh removes "
+            raise error(
+                f"{current.relative_to(checkout)} is {what} in the working tree; omh changes "
                 f"nothing through it. Put the directory back (git restore --source=HEAD "
-                f"--staged --worktree {path}) and run rm again"
+                f"--staged --worktree {path}) and run {verb} again"
             )

@@ -58,6 +58,7 @@ from omh_git_memory.note import (
     render,
     with_field,
 )
+from omh_git_memory.promote import refuse_symlinked_dirs
 from omh_git_memory.remember import Observation, build_surprise, first_sentence, plain_lines
 from omh_git_memory.secret_scan import find_secrets
 from omh_git_memory.store import prune_empty_dirs, put_back, set_aside
@@ -442,20 +443,7 @@ def _working_copy_held(ws: Workspace, path: str, blob_id: str, verb: str) -> Ite
     written over); put it back if the commit fails, drop it once the commit stands
     (the commit writes the new text in its place). A missing copy is fine."""
     target = ws.checkout / path
-    current = ws.checkout
-    for part in path.split("/")[:-1]:
-        current = current / part
-        try:
-            mode = os.lstat(current).st_mode
-        except FileNotFoundError:
-            break
-        if not stat.S_ISDIR(mode):
-            what = "a symlink" if stat.S_ISLNK(mode) else "not a directory"
-            raise UncommittedTeamEdit(
-                f"{current.relative_to(ws.checkout)} is {what} in the working tree; omh "
-                f"writes nothing through it. Put the directory back (git restore "
-                f"--source=HEAD --staged --worktree {path}) and run {verb} again"
-            )
+    refuse_symlinked_dirs(ws.checkout, path, verb, UncommittedTeamEdit)
     try:
         mode = os.lstat(target).st_mode
     except FileNotFoundError:
