@@ -271,6 +271,13 @@ def build_surprise(obs: Observation, templates: KeyTemplates, today: dt.date) ->
             f"the note would hold {size} bytes of text; a note holds at most {MAX_NOTE_BYTES}: "
             "quote the lines that matter in `evidence` and name the file for the rest"
         )
+    return composed(fields, title, sections)
+
+
+def composed(fields: Sequence[tuple[str, str]], title: str,
+             sections: Iterable[tuple[str, str | Sequence[str]]]) -> Note:
+    """The note made of these parts, or :class:`NoteRefused` when it would not read
+    back or a note-level lint rule refuses it."""
     try:
         note = compose(fields, title, sections)
     except NoteParseError as err:

@@ -15,9 +15,8 @@ from dataclasses import dataclass
 
 from omh_git_memory.errors import InvalidKey, NoteRefused
 from omh_git_memory.keys import Key, KeyTemplates, slug
-from omh_git_memory.lint import note_refusals
-from omh_git_memory.note import MAX_NOTE_BYTES, Note, NoteParseError, char_problem, compose
-from omh_git_memory.remember import plain_lines, refuse_a_day_to_come
+from omh_git_memory.note import MAX_NOTE_BYTES, Note, char_problem
+from omh_git_memory.remember import composed, plain_lines, refuse_a_day_to_come
 from omh_git_memory.triggers import trigger_problem
 
 RELATED = "Related"
@@ -110,12 +109,4 @@ def build_topic(draft: TopicDraft, templates: KeyTemplates, today: dt.date) -> N
         raise NoteRefused(f"the note would hold about {size} bytes of text; a note holds at "
                           f"most {MAX_NOTE_BYTES}: keep the topic to what matters, name files "
                           "for the rest")
-    try:
-        note = compose(fields, title, sections)
-    except NoteParseError as err:
-        raise NoteRefused(f"the note would not read back: {err}") from None
-    refusals = note_refusals(note)
-    if refusals:
-        rule, _line, message = refusals[0]
-        raise NoteRefused(f"{rule}: {message}")
-    return note
+    return composed(fields, title, sections)
