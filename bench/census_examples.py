@@ -21,8 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from omh_git_memory.census import own_prefixes, take_census
-from omh_git_memory.index import Doc
+from omh_git_memory.agent.census import own_prefixes, take_census
+from omh_git_memory.recall.index import Doc
 from omh_git_memory.workspace import open_workspace
 
 ROOT = Path(__file__).resolve().parents[1]

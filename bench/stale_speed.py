@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from recall_speed import SIG, wall  # noqa: E402
 
-from omh_git_memory.stale import TreeFacts, check  # noqa: E402
+from omh_git_memory.expiry.stale import TreeFacts, check  # noqa: E402
 from omh_git_memory.workspace import open_workspace  # noqa: E402
 
 

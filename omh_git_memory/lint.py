@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final, Protocol
 
+from omh_git_memory.expiry.triggers import trigger_problem
 from omh_git_memory.graph import Graph
 from omh_git_memory.keys import printable
 from omh_git_memory.layers import Layer
 from omh_git_memory.note import Note, render
 from omh_git_memory.store import StoredNote
-from omh_git_memory.triggers import trigger_problem
 
 
 class Severity(StrEnum):

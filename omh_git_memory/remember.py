@@ -17,7 +17,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from omh_git_memory.errors import InvalidKey, KeyConflict, NoteRefused
-from omh_git_memory.index import Doc
+from omh_git_memory.expiry.triggers import trigger_problem
 from omh_git_memory.keys import Key, KeyTemplates, slug
 from omh_git_memory.layers import Layer
 from omh_git_memory.lint import note_refusals
@@ -30,9 +30,9 @@ from omh_git_memory.note import (
     render,
     with_field,
 )
+from omh_git_memory.recall.index import Doc
 from omh_git_memory.store import IfExists, LocalStore
 from omh_git_memory.team import NOTES_DIR
-from omh_git_memory.triggers import trigger_problem
 
 _SENTENCE = re.compile(r"(.*?[.!?])(?=\s|$)")
 
@@ -74,12 +74,12 @@ class TeamKeys:
         for doc in docs:
             if doc is None or doc.layer != Layer.TEAM.value:
                 continue
-            if doc.source.startswith("n:"):
-                path = doc.source.split(":", 2)[2]
+            if doc.is_team_file:
+                path = doc.content.path
                 written[doc.key] = path
                 written[path[len(NOTES_DIR) + 1:].removesuffix(".md")] = path
-            elif doc.source.startswith("s:"):
-                derived[doc.key] = doc.source.split(":", 2)[2]
+            elif doc.is_stub:
+                derived[doc.key] = doc.content.path
             else:
                 derived[doc.key] = TOPIC_WHERE
         return cls(written, derived)

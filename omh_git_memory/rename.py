@@ -117,7 +117,7 @@ def _the_note(ws: Workspace, graph: Graph, old: str, layer: Layer | None
 
 def _derived_refusal(ws: Workspace, key: str) -> str:
     doc = next((d for _, d in ws.snapshot().live() if d.key == key and d.derived), None)
-    if doc is not None and doc.source.startswith("s:"):
+    if doc is not None and doc.is_stub:
         return (f"{key} is the stub of {doc.location}, derived from the document, not "
                 "written; rename the document (git mv) and its stub follows")
     return (f"{key} is the repository topic, derived from the repository; its name is "

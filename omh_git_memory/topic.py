@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from omh_git_memory.errors import InvalidKey, NoteRefused
+from omh_git_memory.expiry.triggers import trigger_problem
 from omh_git_memory.keys import Key, KeyTemplates, slug
 from omh_git_memory.note import MAX_NOTE_BYTES, Note, char_problem
 from omh_git_memory.remember import composed, plain_lines, refuse_a_day_to_come
-from omh_git_memory.triggers import trigger_problem
 
 RELATED = "Related"
 ANSWERS = "Answers"

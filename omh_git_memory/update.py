@@ -34,6 +34,7 @@ from dataclasses import dataclass, replace
 
 from omh_git_memory import faults
 from omh_git_memory.errors import InvalidKey, NoteNotFound, NoteRefused, OmhError
+from omh_git_memory.expiry.triggers import trigger_problem
 from omh_git_memory.git import (
     Change,
     blob_in_tree,
@@ -63,7 +64,6 @@ from omh_git_memory.remember import Observation, build_surprise, first_sentence,
 from omh_git_memory.secret_scan import find_secrets
 from omh_git_memory.store import prune_empty_dirs, put_back, set_aside
 from omh_git_memory.team import NOTES_DIR, team_path
-from omh_git_memory.triggers import trigger_problem
 from omh_git_memory.workspace import Workspace
 
 SURPRISE_ONLY = ("expected", "observed", "evidence")

@@ -18,12 +18,12 @@ from omh_git_memory.adopt import (
 from omh_git_memory.config import Config, load_config
 from omh_git_memory.git import GitRepo, open_repo
 from omh_git_memory.graph import Graph
-from omh_git_memory.index import Progress, Snapshot, local_docs, snapshot_for
+from omh_git_memory.recall.index import Progress, Snapshot, local_docs, snapshot_for
 
 if TYPE_CHECKING:
-    from omh_git_memory.semantic import Embedder, SemanticView
-from omh_git_memory.recall import Searcher
-from omh_git_memory.stale import TreeFacts
+    from omh_git_memory.recall.semantic import Embedder, SemanticView
+from omh_git_memory.expiry.stale import TreeFacts
+from omh_git_memory.recall.rank import Searcher
 from omh_git_memory.store import LocalStore, StoredNote, local_store_root
 from omh_git_memory.team import scan_team, scan_worktree_team
 
@@ -85,7 +85,7 @@ class Workspace:
                  progress: Progress | None = None) -> SemanticView:
         """Vectors for `searcher`'s documents (embedding only what is new). Imports
         the model's libraries: call it only when semantic recall is on."""
-        from omh_git_memory.semantic import Embedder, SemanticView, vectors_for
+        from omh_git_memory.recall.semantic import Embedder, SemanticView, vectors_for
 
         model = embedder or Embedder()
         rows = vectors_for(self.repo, self.config(), searcher.snapshot, searcher.local_notes,
@@ -107,10 +107,10 @@ def _shadows(snap: Snapshot) -> list[tuple[str, str, str]]:
         if not d.derived:
             holder.setdefault(d.key, d.location.split(":", 1)[-1])  # no commit id
     derived = sorted((d for _, d in snap.live() if d.derived),
-                     key=lambda d: (d.source.startswith("t:"), d.location))
+                     key=lambda d: (d.is_topic, d.location))
     found: list[tuple[str, str, str]] = []
     for d in derived:
-        what = (f"the stub of {d.location}" if d.source.startswith("s:") else
+        what = (f"the stub of {d.location}" if d.is_stub else
                 "the repository topic, named by [repo] name in .omh/memory.toml")
         if d.key in holder:
             found.append((d.key, what, holder[d.key]))

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from omh_git_memory.agents_md import BEGIN, END
+from omh_git_memory.agent.agents_md import BEGIN, END
 from tests.helpers import omh
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import random
 
-from omh_git_memory.census import MAX_GROUPS, own_prefixes, take_census
-from omh_git_memory.index import Doc
+from omh_git_memory.agent.census import MAX_GROUPS, own_prefixes, take_census
 from omh_git_memory.keys import DEFAULT_TEMPLATES
+from omh_git_memory.recall.index import Doc
 
 
 def _doc(key: str, kind: str = "surprise", title: str = "", links: tuple[str, ...] = (),

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from omh_git_memory.harness import HARNESSES, configured_command
+from omh_git_memory.agent.harness import HARNESSES, configured_command
 from tests.helpers import omh
 
 

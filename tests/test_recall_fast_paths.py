@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from omh_git_memory import recall as recall_module
-from omh_git_memory import tokens
-from omh_git_memory.index import Doc, docs_from_tuples, index_dir, snapshot_for
-from omh_git_memory.recall import Searcher, phrasings, recall
+from omh_git_memory.recall import rank as recall_module
+from omh_git_memory.recall import tokens
+from omh_git_memory.recall.index import Doc, docs_from_tuples, index_dir, snapshot_for
+from omh_git_memory.recall.rank import Searcher, phrasings, recall
 from omh_git_memory.workspace import open_workspace
 from tests.helpers import git, make_repo, note_text
 

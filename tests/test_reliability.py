@@ -25,7 +25,7 @@ from omh_git_memory.errors import InvalidKey, OmhError
 from omh_git_memory.faults import POINTS
 from omh_git_memory.keys import Key, KeyTemplates, slug
 from omh_git_memory.note import NoteParseError, compose, parse, render
-from omh_git_memory.recall import recall
+from omh_git_memory.recall.rank import recall
 from omh_git_memory.secret_scan import find_secrets
 from omh_git_memory.store import IfExists, LocalStore
 from omh_git_memory.workspace import open_workspace

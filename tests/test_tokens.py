@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from omh_git_memory.tokens import stem, without_links, words
+from omh_git_memory.recall.tokens import stem, without_links, words
 
 
 @pytest.mark.parametrize(

@@ -20,8 +20,8 @@ import typer
 from omh_git_memory.cli import adopt, memory
 
 if TYPE_CHECKING:
+    from omh_git_memory.agent.harness import Harness
     from omh_git_memory.errors import OmhError
-    from omh_git_memory.harness import Harness
 
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
@@ -130,7 +130,7 @@ def mcp_serve(
     """Serve the remember and recall tools over MCP on stdin/stdout."""
     from pathlib import Path
 
-    from omh_git_memory.mcp_server import serve
+    from omh_git_memory.agent.server import serve
 
     if repo is not None and not repo.strip():
         raise typer.BadParameter("--repo needs a folder", param_hint="--repo")
@@ -158,7 +158,7 @@ def mcp_config(
     as_json: JsonFlag = False,
 ) -> None:
     """Print the project-scoped MCP configuration for a harness (or write it)."""
-    from omh_git_memory import harness as harnesses
+    from omh_git_memory.agent import harness as harnesses
     from omh_git_memory.cli.output import emit_json, here, say
 
     chosen = harnesses.harness(_known_harness(harness))
@@ -177,7 +177,7 @@ def mcp_config(
         return
     checkout = here().checkout
     if with_hook:
-        from omh_git_memory.stop_hook import check
+        from omh_git_memory.agent.stop_hook import check
 
         check(checkout)  # a settings file that cannot take the hook: write nothing
     path, changed = harnesses.merge(checkout, chosen, command)
@@ -205,8 +205,8 @@ def mcp_config(
 def _known_harness(name: str) -> str:
     """`name`, or a usage error (exit 2) naming the harnesses omh knows: a value
     outside its choices, as for any option."""
+    from omh_git_memory.agent.harness import HARNESSES
     from omh_git_memory.cli.output import usage_error
-    from omh_git_memory.harness import HARNESSES
 
     if name not in HARNESSES:
         raise usage_error(f"no harness called {name!r}; omh knows {', '.join(HARNESSES)}")
@@ -214,7 +214,7 @@ def _known_harness(name: str) -> str:
 
 
 def _print_stop_hook(program: str) -> None:
-    from omh_git_memory import stop_hook
+    from omh_git_memory.agent import stop_hook
 
     typer.echo(f"# {stop_hook.SETTINGS} — the Stop hook: at the end of each turn, how many "
                "notes this session (OMH_SESSION) recorded; --no-stop-hook leaves it out")
@@ -223,7 +223,7 @@ def _print_stop_hook(program: str) -> None:
 
 def _write_stop_hook(checkout: Path, program: str) -> tuple[Path, bool]:
     """Merge the Stop hook into the settings: where, and whether the file changed."""
-    from omh_git_memory import stop_hook
+    from omh_git_memory.agent import stop_hook
 
     return stop_hook.write(checkout, program)
 
@@ -237,7 +237,7 @@ def mcp_rm(
 ) -> None:
     """Remove the omh server (and claude's Stop hook) from the harnesses' project files,
     leaving the rest."""
-    from omh_git_memory import harness as harnesses
+    from omh_git_memory.agent import harness as harnesses
     from omh_git_memory.cli.output import emit_json, here, say
 
     if harness:
@@ -271,8 +271,8 @@ def mcp_rm(
 
 
 def _check_removal(checkout: Path, chosen: list[Harness]) -> None:
-    from omh_git_memory import harness as harnesses
-    from omh_git_memory import stop_hook
+    from omh_git_memory.agent import harness as harnesses
+    from omh_git_memory.agent import stop_hook
 
     for h in chosen:
         harnesses.check_removal(checkout, h)
@@ -282,7 +282,7 @@ def _check_removal(checkout: Path, chosen: list[Harness]) -> None:
 
 def _remove_stop_hook(checkout: Path) -> tuple[Path, bool] | None:
     """Take out omh's Stop hook: where it was, and whether the file went with it."""
-    from omh_git_memory import stop_hook
+    from omh_git_memory.agent import stop_hook
 
     path = stop_hook.remove_from(checkout)
     return None if path is None else (path, not path.exists())
@@ -291,8 +291,8 @@ def _remove_stop_hook(checkout: Path) -> tuple[Path, bool] | None:
 @app.command()
 def doctor(as_json: JsonFlag = False) -> None:
     """Start the MCP server as a harness would and check it, the store and its census."""
+    from omh_git_memory.agent.doctor import Status, diagnose
     from omh_git_memory.cli.output import emit_json, here, say
-    from omh_git_memory.doctor import Status, diagnose
 
     checks = diagnose(here())
     if as_json:
@@ -318,7 +318,7 @@ def hooks_install(
 ) -> None:
     """Install post-merge, post-checkout and post-rewrite hooks that warm the index."""
     from omh_git_memory.cli.output import emit_json, here, say
-    from omh_git_memory.hooks import install
+    from omh_git_memory.recall.hooks import install
 
     results = install(here().repo, force)
     if as_json:

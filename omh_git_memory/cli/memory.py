@@ -23,8 +23,8 @@ from omh_git_memory.plural import agree
 from omh_git_memory.plural import count as _count
 
 if TYPE_CHECKING:
-    from omh_git_memory.recall import Searcher
-    from omh_git_memory.semantic import SemanticView
+    from omh_git_memory.recall.rank import Searcher
+    from omh_git_memory.recall.semantic import SemanticView
     from omh_git_memory.update import Updated
     from omh_git_memory.workspace import Workspace
 
@@ -67,8 +67,8 @@ def memory(ctx: typer.Context, as_json: JsonFlag = False) -> None:
 def list_notes(as_json: JsonFlag = False) -> None:
     """List the notes by layer, with how many notes link to each."""
     from omh_git_memory.layers import Layer
-    from omh_git_memory.note_path import json_path
-    from omh_git_memory.recall import date_of
+    from omh_git_memory.recall.note_path import json_path
+    from omh_git_memory.recall.rank import date_of
 
     ws = here()
     warn_left_behind(ws)
@@ -148,7 +148,7 @@ def _semantic_view(ws: Workspace, searcher: Searcher, asked: bool) -> SemanticVi
     """The semantic view; when only the settings turned it on and the extra is
     missing, one warning on stderr and None (recall by words). `--semantic` asked
     for it: then the missing extra is the error."""
-    from omh_git_memory.semantic import SemanticUnavailable
+    from omh_git_memory.recall.semantic import SemanticUnavailable
 
     try:
         return ws.semantic(searcher, progress=progress_bar())
@@ -174,10 +174,10 @@ def recall(
     as_json: JsonFlag = False,
 ) -> None:
     """The notes that best answer a question, each with the notes linked to it."""
-    from omh_git_memory.note_path import json_path
-    from omh_git_memory.recall import date_of, render_tree, shown_docs
-    from omh_git_memory.recall import recall as do_recall
-    from omh_git_memory.stale import stale_marks
+    from omh_git_memory.expiry.stale import stale_marks
+    from omh_git_memory.recall.note_path import json_path
+    from omh_git_memory.recall.rank import date_of, render_tree, shown_docs
+    from omh_git_memory.recall.rank import recall as do_recall
 
     if not question.strip():  # as the MCP recall refuses it
         from omh_git_memory.errors import OmhError
@@ -228,9 +228,9 @@ def stale(
     as_json: JsonFlag = False,
 ) -> None:
     """The notes whose invalidated_by has fired at HEAD, and those omh cannot tell about."""
-    from omh_git_memory.recall import date_of
-    from omh_git_memory.stale import Finding
-    from omh_git_memory.stale import check as run_check
+    from omh_git_memory.expiry.stale import Finding
+    from omh_git_memory.expiry.stale import check as run_check
+    from omh_git_memory.recall.rank import date_of
 
     ws = here()
     report = run_check(ws.searcher(progress=progress_bar()).docs, ws.facts())
@@ -261,8 +261,8 @@ def stale(
 @app.command("agents-md")
 def agents_md(as_json: JsonFlag = False) -> None:
     """Write or refresh the omh block in AGENTS.md; text outside its markers is kept."""
-    from omh_git_memory.agents_md import refresh
-    from omh_git_memory.census import own_prefixes, take_census
+    from omh_git_memory.agent.agents_md import refresh
+    from omh_git_memory.agent.census import own_prefixes, take_census
 
     ws = here()
     path = ws.checkout / "AGENTS.md"
@@ -405,7 +405,7 @@ def remember(
             "--evidence and at least one --answers (or give --type topic)")
     assert expected is not None and observed is not None and evidence is not None
     day = recorded_day(recorded)
-    from omh_git_memory.stale import pin_trigger
+    from omh_git_memory.expiry.stale import pin_trigger
 
     ws = here()
     obs = Observation(
@@ -450,10 +450,10 @@ def show(
 ) -> None:
     """Print a note as it is stored, after a line with its layer, date and file (both
     layers' notes when both hold the key)."""
-    from omh_git_memory.index import derived_note
     from omh_git_memory.layers import Layer
     from omh_git_memory.note import render
-    from omh_git_memory.note_path import json_path
+    from omh_git_memory.recall.index import derived_note
+    from omh_git_memory.recall.note_path import json_path
 
     ws = here()
     graph = all_notes(ws)
@@ -466,7 +466,7 @@ def show(
                 note = derived_note(ws.repo, ws.config(), doc)
                 if note is not None:
                     # the topic's location already says "derived from the repository"
-                    where = doc.location if doc.source.startswith("t:") else (
+                    where = doc.location if doc.is_topic else (
                         f"derived from {doc.location}")
                     shown.append(("team", note.recorded.isoformat(), where,
                                   json_path("team", doc.location, doc.source), render(note)))
@@ -562,7 +562,7 @@ def rm(
 def _why_derived_stays(ws: Workspace, key: str) -> str:
     """Why `rm` cannot remove the derived note `key`, and what can drop it if anything."""
     doc = next((d for _, d in ws.snapshot().live() if d.key == key and d.derived), None)
-    if doc is not None and doc.source.startswith("t:"):
+    if doc is not None and doc.is_topic:
         return (f"{key} is the repository topic, derived from the repository itself (its "
                 "name and files) and written nowhere: rm cannot remove it and no setting "
                 "excludes it")
@@ -695,13 +695,13 @@ def lint(
     elif ref is not None:
         graph, read = ws.graph(ref, local=False), f"the team notes at {ref}"
     else:
-        from omh_git_memory.lint_summary import fingerprint
+        from omh_git_memory.agent.lint_summary import fingerprint
 
         mark = fingerprint(ws)  # before reading, so a change meanwhile is linted again
         graph, read = ws.graph(), f"team notes at HEAD and {ws.local.root}"
     report = run_lint(graph)
     if ref is None and not worktree:  # the whole store: the counts recall's description shows
-        from omh_git_memory.lint_summary import remember_report
+        from omh_git_memory.agent.lint_summary import remember_report
 
         remember_report(ws, report, mark)
     team_only = worktree or ref is not None
@@ -787,9 +787,9 @@ def update(
     as_json: JsonFlag = False,
 ) -> None:
     """Change the given sections of a note; every other byte of it is kept."""
+    from omh_git_memory.expiry.stale import pin_trigger
     from omh_git_memory.layers import Layer
     from omh_git_memory.remember import single_trigger
-    from omh_git_memory.stale import pin_trigger
     from omh_git_memory.update import Changes
     from omh_git_memory.update import update as do_update
 

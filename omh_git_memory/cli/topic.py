@@ -45,8 +45,8 @@ def remember_topic(
     relates_to: Sequence[str], invalidated_by: str | None, source: str,
     recorded: str | None, if_exists: str, strict: bool, as_json: bool,
 ) -> None:
+    from omh_git_memory.expiry.stale import pin_trigger
     from omh_git_memory.remember import TeamKeys, write_local
-    from omh_git_memory.stale import pin_trigger
     from omh_git_memory.store import IfExists
     from omh_git_memory.topic import TopicDraft, build_topic
 

@@ -1,7 +1,7 @@
 """Recall: rank the notes a question matches, and return each with its neighbours.
 
 Ranking is Okapi BM25 (k1 = 1.2, b = 0.75, the published defaults) over stemmed,
-identifier-aware words (see :mod:`omh_git_memory.tokens`): a word's weight is its
+identifier-aware words (see :mod:`omh_git_memory.recall.tokens`): a word's weight is its
 rarity in this store, the words of a note's key are counted a second time, and
 ties break on the more recent note, then on the one more notes link to. Only
 notes over the relevance floor are returned: at least FLOOR of the best score,
@@ -28,11 +28,11 @@ from itertools import compress, repeat
 from typing import Any, Final, Protocol
 
 from omh_git_memory.config import DEFAULT_REPO_NAME
-from omh_git_memory.index import Doc, Snapshot
 from omh_git_memory.layers import Layer, reachable_layers
 from omh_git_memory.note import Note
 from omh_git_memory.plural import agree, count
-from omh_git_memory.tokens import is_function_word, without_links, words
+from omh_git_memory.recall.index import Doc, Snapshot
+from omh_git_memory.recall.tokens import is_function_word, without_links, words
 
 K1: Final = 1.2
 B: Final = 0.75
@@ -294,7 +294,7 @@ def question_words(question: str) -> dict[str, float]:
 
 
 class Semantic(Protocol):
-    """Cosine similarity of every document to a question (see omh_git_memory.semantic)."""
+    """Cosine similarity of every document to a question (see omh_git_memory.recall.semantic)."""
 
     def similarities(self, phrasings: Sequence[str]) -> Any:
         """An array indexed by slot (numpy's, so typed loosely here)."""
@@ -390,7 +390,7 @@ def is_hub(searcher: Searcher, slot: int) -> bool:
     d = searcher.docs[slot]
     if d is None:
         return False
-    if d.source.startswith("t:"):
+    if d.is_topic:
         return True
     return searcher.count >= 4 and len(d.links) * 2 >= searcher.count and len(
         {r for t in d.links for r in searcher.resolve(t, d.layer)}) * 2 >= searcher.count
@@ -465,9 +465,9 @@ def read_at(doc: Doc) -> str:
     """Where the note can be read in full: the team file (a repo path), the local
     file (an absolute path), the document a stub points at; the repository topic is
     derived from the tree and has no file."""
-    if doc.source.startswith("s:"):
+    if doc.is_stub:
         return doc.location
-    if doc.source.startswith("t:"):
+    if doc.is_topic:
         return f"derived from the repository (omh memory show {doc.key})"
     if doc.layer == Layer.TEAM.value and ":" in doc.location:
         return doc.location.split(":", 1)[1]  # `<commit>:.omh/notes/<key>.md`
@@ -477,7 +477,7 @@ def read_at(doc: Doc) -> str:
 def what_it_is(doc: Doc) -> str:
     """The note's title, cut to TITLE_WIDTH; for the topic, that it is the repository's."""
     title = " ".join(doc.title.split()) or doc.key
-    if doc.source.startswith("t:"):  # unnamed ([repo] name unset): no "topic of repo"
+    if doc.is_topic:  # unnamed ([repo] name unset): no "topic of repo"
         title = ("the repository topic" if doc.key == DEFAULT_REPO_NAME
                  else f"the repository topic of {title}")
     return title if len(title) <= TITLE_WIDTH else title[: TITLE_WIDTH - 1].rstrip() + "…"
@@ -546,7 +546,7 @@ def excerpt(doc: Doc, note: Note, answer: Answer, limit: int = EXCERPT_EACH) -> 
             lines.append("Headings that match: " + "; ".join(matched))
         elif headings:
             lines.append("Matched in its text; headings: " + "; ".join(headings))
-    elif doc.source.startswith("t:"):
+    elif doc.is_topic:
         facts = note.section("Facts")
         lines += [ln.lstrip("- ").strip() for ln in (facts.text if facts else "").splitlines()
                   if ln.strip()]

@@ -20,8 +20,8 @@ import stat
 from pathlib import Path
 from typing import Any, Final
 
+from omh_git_memory.agent.harness import _json_load
 from omh_git_memory.errors import ConfigError
-from omh_git_memory.harness import _json_load
 from omh_git_memory.store import read_regular
 
 SETTINGS: Final = ".claude/settings.json"

@@ -20,8 +20,8 @@ from enum import StrEnum
 from pathlib import Path
 
 from omh_git_memory.adopt import Match
-from omh_git_memory.census import own_prefixes, take_census
-from omh_git_memory.harness import configured_command, configured_harnesses
+from omh_git_memory.agent.census import own_prefixes, take_census
+from omh_git_memory.agent.harness import configured_command, configured_harnesses
 from omh_git_memory.workspace import Workspace
 
 
@@ -77,8 +77,8 @@ def _server_checks(ws: Workspace, env: dict[str, str], total: int) -> list[Check
                       f"`{command}` {where}, so a harness cannot start `{shown}`; install "
                       "omh where the harness runs, or write its full path with `omh mcp "
                       "config HARNESS --write --command PATH`")]
-    from omh_git_memory.mcp_server import ProbeFailed, probe
-    from omh_git_memory.semantic import SemanticUnavailable
+    from omh_git_memory.agent.server import ProbeFailed, probe
+    from omh_git_memory.recall.semantic import SemanticUnavailable
 
     try:
         with _start_dir(ws, args) as cwd:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final
 
-from omh_git_memory.census import Census
+from omh_git_memory.agent.census import Census
 from omh_git_memory.errors import ConfigError
 
 BEGIN: Final = "<!-- omh:begin (written by `omh memory agents-md`; edits inside are replaced) -->"

@@ -27,11 +27,12 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from omh_git_memory.census import Census, own_prefixes, take_census
+from omh_git_memory.agent.census import Census, own_prefixes, take_census
 from omh_git_memory.errors import OmhError
-from omh_git_memory.index import Doc, note_of
+from omh_git_memory.expiry.stale import pin_trigger, stale_marks
 from omh_git_memory.plural import agree
-from omh_git_memory.recall import (
+from omh_git_memory.recall.index import Doc, note_of
+from omh_git_memory.recall.rank import (
     EXCERPTS,
     Searcher,
     recall,
@@ -40,7 +41,6 @@ from omh_git_memory.recall import (
     shown_docs,
 )
 from omh_git_memory.remember import KeyTaken, Observation, TeamKeys, remember
-from omh_git_memory.stale import pin_trigger, stale_marks
 from omh_git_memory.update import ChangedMeanwhile, NotYourNote, replace_own
 from omh_git_memory.workspace import Workspace, open_workspace
 
@@ -93,7 +93,7 @@ class _State:
 
     def searcher(self) -> Searcher:
         from omh_git_memory.git import head_id
-        from omh_git_memory.index import local_docs
+        from omh_git_memory.recall.index import local_docs
 
         commit, local = head_id(self.ws.repo), self.ws.local.signature()
         if self.current is None or commit != self.commit or local != self.local:
@@ -108,7 +108,7 @@ class _State:
             return None
         searcher = self.searcher()
         if self.view is None:
-            from omh_git_memory.semantic import Embedder, SemanticUnavailable
+            from omh_git_memory.recall.semantic import Embedder, SemanticUnavailable
 
             try:
                 self.embedder = self.embedder or Embedder()
@@ -204,7 +204,7 @@ def written_notes(docs: list[Doc | None]) -> int:
 
 
 def build_server(ws: Workspace) -> MCPServer:
-    from omh_git_memory.lint_summary import LINT_AT_START, refresh_later, summary_at_start
+    from omh_git_memory.agent.lint_summary import LINT_AT_START, refresh_later, summary_at_start
 
     state = _State(ws)
     docs = state.searcher().docs

@@ -10,13 +10,14 @@ prints it). Text output may say more (`HEAD:…`, `derived from …`); JSON says
 from __future__ import annotations
 
 from omh_git_memory.layers import Layer
+from omh_git_memory.recall import content_id
 
 
 def json_path(layer: str, location: str, source: str = "") -> str | None:
     """The path for `--json` of a note stored at `location` (as a scan or the
     index names it: `<rev>:<path>` for a written team note)."""
-    if source.startswith("t:"):
+    if content_id.is_topic(source):
         return None
-    if source.startswith("s:") or layer != Layer.TEAM.value:
+    if content_id.is_stub(source) or layer != Layer.TEAM.value:
         return location
     return location.split(":", 1)[1] if ":" in location else location

@@ -42,7 +42,7 @@ def hooks_dir(repo: GitRepo) -> Path:
 
 def hook_text(name: str) -> str:
     packaged = Path(str(resources.files("omh_git_memory"))) / "_hooks" / name
-    source = Path(__file__).resolve().parents[1] / "hooks" / name
+    source = Path(__file__).resolve().parents[2] / "hooks" / name
     for path in (packaged, source):
         if path.is_file():
             return path.read_text(encoding="utf-8")

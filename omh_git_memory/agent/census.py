@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from itertools import chain, compress
 from typing import Final
 
-from omh_git_memory.index import Doc
-from omh_git_memory.tokens import is_function_word, stem
+from omh_git_memory.recall.index import Doc
+from omh_git_memory.recall.tokens import is_function_word, stem
 
 MAX_GROUPS: Final = 5  # named groups in a census; the rest are "other"
 MAX_LABEL: Final = 24  # characters of a group's name

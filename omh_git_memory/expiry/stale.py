@@ -16,9 +16,9 @@ from typing import Final
 
 from omh_git_memory.config import Config
 from omh_git_memory.errors import NoteRefused
+from omh_git_memory.expiry.triggers import PinError, State, Verdict, evaluate, pin
 from omh_git_memory.git import GitRepo, list_tree, read_blob, resolve_commit
-from omh_git_memory.index import Doc
-from omh_git_memory.triggers import PinError, State, Verdict, evaluate, pin
+from omh_git_memory.recall.index import Doc
 
 # Definition patterns per language: each group captures a name being defined.
 # Every pattern must stay linear in the file's size, whatever the file holds (a

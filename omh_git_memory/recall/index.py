@@ -52,8 +52,8 @@ from omh_git_memory.git import (
 )
 from omh_git_memory.layers import Layer
 from omh_git_memory.note import Note
-from omh_git_memory.store import StoredNote, read_note_bytes, sync_dir
-from omh_git_memory.stubs import (
+from omh_git_memory.recall import content_id
+from omh_git_memory.recall.stubs import (
     TOPIC_SOURCE,
     is_document,
     one_per_key,
@@ -62,8 +62,9 @@ from omh_git_memory.stubs import (
     topic_note,
     whole_document,
 )
+from omh_git_memory.recall.tokens import without_links, words
+from omh_git_memory.store import StoredNote, read_note_bytes, sync_dir
 from omh_git_memory.team import NOTES_DIR, is_team_entry, tree_note
-from omh_git_memory.tokens import without_links, words
 
 # 3: checksummed files; 4: stubs indexed as their document, not omh's sentence;
 # 5: one stub per key (clashes kept), the topic named by the committed memory.toml
@@ -95,7 +96,25 @@ class Doc:
     @property
     def derived(self) -> bool:
         """A stub or the repository topic: computed from the tree, never a file."""
-        return self.source[:2] in ("s:", "t:")
+        return content_id.is_derived(self.source)
+
+    @property
+    def is_stub(self) -> bool:
+        return content_id.is_stub(self.source)
+
+    @property
+    def is_topic(self) -> bool:
+        return content_id.is_topic(self.source)
+
+    @property
+    def is_team_file(self) -> bool:
+        """A note written under `.omh/notes/` (in the index of a commit)."""
+        return content_id.kind_of(self.source) is content_id.Kind.NOTE
+
+    @property
+    def content(self) -> content_id.ContentId:
+        """What this document was made from (`source` taken apart)."""
+        return content_id.ContentId.parse(self.source)
 
     def as_tuple(self) -> tuple[object, ...]:
         return (self.layer, self.key, self.kind, self.recorded, self.title, self.links,
@@ -301,10 +320,12 @@ class _Builder:
             and f"{_kind(e, prefix)}:{e.blob_id}:{e.path}" not in self.by_source
         }, f"{NOTES_DIR} '*.md'")
         for e in notes:
-            self._put(f"n:{e.blob_id}:{e.path}", functools.partial(self._note, e, prefix))
+            self._put(content_id.note_id(e.blob_id, e.path),
+                      functools.partial(self._note, e, prefix))
         stub_keys: list[str] = []
         for e in documents:
-            slot = self._put(f"s:{e.blob_id}:{e.path}", functools.partial(self._stub, e))
+            slot = self._put(content_id.stub_id(e.blob_id, e.path),
+                             functools.partial(self._stub, e))
             doc = self.docs[slot] if slot is not None else None
             if doc is not None:
                 stub_keys.append(doc.key)
@@ -345,7 +366,7 @@ class _Builder:
     def _note(self, e: TreeEntry, prefix: str) -> tuple[Doc, dict[str, int]]:
         self._tick()
         stored = tree_note(self.repo, e.path, e.kind, e.blob_id, f"{self.sha[:12]}:{e.path}")
-        return _stored_doc(stored, f"n:{e.blob_id}:{e.path}")
+        return _stored_doc(stored, content_id.note_id(e.blob_id, e.path))
 
     def _stub(self, e: TreeEntry) -> tuple[Doc, dict[str, int]] | None:
         self._tick()
@@ -354,7 +375,8 @@ class _Builder:
         if note is None:
             return None
         terms = analyse(note, text)
-        return doc_for(note, Layer.TEAM, f"s:{e.blob_id}:{e.path}", e.path, terms), dict(terms)
+        source = content_id.stub_id(e.blob_id, e.path)
+        return doc_for(note, Layer.TEAM, source, e.path, terms), dict(terms)
 
     def _put_topic(self, stub_keys: list[str]) -> dict[str, int]:
         readme = next((e for e in self.entries if e.path.lower() == "readme.md"), None)
@@ -362,7 +384,7 @@ class _Builder:
                            if "/" not in e.path or e.path.startswith(".github/"))
         config = next((e.blob_id for e in self.entries if e.path == _CONFIG_PATH), None)
         identity = repr((config, readme.blob_id if readme else None, top_level, stub_keys))
-        source = "t:" + hashlib.sha1(identity.encode()).hexdigest()
+        source = content_id.topic_id(identity)
         if source in self.by_source and self.base is not None:
             self.keep.add(self.by_source[source])
             return self.base.topic_terms
@@ -379,10 +401,10 @@ class _Builder:
         """The words a removed document was indexed under, re-read from git."""
         if doc is None or doc.problem:
             return {}
-        if doc.source.startswith("t:"):
+        if doc.is_topic:
             return self.base.topic_terms if self.base else {}
-        if doc.source.startswith("s:"):
-            _, blob_id, path = doc.source.split(":", 2)
+        if doc.is_stub:
+            blob_id, path = doc.content.blob_id, doc.content.path
             text = read_blob(self.repo, blob_id).decode("utf-8", errors="replace")
             stub = stub_note(path, text, self.config.keys, self.day)
             return dict(analyse(stub, text)) if stub is not None else {}
@@ -392,11 +414,12 @@ class _Builder:
 
 def written_or_stub(repo: GitRepo, config: Config, doc: Doc, day: dt.date) -> Note | None:
     """A team note or stub, re-read from git by its content id (not the topic)."""
-    if doc.problem or doc.source[:2] not in ("n:", "s:"):
+    if doc.problem or content_id.kind_of(doc.source) not in (content_id.Kind.NOTE,
+                                                             content_id.Kind.STUB):
         return None
-    _, blob_id, path = doc.source.split(":", 2)
+    blob_id, path = doc.content.blob_id, doc.content.path
     data = read_blob(repo, blob_id, path)
-    if doc.source.startswith("s:"):
+    if doc.is_stub:
         return stub_note(path, data.decode("utf-8", "replace"), config.keys, day)
     return read_note_bytes(Layer.TEAM, path, path, data).note
 
@@ -597,7 +620,7 @@ def local_docs(entries: Iterable[StoredNote]) -> list[tuple[Doc, dict[str, int],
         if entry.note is None:
             continue
         terms = analyse(entry.note)
-        out.append((doc_for(entry.note, Layer.LOCAL, "local", entry.location, terms),
+        out.append((doc_for(entry.note, Layer.LOCAL, content_id.LOCAL, entry.location, terms),
                     dict(terms), entry.note))
     return out
 
@@ -619,13 +642,13 @@ def derived_note(repo: GitRepo, config: Config, doc: Doc, rev: str = "HEAD") -> 
     if commit is None:
         return None
     day = commit_date(commit)
-    if doc.source.startswith("s:"):
-        _, blob_id, path = doc.source.split(":", 2)
+    if doc.is_stub:
+        blob_id, path = doc.content.blob_id, doc.content.path
         text = read_blob(repo, blob_id, path).decode("utf-8", errors="replace")
         return stub_note(path, text, config.keys, day)
-    if doc.source.startswith("t:"):
+    if doc.is_topic:
         snap = snapshot_for(repo, config, rev)
-        stub_keys = [d.key for _, d in snap.live() if d.source.startswith("s:")]
+        stub_keys = [d.key for _, d in snap.live() if d.is_stub]
         return _topic(repo, config, list_tree(repo, commit), stub_keys, day)
     return None
 

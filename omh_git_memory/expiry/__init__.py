@@ -1,0 +1,1 @@
+"""When a note expires: the triggers it names and their evaluation against git."""
