@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -92,13 +94,62 @@ class Run:
         return json.loads(self.out)
 
 
-def omh(cwd: Path, *args: str, env: dict[str, str] | None = None) -> Run:
-    """The real `omh` command in a subprocess."""
-    done = subprocess.run(
-        [sys.executable, "-m", "omh_git_memory", *args],
-        cwd=cwd, env={**os.environ, **(env or {})}, capture_output=True, text=True, check=False,
-    )
+def omh(cwd: Path, *args: str, env: dict[str, str] | None = None,
+        timeout: float | None = None) -> Run:
+    """The real `omh` command in a subprocess. With `timeout`, a command that blocks
+    fails the test instead of hanging the run."""
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "omh_git_memory", *args], cwd=cwd,
+            env={**os.environ, **(env or {})}, capture_output=True, text=True, check=False,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"omh {' '.join(args)} hung for {timeout}s") from None
     return Run(done.returncode, done.stdout, done.stderr)
+
+
+def local_store(repo: Path) -> Path:
+    """The local store of the clone at `repo`, as `omh memory --json` names it."""
+    return Path(omh(repo, "memory", "--json").json()["local_store"])
+
+
+def remember_linked(repo: Path, observed: str, *links: str) -> str:
+    """A local surprise note observing `observed`, linking to `links`; its key."""
+    args = ["memory", "remember", "--expected", "e", "--observed", observed,
+            "--evidence", "v", "--answers", "q?", "--json"]
+    for link in links:
+        args += ["--relates-to", link]
+    run = omh(repo, *args)
+    assert run.code == 0, run.err
+    return str(run.json()["key"])
+
+
+def start_at_fault(repo: Path, fault: str, *args: str) -> subprocess.Popen[str]:
+    """`omh ARGS` started with the fault point `fault` set (it stops itself there)."""
+    return subprocess.Popen([sys.executable, "-m", "omh_git_memory", *args], cwd=repo,
+                            env={**os.environ, "OMH_FAULT": fault}, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def wait_stopped(proc: subprocess.Popen[str], timeout: float = 60.0) -> None:
+    """Wait until `proc` has stopped itself (SIGSTOP) at its fault point."""
+    deadline = time.monotonic() + timeout
+    status = Path(f"/proc/{proc.pid}/stat")
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()
+        if status.read_text().rsplit(")", 1)[1].split()[0] == "T":
+            return
+        time.sleep(0.02)
+    proc.kill()
+    raise AssertionError("the command never reached its fault point")
+
+
+def resume(proc: subprocess.Popen[str]) -> Run:
+    """Let a process stopped at its fault point go on, and wait for its end."""
+    os.kill(proc.pid, signal.SIGCONT)
+    out, err = proc.communicate(timeout=120)
+    return Run(proc.returncode, out, err)
 
 
 def note_text(key: str, kind: str = "topic", body: str = "", **fields: str) -> str:

@@ -9,20 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import FIXTURES, SEED_ARGS, SEED_NOTE, git, omh
+from tests.helpers import FIXTURES, SEED_ARGS, SEED_NOTE, git, local_store, omh
 
 SEED_KEY = "surprise/mounting-a-credential-file-returns-ebusy"
-
-
-def _store(repo: Path) -> Path:
-    return Path(omh(repo, "memory", "--json").json()["local_store"])
 
 
 def test_init_then_remember_writes_the_seed_example_byte_for_byte(repo_dir: Path) -> None:
     assert omh(repo_dir, "init").code == 0
     run = omh(repo_dir, *SEED_ARGS)
     assert run.code == 0, run.err
-    written = _store(repo_dir) / f"{SEED_KEY}.md"
+    written = local_store(repo_dir) / f"{SEED_KEY}.md"
     assert written.read_bytes() == SEED_NOTE.encode()
 
 
@@ -44,7 +40,7 @@ def test_remember_writes_only_to_the_local_layer(repo_dir: Path) -> None:
     git(repo_dir, "commit", "-qm", "omh init")
     assert omh(repo_dir, *SEED_ARGS).code == 0
     assert git(repo_dir, "status", "--porcelain", "--untracked-files=all") == ""
-    assert not _store(repo_dir).is_relative_to(repo_dir)
+    assert not local_store(repo_dir).is_relative_to(repo_dir)
     listed = omh(repo_dir, "memory", "--json").json()["notes"]
     assert [(n["key"], n["layer"]) for n in listed if n["type"] == "surprise"] == [
         (SEED_KEY, "local")
@@ -67,7 +63,7 @@ def test_remember_refuses_empty_answers_with_the_published_message(repo_dir: Pat
     run = omh(repo_dir, *args)
     assert run.code == 1
     assert run.err == "omh: `answers` is empty; a note nobody can find is a note nobody wrote\n"
-    assert not (_store(repo_dir) / f"{SEED_KEY}.md").exists()
+    assert not (local_store(repo_dir) / f"{SEED_KEY}.md").exists()
 
 
 def test_remember_refuses_bad_input_and_writes_nothing(repo_dir: Path) -> None:
@@ -439,7 +435,7 @@ def test_remember_refuses_a_recorded_day_still_to_come(repo_dir: Path) -> None:
 def test_show_names_the_layer_and_date_of_every_note_it_prints(repo_dir: Path) -> None:
     # Invariant 1: `show` printed the bare file, without the layer beside it.
     omh(repo_dir, *SEED_ARGS)
-    store = _store(repo_dir)
+    store = local_store(repo_dir)
     run = omh(repo_dir, "memory", "show", SEED_KEY)
     first, rest = run.out.split("\n", 1)
     assert first == f"{SEED_KEY}  local · 2026-10-11  {store / SEED_KEY}.md"
@@ -462,7 +458,7 @@ def test_show_names_the_layer_and_date_of_every_note_it_prints(repo_dir: Path) -
 def test_show_of_a_key_both_layers_hold_names_each_layer(repo_dir: Path) -> None:
     from tests.helpers import note_text
 
-    store = _store(repo_dir)
+    store = local_store(repo_dir)
     store.mkdir(parents=True, exist_ok=True)
     (store / "readme.md").write_text(note_text("readme", body="Mine.\n"))
     out = omh(repo_dir, "memory", "show", "readme").out

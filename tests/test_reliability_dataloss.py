@@ -9,10 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +18,7 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.types import Implementation
 
-from tests.helpers import Run, git, omh
+from tests.helpers import Run, git, local_store, omh, resume, start_at_fault, wait_stopped
 
 A = "surprise/ports-are-taken"
 B = "surprise/ci-uses-port-8080"
@@ -56,38 +53,9 @@ def _head(repo: Path) -> str:
     return git(repo, "rev-parse", "HEAD").strip()
 
 
-def _store(repo: Path) -> Path:
-    return Path(omh(repo, "memory", "--json").json()["local_store"])
-
-
 def _layers(repo: Path) -> set[tuple[str, str]]:
     notes = omh(repo, "memory", "--json").json()["notes"]
     return {(n["layer"], n["key"]) for n in notes if n["type"] not in ("stub", "topic")}
-
-
-def _stopped(proc: subprocess.Popen[str], timeout: float = 60.0) -> None:
-    """Wait until `proc` has stopped itself at its fault point."""
-    deadline = time.monotonic() + timeout
-    stat = Path(f"/proc/{proc.pid}/stat")
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, proc.communicate()
-        if stat.read_text().rsplit(")", 1)[1].split()[0] == "T":
-            return
-        time.sleep(0.02)
-    proc.kill()
-    raise AssertionError("the command never reached its fault point")
-
-
-def _start(repo: Path, fault: str, *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "omh_git_memory", *args], cwd=repo,
-                            env={**os.environ, "OMH_FAULT": fault}, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-
-
-def _resume(proc: subprocess.Popen[str]) -> Run:
-    os.kill(proc.pid, signal.SIGCONT)
-    out, err = proc.communicate(timeout=120)
-    return Run(proc.returncode, out, err)
 
 
 # --- 1. rm of a team note never drops an uncommitted edit ----------------------
@@ -214,7 +182,7 @@ def _rewrite_a(repo: Path) -> None:
 
 
 def _edit_a(repo: Path) -> None:
-    local = _store(repo) / f"{A}.md"
+    local = local_store(repo) / f"{A}.md"
     local.write_text(local.read_text().replace("a free port", NEW_TEXT))
 
 
@@ -226,13 +194,13 @@ def _edit_a(repo: Path) -> None:
 def test_dataloss_promote_keeps_a_local_note_rewritten_while_it_ran(
     ready: Path, point: str, rewrite: Any, as_json: bool
 ) -> None:
-    proc = _start(ready, f"{point}:stop", "memory", "promote", A,
+    proc = start_at_fault(ready, f"{point}:stop", "memory", "promote", A,
                   *(["--json"] if as_json else []))
-    _stopped(proc)
+    wait_stopped(proc)
     rewrite(ready)
-    run = _resume(proc)
+    run = resume(proc)
     assert run.code == 0, run.err
-    local = _store(ready) / f"{A}.md"
+    local = local_store(ready) / f"{A}.md"
     assert NEW_TEXT in local.read_text()  # the new text survived
     assert NEW_TEXT not in (ready / A_PATH).read_text()  # the text read is what was committed
     assert _layers(ready) == {("team", A), ("local", A)}
@@ -244,39 +212,40 @@ def test_dataloss_promote_keeps_a_local_note_rewritten_while_it_ran(
 
 
 def test_dataloss_promote_removes_a_local_note_replaced_by_the_same_bytes(ready: Path) -> None:
-    proc = _start(ready, "promote:remove:stop", "memory", "promote", A, "--json")
-    _stopped(proc)
-    local = _store(ready) / f"{A}.md"
+    proc = start_at_fault(ready, "promote:remove:stop", "memory", "promote", A, "--json")
+    wait_stopped(proc)
+    local = local_store(ready) / f"{A}.md"
     local.write_bytes(local.read_bytes())  # touched, not changed
-    run = _resume(proc)
+    run = resume(proc)
     assert run.code == 0, run.err
     assert run.json()["changed_in_local"] == []
     assert _layers(ready) == {("team", A)}
 
 
 def test_dataloss_rm_local_keeps_a_note_rewritten_meanwhile(ready: Path) -> None:
-    proc = _start(ready, "rm:local:stop", "memory", "rm", A)
-    _stopped(proc)
+    proc = start_at_fault(ready, "rm:local:stop", "memory", "rm", A)
+    wait_stopped(proc)
     _rewrite_a(ready)
-    run = _resume(proc)
+    run = resume(proc)
     assert run.code == 1 and "changed" in run.err, (run.out, run.err)
-    assert NEW_TEXT in (_store(ready) / f"{A}.md").read_text()
+    assert NEW_TEXT in (local_store(ready) / f"{A}.md").read_text()
 
 
 def test_dataloss_rm_local_of_an_unchanged_note_removes_it(ready: Path) -> None:
-    proc = _start(ready, "rm:local:stop", "memory", "rm", A)
-    _stopped(proc)
-    run = _resume(proc)
+    proc = start_at_fault(ready, "rm:local:stop", "memory", "rm", A)
+    wait_stopped(proc)
+    run = resume(proc)
     assert run.code == 0, run.err
     assert _layers(ready) == set()
-    left = [p for p in _store(ready).rglob("*") if p.name != ".omh-store"]  # the store's record
+    left = [p for p in local_store(ready).rglob("*")
+            if p.name != ".omh-store"]  # the store's record
     assert left == []  # nothing set aside is left
 
 
 # --- 3. a key the team layer holds is not written again locally ----------------
 
 def test_dataloss_remember_refuses_a_key_the_team_holds(promoted: Path) -> None:
-    store = _store(promoted)
+    store = local_store(promoted)
     run = _remember(promoted, "Ports are taken.", expected="something else")
     assert run.code == 1
     assert "team layer" in run.err and A_PATH in run.err and "--if-exists suffix" in run.err

@@ -5,6 +5,7 @@ update and edit, review and its end-of-session line, the Claude Stop hook, MCP
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import subprocess
@@ -14,39 +15,16 @@ from pathlib import Path
 import pytest
 
 from omh_git_memory.faults import MV_POINTS
-from tests.helpers import Run, omh
+from tests.helpers import local_store, omh, remember_linked
 
 TIMEOUT = 20
+_omh = functools.partial(omh, timeout=TIMEOUT)  # a hang fails the test, not the run
 
-
-def _omh(cwd: Path, *args: str, env: dict[str, str] | None = None) -> Run:
-    """`omh` in a subprocess that must finish: a hang fails the test instead of the run."""
-    try:
-        done = subprocess.run([sys.executable, "-m", "omh_git_memory", *args], cwd=cwd,
-                              env={**os.environ, **(env or {})}, capture_output=True,
-                              text=True, check=False, timeout=TIMEOUT)
-    except subprocess.TimeoutExpired:
-        raise AssertionError(f"omh {' '.join(args)} hung") from None
-    return Run(done.returncode, done.stdout, done.stderr)
-
-
-def _remember(repo: Path, observed: str, *links: str) -> str:
-    args = ["memory", "remember", "--expected", "e", "--observed", observed,
-            "--evidence", "v", "--answers", "q?", "--json"]
-    for link in links:
-        args += ["--relates-to", link]
-    run = omh(repo, *args)
-    assert run.code == 0, run.err
-    return str(run.json()["key"])
-
-
-def _store(repo: Path) -> Path:
-    return Path(omh(repo, "memory", "--json").json()["local_store"])
 
 
 def test_hang_a_fifo_at_the_store_lock_hangs_no_reader_and_no_mv(repo_dir: Path) -> None:
-    key = _remember(repo_dir, "Alpha fails.")
-    lock = _store(repo_dir) / ".omh-lock"
+    key = remember_linked(repo_dir, "Alpha fails.")
+    lock = local_store(repo_dir) / ".omh-lock"
     os.mkfifo(lock)
     recall = _omh(repo_dir, "memory", "recall", "alpha", "--json")
     assert recall.code == 0, recall.err
@@ -57,7 +35,7 @@ def test_hang_a_fifo_at_the_store_lock_hangs_no_reader_and_no_mv(repo_dir: Path)
     assert moved.code == 1, moved.err
     assert ".omh-lock" in moved.err and "not a regular file" in moved.err
     assert len(moved.err.strip().splitlines()) == 1
-    assert (_store(repo_dir) / f"{key}.md").is_file()  # nothing moved
+    assert (local_store(repo_dir) / f"{key}.md").is_file()  # nothing moved
 
 
 def test_dataloss_mcp_rm_refused_by_one_file_changes_no_other(repo_dir: Path) -> None:
@@ -134,8 +112,8 @@ def test_wrong_review_never_promotes_a_text_it_did_not_show(repo_dir: Path) -> N
     omh(repo_dir, "init")
     git(repo_dir, "add", ".omh")
     git(repo_dir, "commit", "-qm", "omh init")
-    key = _remember(repo_dir, "Alpha fails.")
-    path = _store(repo_dir) / f"{key}.md"
+    key = remember_linked(repo_dir, "Alpha fails.")
+    path = local_store(repo_dir) / f"{key}.md"
     swapped = path.read_text(encoding="utf-8").replace("Alpha fails.", "Something else.")
 
     def rewrite() -> None:
@@ -157,8 +135,8 @@ def test_dataloss_update_killed_mid_write_leaves_the_note_old_or_new(repo_dir: P
     must leave the note under its name, old or new — not set aside under a hidden
     name where no listing finds it. (The old compare-and-swap renamed the note aside,
     compared it and linked the new text in: a kill between left no note at all.)"""
-    key = _remember(repo_dir, "Alpha fails.")
-    path = _store(repo_dir) / f"{key}.md"
+    key = remember_linked(repo_dir, "Alpha fails.")
+    path = local_store(repo_dir) / f"{key}.md"
     before = path.read_bytes()
     run = _omh(repo_dir, "memory", "update", key, "--evidence", "a new line",
                env={"OMH_FAULT": point})

@@ -17,21 +17,17 @@ from pathlib import Path
 import pytest
 
 from omh_git_memory.faults import MV_POINTS
-from tests.helpers import Run, git, note_text, omh
-
-
-def _remember(repo: Path, observed: str, *links: str) -> str:
-    args = ["memory", "remember", "--expected", "e", "--observed", observed,
-            "--evidence", "v", "--answers", "q?", "--json"]
-    for link in links:
-        args += ["--relates-to", link]
-    run = omh(repo, *args)
-    assert run.code == 0, run.err
-    return str(run.json()["key"])
-
-
-def _store(repo: Path) -> Path:
-    return Path(omh(repo, "memory", "--json").json()["local_store"])
+from tests.helpers import (
+    Run,
+    git,
+    local_store,
+    note_text,
+    omh,
+    remember_linked,
+    resume,
+    start_at_fault,
+    wait_stopped,
+)
 
 
 def _files(root: Path) -> dict[str, bytes]:
@@ -55,15 +51,15 @@ B = "surprise/beta-fails"
 @pytest.fixture
 def local_pair(repo_dir: Path) -> Path:
     """Two local notes, the second linking the first."""
-    assert _remember(repo_dir, "Alpha fails.") == A
-    assert _remember(repo_dir, "Beta fails.", A) == B
+    assert remember_linked(repo_dir, "Alpha fails.") == A
+    assert remember_linked(repo_dir, "Beta fails.", A) == B
     return repo_dir
 
 
 # --- local --------------------------------------------------------------------
 
 def test_local_mv_moves_the_file_changes_the_key_and_rewrites_links(local_pair: Path) -> None:
-    store = _store(local_pair)
+    store = local_store(local_pair)
     before = _notes(store)
     run = omh(local_pair, "memory", "mv", A, "surprise/alpha-breaks", "--json")
     assert run.code == 0, run.err
@@ -83,7 +79,7 @@ def test_local_mv_moves_the_file_changes_the_key_and_rewrites_links(local_pair: 
 
 def test_only_real_links_are_rewritten_and_their_spacing_kept(repo_dir: Path) -> None:
     omh(repo_dir, "init")
-    store = _store(repo_dir)
+    store = local_store(repo_dir)
     (store / "old.md").write_text(note_text("old", body="Self: [[old]]\n"))
     body = ("See [[ old ]] and [[old]]; `[[old]]` is code, [[older]] another note.\n\n"
             "```\n[[old]]\n```\n")
@@ -104,7 +100,7 @@ def test_only_real_links_are_rewritten_and_their_spacing_kept(repo_dir: Path) ->
     (A, "already called"),
 ])
 def test_local_mv_refusals_change_nothing(local_pair: Path, new: str, says: str) -> None:
-    store = _store(local_pair)
+    store = local_store(local_pair)
     before = _files(store)
     run = omh(local_pair, "memory", "mv", A, new)
     assert run.code == 1 and says in run.err, run.err
@@ -132,12 +128,12 @@ def test_mv_of_what_is_not_a_written_note_is_refused(local_pair: Path) -> None:
 
 
 def test_a_note_changed_since_it_was_read_is_not_renamed(local_pair: Path) -> None:
-    store = _store(local_pair)
-    proc = _start(local_pair, "mv:planned:stop", "memory", "mv", A, "surprise/x")
-    _stopped(proc)
+    store = local_store(local_pair)
+    proc = start_at_fault(local_pair, "mv:planned:stop", "memory", "mv", A, "surprise/x")
+    wait_stopped(proc)
     (store / f"{B}.md").write_text((store / f"{B}.md").read_text() + "\nedited\n")
     before = _notes(store)
-    done = _resume(proc)
+    done = resume(proc)
     assert done.code == 1 and "changed since omh read the store" in done.err, done.err
     assert _notes(store) == before
 
@@ -145,11 +141,11 @@ def test_a_note_changed_since_it_was_read_is_not_renamed(local_pair: Path) -> No
 def test_an_edit_made_while_mv_switches_is_kept(local_pair: Path) -> None:
     # Stopped after it checked the files, holding the store's lock: an editor that
     # does not ask for the lock rewrites B. Its text wins over the link rewrite.
-    store = _store(local_pair)
-    proc = _start(local_pair, "journal:prepared:stop", "memory", "mv", A, "surprise/x")
-    _stopped(proc)
+    store = local_store(local_pair)
+    proc = start_at_fault(local_pair, "journal:prepared:stop", "memory", "mv", A, "surprise/x")
+    wait_stopped(proc)
     (store / f"{B}.md").write_text((store / f"{B}.md").read_text() + "\nedited\n")
-    done = _resume(proc)
+    done = resume(proc)
     assert done.code == 0, done.err
     assert (store / f"{B}.md").read_text().endswith("\nedited\n")
     assert (store / "surprise/x.md").exists() and not (store / f"{A}.md").exists()
@@ -158,7 +154,7 @@ def test_an_edit_made_while_mv_switches_is_kept(local_pair: Path) -> None:
 @pytest.mark.parametrize("point", MV_POINTS)
 def test_a_kill_at_any_step_leaves_the_store_before_or_after(local_pair: Path,
                                                               point: str) -> None:
-    store = _store(local_pair)
+    store = local_store(local_pair)
     before = _notes(store)
     killed = omh(local_pair, "memory", "mv", A, "surprise/alpha-breaks",
                  env={"OMH_FAULT": point})
@@ -175,41 +171,17 @@ def test_a_kill_at_any_step_leaves_the_store_before_or_after(local_pair: Path,
     assert omh(local_pair, "memory", "lint", "--json").json()["counts"]["DanglingLink"] == 0
 
 
-def _stopped(proc: subprocess.Popen[str], timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    stat = Path(f"/proc/{proc.pid}/stat")
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, proc.communicate()
-        if stat.read_text().rsplit(")", 1)[1].split()[0] == "T":
-            return
-        time.sleep(0.02)
-    proc.kill()
-    raise AssertionError("the command never reached its fault point")
-
-
-def _start(repo: Path, fault: str, *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "omh_git_memory", *args], cwd=repo,
-                            env={**os.environ, "OMH_FAULT": fault}, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-
-
-def _resume(proc: subprocess.Popen[str]) -> Run:
-    os.kill(proc.pid, signal.SIGCONT)
-    out, err = proc.communicate(timeout=120)
-    return Run(proc.returncode, out, err)
-
-
 def test_no_reader_sees_half_a_local_rename(local_pair: Path) -> None:
     # mv stops in the middle of its switch: the new note is there, B not yet
     # rewritten, the old note not yet removed. A reader waits, then sees it all.
-    proc = _start(local_pair, "journal:switching:stop", "memory", "mv", A, "surprise/x")
-    _stopped(proc)
+    proc = start_at_fault(local_pair, "journal:switching:stop", "memory", "mv", A, "surprise/x")
+    wait_stopped(proc)
     reader = subprocess.Popen([sys.executable, "-m", "omh_git_memory", "memory", "--json"],
                               cwd=local_pair, text=True, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE)
     time.sleep(2)
     waiting = reader.poll() is None
-    done = _resume(proc)
+    done = resume(proc)
     out, err = reader.communicate(timeout=120)
     assert done.code == 0, done.err
     assert waiting, "the reader read the store in the middle of the rename"
@@ -233,7 +205,7 @@ def team_repo(repo_dir: Path) -> Path:
 
 
 def test_team_mv_is_one_commit_with_exactly_the_paths_it_touches(team_repo: Path) -> None:
-    mine = _remember(team_repo, "Local thing.", "deploy")
+    mine = remember_linked(team_repo, "Local thing.", "deploy")
     head = _head(team_repo)
     run = omh(team_repo, "memory", "mv", "deploy", "ops/deploy", "--json")
     assert run.code == 0, run.err
@@ -254,11 +226,11 @@ def test_team_mv_is_one_commit_with_exactly_the_paths_it_touches(team_repo: Path
 
 
 def test_team_mv_reports_local_links_it_leaves(team_repo: Path) -> None:
-    mine = _remember(team_repo, "Local thing.", "deploy")
-    before = (_store(team_repo) / f"{mine}.md").read_bytes()
+    mine = remember_linked(team_repo, "Local thing.", "deploy")
+    before = (local_store(team_repo) / f"{mine}.md").read_bytes()
     out = omh(team_repo, "memory", "mv", "deploy", "ops/deploy").out
     assert f"local/{mine}" in out and "change it yourself" in out
-    assert (_store(team_repo) / f"{mine}.md").read_bytes() == before
+    assert (local_store(team_repo) / f"{mine}.md").read_bytes() == before
 
 
 def _refused(repo: Path, run: Run, head: str) -> None:
@@ -305,7 +277,7 @@ def test_team_mv_refuses_a_held_index_lock_and_a_symlink(team_repo: Path,
 
 
 def test_team_mv_refuses_a_key_a_local_note_holds(team_repo: Path) -> None:
-    mine = _remember(team_repo, "Local thing.")
+    mine = remember_linked(team_repo, "Local thing.")
     head = _head(team_repo)
     run = omh(team_repo, "memory", "mv", "deploy", mine)
     _refused(team_repo, run, head)
@@ -323,7 +295,7 @@ def test_a_failed_team_commit_puts_the_changed_files_back(team_repo: Path) -> No
 
 
 def test_mv_in_both_layers_needs_a_layer(team_repo: Path) -> None:
-    store = _store(team_repo)
+    store = local_store(team_repo)
     store.mkdir(parents=True, exist_ok=True)
     (store / "other.md").write_text(note_text("other"))
     run = omh(team_repo, "memory", "mv", "other", "x")
@@ -349,7 +321,7 @@ def test_a_planted_plan_never_reaches_outside_the_store(local_pair: Path,
     import hashlib
     import json
 
-    store = _store(local_pair)
+    store = local_store(local_pair)
     victim = tmp_path / "victim.md"
     victim.write_text("keep me\n")
     digest = hashlib.sha256(victim.read_bytes()).hexdigest()
@@ -370,7 +342,7 @@ def test_a_planted_plan_never_reaches_outside_the_store(local_pair: Path,
 
 
 def test_a_symlinked_journal_is_never_followed(local_pair: Path, tmp_path: Path) -> None:
-    store = _store(local_pair)
+    store = local_store(local_pair)
     outside = tmp_path / "outside"
     (outside / "dir").mkdir(parents=True)
     (outside / "dir" / "precious").write_text("keep\n")

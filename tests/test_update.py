@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import os
-import signal
 import stat
 import subprocess
 import sys
-import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,17 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.types import Implementation
 
-from tests.helpers import SEED_ARGS, SEED_NOTE, Run, git, omh
+from tests.helpers import (
+    SEED_ARGS,
+    SEED_NOTE,
+    Run,
+    git,
+    local_store,
+    omh,
+    resume,
+    start_at_fault,
+    wait_stopped,
+)
 
 SEED_KEY = "surprise/mounting-a-credential-file-returns-ebusy"
 
@@ -58,12 +68,8 @@ A section of the writer's own, with [[ readme ]] inside.
 """
 
 
-def _store(repo: Path) -> Path:
-    return Path(omh(repo, "memory", "--json").json()["local_store"])
-
-
 def _plant(repo: Path, key: str, text: str) -> Path:
-    path = _store(repo) / f"{key}.md"
+    path = local_store(repo) / f"{key}.md"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return path
@@ -76,7 +82,7 @@ def _head(repo: Path) -> str:
 def _remember_seed(repo: Path) -> Path:
     run = omh(repo, *SEED_ARGS)
     assert run.code == 0, run.err
-    return _store(repo) / f"{SEED_KEY}.md"
+    return local_store(repo) / f"{SEED_KEY}.md"
 
 
 # --- item 9: one trigger a note ------------------------------------------------------
@@ -141,7 +147,7 @@ def test_update_of_observed_keeps_the_key_and_the_title_unless_told(repo_dir: Pa
     told = omh(repo_dir, "memory", "update", SEED_KEY, "--title", "Mounting it works now.")
     assert told.code == 0, told.err
     assert "# Mounting it works now.\n" in path.read_text()
-    assert path.exists() and len(list(_store(repo_dir).rglob("*.md"))) == 1
+    assert path.exists() and len(list(local_store(repo_dir).rglob("*.md"))) == 1
 
 
 @pytest.mark.parametrize(("args", "message"), [
@@ -216,30 +222,11 @@ def test_a_key_in_both_layers_needs_a_layer(repo_dir: Path) -> None:
 # --- update: a local note changed meanwhile is not overwritten ------------------------
 
 
-def _stopped(proc: subprocess.Popen[str], timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    status = Path(f"/proc/{proc.pid}/stat")
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, proc.communicate()
-        if status.read_text().rsplit(")", 1)[1].split()[0] == "T":
-            return
-        time.sleep(0.02)
-    proc.kill()
-    raise AssertionError("the command never reached its fault point")
-
-
-def _race(repo: Path, *args: str) -> tuple[subprocess.Popen[str], Any]:
-    proc = subprocess.Popen([sys.executable, "-m", "omh_git_memory", *args], cwd=repo,
-                            env={**os.environ, "OMH_FAULT": "update:write:stop"}, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    _stopped(proc)
-
-    def resume() -> Run:
-        os.kill(proc.pid, signal.SIGCONT)
-        out, err = proc.communicate(timeout=120)
-        return Run(proc.returncode, out, err)
-
-    return proc, resume
+def _race(repo: Path, *args: str) -> tuple[subprocess.Popen[str], Callable[[], Run]]:
+    """`omh ARGS` stopped just before it writes; and the call that lets it go on."""
+    proc = start_at_fault(repo, "update:write:stop", *args)
+    wait_stopped(proc)
+    return proc, functools.partial(resume, proc)
 
 
 def test_update_refuses_a_local_note_rewritten_since_it_was_read(repo_dir: Path) -> None:
@@ -547,17 +534,17 @@ def test_an_agent_replaces_its_own_note_and_it_keeps_its_key(repo_dir: Path) -> 
     assert "--" not in _text(again)  # no command-line flag over MCP
     assert not second.is_error, _text(second)
     assert "replaced local/" in _text(second)
-    text = (_store(repo_dir) / f"{OWN}.md").read_text()
+    text = (local_store(repo_dir) / f"{OWN}.md").read_text()
     assert f"key: {OWN}\n" in text and "# CI runs a server on 8080 during the tests.\n" in text
     assert "ss -ltnp shows it" in text and "source: session s03, claude-code 2.1\n" in text
-    assert len(list(_store(repo_dir).rglob("*.md"))) == 1
+    assert len(list(local_store(repo_dir).rglob("*.md"))) == 1
     assert git(repo_dir, "status", "--porcelain") == ""
 
 
 def test_an_agent_cannot_replace_another_sessions_note(repo_dir: Path) -> None:
     (done,) = _mcp(repo_dir, [GOOD], session="s01")
     assert not done.is_error
-    path = _store(repo_dir) / f"{OWN}.md"
+    path = local_store(repo_dir) / f"{OWN}.md"
     before = path.read_bytes()
     again, replaced = _mcp(repo_dir, [GOOD, {**GOOD, "evidence": "x", "replaces": OWN}],
                            session="s02")
@@ -589,7 +576,7 @@ def test_replaces_passes_the_same_refusals_as_remember(repo_dir: Path) -> None:
         GOOD, {**GOOD, "relates_to": ["no/such"], "replaces": OWN},
         {**GOOD, "evidence": "a\n## Heading", "replaces": OWN}])
     assert not first.is_error
-    path = _store(repo_dir) / f"{OWN}.md"
+    path = local_store(repo_dir) / f"{OWN}.md"
     before = path.read_bytes()
     assert dangling.is_error and "names no note" in _text(dangling)
     assert broken.is_error and "structure" in _text(broken)
