@@ -41,7 +41,7 @@ class Harness:
     command_in: Callable[[str], tuple[str, list[str]] | None]
 
 
-def _json_load(text: str, path: str) -> dict[str, Any]:
+def json_object(text: str, path: str) -> dict[str, Any]:
     if not text.strip():
         return {}
     try:
@@ -82,7 +82,7 @@ def _json_harness(name: str, path: str, table: str, entry: Entry, command_of: Co
         return json.dumps({**(base or {}), table: {SERVER_NAME: ours}}, indent=2) + "\n"
 
     def add(text: str, command: str | None) -> str:
-        data = _json_load(text, path) or dict(base or {})
+        data = json_object(text, path) or dict(base or {})
         servers = data.setdefault(table, {})
         if not isinstance(servers, dict):
             raise ConfigError(f"{path}: `{table}` is not an object; fix it, then run this again")
@@ -94,7 +94,7 @@ def _json_harness(name: str, path: str, table: str, entry: Entry, command_of: Co
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
     def remove(text: str) -> tuple[str | None, bool]:
-        data = _json_load(text, path)
+        data = json_object(text, path)
         servers = data.get(table)
         if not isinstance(servers, dict) or SERVER_NAME not in servers:
             return None, False
@@ -104,7 +104,7 @@ def _json_harness(name: str, path: str, table: str, entry: Entry, command_of: Co
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n", nothing_left
 
     def command_in(text: str) -> tuple[str, list[str]] | None:
-        servers = _json_load(text, path).get(table)
+        servers = json_object(text, path).get(table)
         return command_of(servers.get(SERVER_NAME)) if isinstance(servers, dict) else None
 
     return Harness(name, path, snippet, add, remove, command_in)
@@ -234,7 +234,7 @@ def _read(checkout: Path, h: Harness) -> str | None:
         raise ConfigError(f"{path} is not UTF-8 text; fix it, then run this again") from None
 
 
-def _replace(path: Path, text: str) -> None:
+def replace_whole(path: Path, text: str) -> None:
     """Write `path` whole or not at all: a new file beside it, renamed over it."""
     tmp = path.with_name(f".{path.name}.omh-tmp-{os.getpid()}-{secrets.token_hex(4)}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
@@ -264,7 +264,7 @@ def merge(checkout: Path, h: Harness, command: str | None = None) -> tuple[Path,
         return path, False
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        _replace(path, updated)
+        replace_whole(path, updated)
     except OSError as err:
         raise ConfigError(f"cannot write {path}: {err.strerror or err}") from None
     return path, True
@@ -299,7 +299,7 @@ def remove(checkout: Path, h: Harness) -> Removal | None:
         return None
     try:
         if not nothing_left:
-            _replace(path, updated)
+            replace_whole(path, updated)
             return Removal(h.name, path, False, None)
         path.unlink()
     except OSError as err:

@@ -14,13 +14,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import secrets
 import shlex
 import stat
 from pathlib import Path
 from typing import Any, Final
 
-from omh_git_memory.agent.harness import _json_load
+from omh_git_memory.agent.harness import json_object, replace_whole
 from omh_git_memory.errors import ConfigError
 from omh_git_memory.store import read_regular
 
@@ -83,7 +82,7 @@ def installed(data: dict[str, Any]) -> bool:
 
 def add(text: str, program: str = "omh") -> str:
     """`text` (the settings file, "" when there is none) with our Stop hook in it."""
-    data = _json_load(text, SETTINGS)
+    data = json_object(text, SETTINGS)
     if installed(data):
         return text
     if _groups(data) is None:
@@ -97,7 +96,7 @@ def add(text: str, program: str = "omh") -> str:
 def remove(text: str) -> str:
     """`text` without the hook omh wrote; a group, the Stop list and `hooks` that held
     nothing else go with it. Unchanged text when it holds no such hook."""
-    data = _json_load(text, SETTINGS)
+    data = json_object(text, SETTINGS)
     if not installed(data):
         return text
     groups = _groups(data)
@@ -150,19 +149,6 @@ def _read(path: Path) -> str:
         raise ConfigError(f"{SETTINGS} is not UTF-8 text; fix it, then run this again") from None
 
 
-def _replace(path: Path, text: str) -> None:
-    """Write `path` whole or not at all: a temporary file beside it, renamed over it."""
-    tmp = path.with_name(f".{path.name}.omh-{secrets.token_hex(4)}")
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(text.encode("utf-8"))
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
-
 
 def check(checkout: Path, program: str = "omh") -> None:
     """Refuse now what :func:`write` would refuse, so that nothing else is written
@@ -180,7 +166,7 @@ def write(checkout: Path, program: str = "omh") -> tuple[Path, bool]:
         return path, False
     path.parent.mkdir(exist_ok=True)
     _refuse_links(checkout)  # .claude made meanwhile by something else
-    _replace(path, updated)
+    replace_whole(path, updated)
     return path, True
 
 
@@ -203,7 +189,7 @@ def remove_from(checkout: Path) -> Path | None:
     if updated == text:
         return None
     if updated:
-        _replace(path, updated)
+        replace_whole(path, updated)
     else:
         path.unlink()
         with contextlib.suppress(OSError):
