@@ -309,7 +309,7 @@ def _apply(root: Path, journal: Path, first_run: bool) -> None:
         if step.get("new") is None:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(target)
-            _prune_empty_dirs(target.parent, root)
+            prune_empty_dirs(target.parent, root)
             continue
         if not isinstance(staged_name, str):
             continue
@@ -343,7 +343,8 @@ def _apply(root: Path, journal: Path, first_run: bool) -> None:
                                "changed, run the command again")
 
 
-def _prune_empty_dirs(directory: Path, root: Path) -> None:
+def prune_empty_dirs(directory: Path, root: Path) -> None:
+    """Remove `directory` and its parents up to (not including) `root` while empty."""
     while directory != root and root in directory.parents:
         try:
             directory.rmdir()

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,12 +37,13 @@ from omh_git_memory.git import (
     write_obstacle,
 )
 from omh_git_memory.graph import Graph
+from omh_git_memory.journal import prune_empty_dirs
 from omh_git_memory.keys import Key
 from omh_git_memory.layers import Layer
 from omh_git_memory.lint import note_refusals
 from omh_git_memory.note import render
 from omh_git_memory.secret_scan import find_secrets
-from omh_git_memory.store import StoredNote, prune_empty_dirs, put_back, set_aside
+from omh_git_memory.store import StoredNote, put_back, set_aside
 from omh_git_memory.team import NOTES_DIR, team_path
 from omh_git_memory.workspace import Workspace
 
@@ -248,7 +249,7 @@ def remove_team_note(ws: Workspace, key: Key, signoff: bool = False) -> str:
     if staged is not None:
         raise UncommittedEdit(_keep_or_drop(path, staged))
     message = f"omh: remove {key}\n\nRemoved from the team layer by `omh memory rm`.\n"
-    with _working_copy_set_aside(ws, path, committed[0]):
+    with working_copy_set_aside(ws, path, committed[0]):
         return commit_change(ws.repo, Change(add={}, delete=(path,), message=message,
                                              signoff=signoff))
 
@@ -260,12 +261,18 @@ def _keep_or_drop(path: str, what: str) -> str:
 
 
 @contextlib.contextmanager
-def _working_copy_set_aside(ws: Workspace, path: str, blob_id: str) -> Iterator[None]:
-    """Move the working-tree copy of `path` aside while the removal is committed,
-    after checking that it holds exactly HEAD's blob; put it back if the commit
-    fails, unlink it once the commit stands. A missing copy is fine (as for git rm)."""
+def working_copy_set_aside(ws: Workspace, path: str, blob_id: str, verb: str = "rm",
+                           error: type[OmhError] = UncommittedEdit,
+                           keep_or_drop: Callable[[str, str], str] | None = None,
+                           ) -> Iterator[None]:
+    """Move the working-tree copy of `path` aside while a commit that changes it is
+    made, after checking that it holds exactly HEAD's blob (so no edit of the user's
+    is lost); put it back if the commit fails, unlink it once the commit stands. A
+    missing copy is fine (as for git rm). Refusals are `error`, worded by
+    `keep_or_drop(path, what)` (rm's wording by default)."""
+    message = keep_or_drop or _keep_or_drop
     target = ws.checkout / path
-    refuse_symlinked_dirs(ws.checkout, path)
+    refuse_symlinked_dirs(ws.checkout, path, verb, error)
     try:
         mode = os.lstat(target).st_mode
     except FileNotFoundError:
@@ -274,8 +281,7 @@ def _working_copy_set_aside(ws: Workspace, path: str, blob_id: str) -> Iterator[
     if stat.S_ISLNK(mode) or not stat.S_ISREG(mode):
         kind = "a symlink" if stat.S_ISLNK(mode) else (
             "a directory" if stat.S_ISDIR(mode) else "not a regular file")
-        raise UncommittedEdit(_keep_or_drop(path, f"is {kind} in the working tree, not the "
-                                                  "committed note"))
+        raise error(message(path, f"is {kind} in the working tree, not the committed note"))
     aside = set_aside(target)
     if aside is None:  # removed meanwhile
         yield
@@ -288,7 +294,7 @@ def _working_copy_set_aside(ws: Workspace, path: str, blob_id: str) -> Iterator[
         raise
     if not same:
         put_back(aside, target)
-        raise UncommittedEdit(_keep_or_drop(path, "has changes not committed"))
+        raise error(message(path, "has changes not committed"))
     try:
         yield
     except BaseException:

@@ -36,10 +36,11 @@ from omh_git_memory.git import (
 )
 from omh_git_memory.gitfiles import read_nofollow
 from omh_git_memory.graph import Graph
+from omh_git_memory.journal import prune_empty_dirs
 from omh_git_memory.keys import Key
 from omh_git_memory.layers import Layer
 from omh_git_memory.note import Note, render, retarget_links, with_field
-from omh_git_memory.store import StoredNote, prune_empty_dirs
+from omh_git_memory.store import StoredNote
 from omh_git_memory.team import NOTES_DIR, team_path
 from omh_git_memory.workspace import Workspace
 

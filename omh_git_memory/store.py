@@ -32,6 +32,7 @@ from typing import Final
 from omh_git_memory import journal
 from omh_git_memory.errors import InvalidKey, KeyConflict, NoteNotFound, StoreError
 from omh_git_memory.git import GitRepo, checkouts
+from omh_git_memory.journal import prune_empty_dirs
 from omh_git_memory.keys import NOTE_SUFFIX, Key, slug
 from omh_git_memory.layers import Layer
 from omh_git_memory.note import MAX_NOTE_BYTES, Note, NoteParseError, decode, encode, parse
@@ -518,15 +519,6 @@ def put_back(aside: Path, path: Path) -> None:
         ) from None
     _unlink(aside)
 
-
-def prune_empty_dirs(directory: Path, root: Path) -> None:
-    """Remove `directory` and its parents up to (not including) `root` while empty."""
-    while directory != root and root in directory.parents:
-        try:
-            directory.rmdir()
-        except OSError:
-            return
-        directory = directory.parent
 
 
 def read_regular(path: Path, limit: int = -1) -> bytes | None:

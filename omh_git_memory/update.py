@@ -25,11 +25,9 @@ Where it is written:
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
-import os
-import stat
-from collections.abc import Iterator, Mapping, Sequence
+import functools
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from omh_git_memory import faults
@@ -43,7 +41,6 @@ from omh_git_memory.git import (
     index_change,
     resolve_commit,
     tree_file,
-    worktree_blob_id,
 )
 from omh_git_memory.graph import Graph
 from omh_git_memory.keys import Key, KeyTemplates
@@ -59,11 +56,10 @@ from omh_git_memory.note import (
     render,
     with_field,
 )
-from omh_git_memory.promote import refuse_symlinked_dirs
+from omh_git_memory.promote import working_copy_set_aside
 from omh_git_memory.remember import Observation, build_surprise, first_sentence, plain_lines
 from omh_git_memory.secret_scan import find_secrets
-from omh_git_memory.store import prune_empty_dirs, put_back, set_aside
-from omh_git_memory.team import NOTES_DIR, team_path
+from omh_git_memory.team import team_path
 from omh_git_memory.workspace import Workspace
 
 SURPRISE_ONLY = ("expected", "observed", "evidence")
@@ -426,7 +422,8 @@ def _commit_team(ws: Workspace, target: Target, path: str, data: bytes, verb: st
         raise UncommittedTeamEdit(_keep_or_drop(path, staged, verb))
     message = (f"omh: {verb} {target.key}\n\n"
                f"Changed in the team layer by `omh memory {verb}`.\n")
-    with _working_copy_held(ws, path, committed[0], verb):
+    with working_copy_set_aside(ws, path, committed[0], verb, UncommittedTeamEdit,
+                                functools.partial(_keep_or_drop, verb=verb)):
         return commit_change(ws.repo, Change(add={path: data}, delete=(), message=message))
 
 
@@ -434,47 +431,6 @@ def _keep_or_drop(path: str, what: str, verb: str) -> str:
     return (f"{path} {what}; committing the {verb} over it would lose that. To keep it, "
             f"commit it (git commit {path}) and run {verb} again; to drop it, run "
             f"git restore --source=HEAD --staged --worktree {path} first")
-
-
-@contextlib.contextmanager
-def _working_copy_held(ws: Workspace, path: str, blob_id: str, verb: str) -> Iterator[None]:
-    """Move the working-tree copy of `path` aside while the new text is committed,
-    after checking that it holds exactly HEAD's blob (so no edit of the user's is
-    written over); put it back if the commit fails, drop it once the commit stands
-    (the commit writes the new text in its place). A missing copy is fine."""
-    target = ws.checkout / path
-    refuse_symlinked_dirs(ws.checkout, path, verb, UncommittedTeamEdit)
-    try:
-        mode = os.lstat(target).st_mode
-    except FileNotFoundError:
-        yield
-        return
-    if stat.S_ISLNK(mode) or not stat.S_ISREG(mode):
-        kind = "a symlink" if stat.S_ISLNK(mode) else (
-            "a directory" if stat.S_ISDIR(mode) else "not a regular file")
-        raise UncommittedTeamEdit(_keep_or_drop(
-            path, f"is {kind} in the working tree, not the committed note", verb))
-    aside = set_aside(target)
-    if aside is None:
-        yield
-        return
-    try:
-        same = (stat.S_ISREG(os.lstat(aside).st_mode)
-                and worktree_blob_id(ws.repo, aside, path) == blob_id)
-    except BaseException:
-        put_back(aside, target)
-        raise
-    if not same:
-        put_back(aside, target)
-        raise UncommittedTeamEdit(_keep_or_drop(path, "has changes not committed", verb))
-    try:
-        yield
-    except BaseException:
-        put_back(aside, target)
-        raise
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(aside)
-    prune_empty_dirs(target.parent, ws.checkout / NOTES_DIR)
 
 
 # --- the three ways in ----------------------------------------------------------------
