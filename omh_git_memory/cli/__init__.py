@@ -352,7 +352,9 @@ def main(argv: list[str] | None = None) -> None:
     if problem is not None:
         typer.echo(f"omh: {problem}", err=True)
         sys.exit(EXIT_USAGE)
-    command = typer.main.get_command(app)
+    from omh_git_memory.cli.lazy import command as lazy_command
+
+    command = lazy_command(app)  # builds only the subcommand that runs
     try:
         command.main(args=args, prog_name="omh", standalone_mode=True)
     except OmhError as err:
