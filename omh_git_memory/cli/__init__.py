@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
-import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -399,6 +397,9 @@ def _undecodable(args: list[str]) -> str | None:
 
 
 def _write_crash_log() -> str:
+    import tempfile  # only after a bug: not on every command's start-up
+    import traceback
+
     fd, path = tempfile.mkstemp(prefix="omh-crash-", suffix=".log")
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         handle.write(f"argv: {sys.argv!r}\n")
