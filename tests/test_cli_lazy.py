@@ -62,8 +62,9 @@ def test_the_lazy_tree_has_typers_commands_in_typers_order() -> None:
 
 def _argvs() -> list[list[str]]:
     """Every command's --help, and usage errors that stop before any command runs."""
-    argvs: list[list[str]] = [["--help"], ["nope"], ["memory", "recal"], ["mcp", "serv"],
-                              ["hooks", "instal"], ["--version-nope"]]
+    argvs: list[list[str]] = [[], ["--help"], ["nope"], ["memory", "recal"], ["mcp", "serv"],
+                              ["hooks", "instal"], ["--version-nope"], ["mcp"], ["hooks"],
+                              ["memory", "--json", "--nope"]]
     for path, command in EAGER:
         argvs.append([*path, "--help"])
         if path and not hasattr(command, "commands"):
