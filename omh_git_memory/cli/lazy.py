@@ -36,7 +36,8 @@ class _Pending:
 
 class LazyCommands(MutableMapping[str, "Command"]):
     """Name → subcommand, in typer's order; a subcommand is built when it is first
-    looked up (`list_commands` and typer's "did you mean" read only the names)."""
+    looked up. Resolving a name and typer's "did you mean" read the names only; a
+    group's `--help` builds each command it lists, to show its help line."""
 
     def __init__(self, entries: dict[str, Command | _Pending]) -> None:
         self._entries = entries

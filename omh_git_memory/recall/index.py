@@ -605,11 +605,12 @@ def _load(folder: Path, sha: str) -> Snapshot | None:
 def collector_paused() -> Iterator[None]:
     """Python's cycle collector paused while a block makes many objects that form
     no cycle (the documents of a loaded index, the searcher's tables), as
-    Mercurial does while it parses its manifests: every 700 new objects the
-    collector walks the young ones, and now and then every object of the process,
-    none of which this block could have made garbage. At 10,000 notes that was a
-    fifth of a cold `omh memory recall`. Reference counting frees what the block
-    drops as usual; the collector resumes after it (unless it was off already)."""
+    Mercurial's `util.nogc` does while it builds large containers: every 700 new
+    objects the collector walks the young ones, and now and then every object of
+    the process, none of which this block could have made garbage. At 10,000 notes
+    that was a fifth of a cold `omh memory recall`. Reference counting frees what
+    the block drops as usual; the collector resumes after it (unless it was off
+    already)."""
     was_on = gc.isenabled()
     gc.disable()
     try:
