@@ -256,6 +256,8 @@ def main() -> None:
         questions = [row["query"] for row in csv.DictReader(handle, delimiter="\t")]
     questions = questions[: args.queries]
     against = args.against.resolve() if args.against else None
+    print(f"load average at the start: {_load_average()}; the CLI runs with bytecode "
+          "compiled, as a pip install leaves it (PYTHONDONTWRITEBYTECODE dropped for it)\n")
     print("| notes | full build | incremental (1 note) | incr/full | warm p50 | warm p95 | "
           "warm p95 without the floor | warm p95 (CPU) | CLI recall (cold) | CLI (CPU) | "
           "git grep -i -w | p95/grep | CLI/grep |")
@@ -290,6 +292,12 @@ def main() -> None:
                       f"{m['cli_cpu'] / o['cli_cpu']:.2f} |", flush=True)
         if args.documents:
             documents(args.documents, Path(tmp))
+    print(f"\nload average at the end: {_load_average()} (on a shared machine the wall "
+          "times are inflated: compare the ratios and CPU times of one run)")
+
+
+def _load_average() -> str:
+    return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
 if __name__ == "__main__":

@@ -13,16 +13,17 @@ mistune lives only in this module; the rest of the package sees :class:`Note`,
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import Any, Final
-
-from mistune.block_parser import BlockParser
-from mistune.core import BlockState
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
 
 from omh_git_memory.errors import InvalidKey, OmhError
 from omh_git_memory.keys import Key
+
+if TYPE_CHECKING:
+    from mistune.block_parser import BlockParser
 
 
 class NoteParseError(OmhError):
@@ -349,31 +350,55 @@ def _parse_date(value: str, line: int) -> dt.date:
         raise NoteParseError(f"recorded {value!r} is not a date that exists", line) from None
 
 
-class _PositionedParser(BlockParser):
-    """mistune's block parser, noting where top-level ATX headings and fences start.
+@dataclass
+class _Positions:
+    """Where mistune's top-level ATX headings and fences are in the source (its
+    tokens carry no positions), by `id()` of the token."""
 
-    mistune's tokens carry no positions; its rule callbacks receive the regex
-    match, whose start is the block's offset in the source.
-    """
+    starts: dict[int, int] = field(default_factory=dict)  # token -> offset in the source
+    fence_end: dict[int, int] = field(default_factory=dict)  # fence -> offset after it
+    fence_closed: dict[int, bool] = field(default_factory=dict)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.starts: dict[int, int] = {}  # id(token) -> offset in the source
-        self.fence_end: dict[int, int] = {}  # id(fence token) -> offset after it
-        self.fence_closed: dict[int, bool] = {}
 
-    def parse_method(self, m: re.Match[str], state: BlockState) -> int | None:
-        before = len(state.tokens)
-        end = super().parse_method(m, state)
-        group = m.lastgroup
-        top_level = state.parent is None and len(state.tokens) > before
-        if top_level and group in ("atx_heading", "fenced_code"):
-            token = state.tokens[before]
-            self.starts[id(token)] = m.start()
-            if group == "fenced_code":
-                self.fence_end[id(token)] = end if end else len(state.src)
-                self.fence_closed[id(token)] = _fence_closed(m, state.src, end)
-        return end
+@functools.cache
+def _positioned_parser() -> Callable[[_Positions], BlockParser]:
+    """mistune's block parser, noting `_Positions`: its rule callbacks receive the
+    regex match, whose start is the block's offset in the source. mistune is
+    imported here, when a note is first parsed, not with this module: recall from
+    a built index parses no note and does without it."""
+    from mistune.block_parser import BlockParser
+    from mistune.core import BlockState
+
+    class PositionedParser(BlockParser):
+        def __init__(self, positions: _Positions) -> None:
+            super().__init__()
+            self.positions = positions
+
+        def parse_method(self, m: re.Match[str], state: BlockState) -> int | None:
+            before = len(state.tokens)
+            end = super().parse_method(m, state)
+            group = m.lastgroup
+            top_level = state.parent is None and len(state.tokens) > before
+            if top_level and group in ("atx_heading", "fenced_code"):
+                token, at = state.tokens[before], self.positions
+                at.starts[id(token)] = m.start()
+                if group == "fenced_code":
+                    at.fence_end[id(token)] = end if end else len(state.src)
+                    at.fence_closed[id(token)] = _fence_closed(m, state.src, end)
+            return end
+
+    return PositionedParser
+
+
+def _block_tokens(src: str) -> tuple[list[dict[str, Any]], _Positions]:
+    """mistune's block tokens of `src`, and where its headings and fences start."""
+    from mistune.core import BlockState
+
+    positions = _Positions()
+    state = BlockState()
+    state.process(src)
+    _positioned_parser()(positions).parse(state)
+    return state.tokens, positions
 
 
 def _fence_closed(m: re.Match[str], src: str, end: int | None) -> bool:
@@ -386,30 +411,26 @@ def _parse_body(
     body: str, body_line: int
 ) -> tuple[str, tuple[Section, ...], tuple[Fence, ...], tuple[str, ...]]:
     src = body if body.endswith("\n") else body + "\n"
-    parser = _PositionedParser()
-    state = BlockState()
-    state.process(src)
-    parser.parse(state)
+    tokens, at = _block_tokens(src)
 
     def line_at(offset: int) -> int:
         return body_line + src.count("\n", 0, offset)
 
-    tokens: list[dict[str, Any]] = state.tokens
     content = [t for t in tokens if t["type"] != "blank_line"]
-    if not content or not _is_atx(content[0], 1, parser):
+    if not content or not _is_atx(content[0], 1, at):
         raise NoteParseError("has no `# Title` line after the frontmatter", body_line)
     title = str(content[0]["text"]).strip()
 
     fences = tuple(
-        Fence(line=line_at(parser.starts[id(t)]), closed=parser.fence_closed[id(t)])
+        Fence(line=line_at(at.starts[id(t)]), closed=at.fence_closed[id(t)])
         for t in tokens
-        if id(t) in parser.fence_closed
+        if id(t) in at.fence_closed
     )
-    heads = [t for t in tokens if _is_atx(t, 2, parser)]
+    heads = [t for t in tokens if _is_atx(t, 2, at)]
     sections: list[Section] = []
     for index, head in enumerate(heads):
-        start = parser.starts[id(head)]
-        stop = parser.starts[id(heads[index + 1])] if index + 1 < len(heads) else len(src)
+        start = at.starts[id(head)]
+        stop = at.starts[id(heads[index + 1])] if index + 1 < len(heads) else len(src)
         heading_end = src.find("\n", start) + 1
         first = tokens.index(head) + 1
         last = tokens.index(heads[index + 1]) if index + 1 < len(heads) else len(tokens)
@@ -423,15 +444,15 @@ def _parse_body(
                 blocks=_blocks(section_tokens, raw, line_at(heading_end)),
             )
         )
-    return title, tuple(sections), fences, _links(src, tokens, parser)
+    return title, tuple(sections), fences, _links(src, tokens, at)
 
 
-def _is_atx(token: dict[str, Any], level: int, parser: _PositionedParser) -> bool:
+def _is_atx(token: dict[str, Any], level: int, at: _Positions) -> bool:
     return (
         token["type"] == "heading"
         and token.get("style") == "atx"
         and token["attrs"]["level"] == level
-        and id(token) in parser.starts
+        and id(token) in at.starts
     )
 
 
@@ -467,12 +488,12 @@ def _item_text(item: dict[str, Any]) -> str:
     return ""
 
 
-def _links(src: str, tokens: list[dict[str, Any]], parser: _PositionedParser) -> tuple[str, ...]:
+def _links(src: str, tokens: list[dict[str, Any]], at: _Positions) -> tuple[str, ...]:
     """`[[key]]` targets outside code, in order of first appearance."""
     text = src
     for token in tokens:
-        if id(token) in parser.fence_end:
-            start, end = parser.starts[id(token)], parser.fence_end[id(token)]
+        if id(token) in at.fence_end:
+            start, end = at.starts[id(token)], at.fence_end[id(token)]
             text = text[:start] + " " * (end - start) + text[end:]
     text = _CODE_SPAN.sub(" ", text)
     seen: dict[str, None] = {}
@@ -486,13 +507,9 @@ def outline(markdown: str) -> tuple[str | None, list[str]]:
     top-level `## ` headings, word for word — what a stub is made of. Headings
     inside code fences are code, not headings."""
     src = markdown if markdown.endswith("\n") else markdown + "\n"
-    parser = _PositionedParser()
-    state = BlockState()
-    state.process(src)
-    parser.parse(state)
-    tokens: list[dict[str, Any]] = state.tokens
-    title = next((str(t["text"]).strip() for t in tokens if _is_atx(t, 1, parser)), None)
-    return title or None, [str(t["text"]).strip() for t in tokens if _is_atx(t, 2, parser)]
+    tokens, at = _block_tokens(src)
+    title = next((str(t["text"]).strip() for t in tokens if _is_atx(t, 1, at)), None)
+    return title or None, [str(t["text"]).strip() for t in tokens if _is_atx(t, 2, at)]
 
 
 def retarget_links(note: Note, old: str, new: str) -> Note:
@@ -501,14 +518,11 @@ def retarget_links(note: Note, old: str, new: str) -> Note:
     other byte of the file is kept (spaces inside the brackets included)."""
     body = note.body
     src = body if body.endswith("\n") else body + "\n"
-    parser = _PositionedParser()
-    state = BlockState()
-    state.process(src)
-    parser.parse(state)
+    tokens, at = _block_tokens(src)
     masked = src  # code blanked out, keeping every offset
-    for token in state.tokens:
-        if id(token) in parser.fence_end:
-            start, end = parser.starts[id(token)], parser.fence_end[id(token)]
+    for token in tokens:
+        if id(token) in at.fence_end:
+            start, end = at.starts[id(token)], at.fence_end[id(token)]
             masked = masked[:start] + " " * (end - start) + masked[end:]
     masked = _CODE_SPAN.sub(lambda m: " " * len(m.group()), masked)
     pieces: list[str] = []

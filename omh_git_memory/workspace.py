@@ -18,7 +18,13 @@ from omh_git_memory.adopt import (
 from omh_git_memory.config import Config, load_config
 from omh_git_memory.git import GitRepo, open_repo
 from omh_git_memory.graph import Graph
-from omh_git_memory.recall.index import Progress, Snapshot, local_docs, snapshot_for
+from omh_git_memory.recall.index import (
+    Progress,
+    Snapshot,
+    collector_paused,
+    local_docs,
+    snapshot_for,
+)
 
 if TYPE_CHECKING:
     from omh_git_memory.recall.semantic import Embedder, SemanticView
@@ -79,7 +85,9 @@ class Workspace:
         """Recall's view: the team layer at HEAD and the local layer as it is now
         (`local`: the local store's files, when the caller has read them already)."""
         entries = self.local.scan() if local is None else local
-        return Searcher(self.snapshot(progress=progress), local_docs(entries))
+        snapshot, docs = self.snapshot(progress=progress), local_docs(entries)
+        with collector_paused():  # its tables: as many objects as documents, no cycle
+            return Searcher(snapshot, docs)
 
     def semantic(self, searcher: Searcher, embedder: Embedder | None = None,
                  progress: Progress | None = None) -> SemanticView:

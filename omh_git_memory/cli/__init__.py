@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
-import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -352,7 +350,9 @@ def main(argv: list[str] | None = None) -> None:
     if problem is not None:
         typer.echo(f"omh: {problem}", err=True)
         sys.exit(EXIT_USAGE)
-    command = typer.main.get_command(app)
+    from omh_git_memory.cli.lazy import command as lazy_command
+
+    command = lazy_command(app)  # builds only the subcommand that runs
     try:
         command.main(args=args, prog_name="omh", standalone_mode=True)
     except OmhError as err:
@@ -397,6 +397,9 @@ def _undecodable(args: list[str]) -> str | None:
 
 
 def _write_crash_log() -> str:
+    import tempfile  # only after a bug: not on every command's start-up
+    import traceback
+
     fd, path = tempfile.mkstemp(prefix="omh-crash-", suffix=".log")
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         handle.write(f"argv: {sys.argv!r}\n")
