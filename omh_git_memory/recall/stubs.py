@@ -135,16 +135,25 @@ def repo_facts(name: str, paths: Sequence[str], readme: tuple[str, str] | None) 
         if match is not None and fact not in seen:
             seen.add(fact)
             facts.append((fact, match))
+    facts.extend(language_facts(paths))
+    return RepoFacts(name, tuple(facts))
+
+
+def language_facts(paths: Sequence[str]) -> list[tuple[str, str]]:
+    """How many files of each of the five commonest languages the tree holds, each
+    with its first file: facts about the whole tree, not only its top level (so the
+    index's topic identity must hold them too)."""
     counts: dict[str, list[str]] = {}
+    languages = _LANGUAGES
     for path in paths:
-        dot = path.rfind(".")
-        language = _LANGUAGES.get(path[dot:].lower()) if dot > path.rfind("/") else None
+        # No extension holds `/`, and none is one character: a dot in a folder's
+        # name, or no dot at all, finds nothing.
+        language = languages.get(path[path.rfind("."):].lower())
         if language is not None:
             counts.setdefault(language, []).append(path)
-    for language, files in sorted(counts.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:5]:
-        facts.append((f"holds {count(len(files), language + ' file')}, among them this one",
-                      files[0]))
-    return RepoFacts(name, tuple(facts))
+    return [(f"holds {count(len(files), language + ' file')}, among them this one", files[0])
+            for language, files in sorted(counts.items(),
+                                          key=lambda kv: (-len(kv[1]), kv[0]))[:5]]
 
 
 def topic_note(
