@@ -138,3 +138,17 @@ def test_an_incremental_topic_holds_what_a_rebuild_holds(
     assert omh(repo_dir, "memory", "reindex", "--full").code == 0
     assert _recall(repo_dir, "zanzibar rust") == incremental
     assert "repo" in {r["key"] for r in incremental}
+
+
+def test_a_licence_in_a_folder_changes_the_topic_incrementally_too(
+    repo_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `LICENSE*` matches `LICENSES/MIT.txt`: a marker file need not be top-level.
+    _commit(repo_dir, monkeypatch, "2026-03-01", {"src/app.py": "x = 1\n"})
+    _reindex(repo_dir)
+    _commit(repo_dir, monkeypatch, "2026-03-02", {"LICENSES/MIT.txt": "MIT\n"})
+    _reindex(repo_dir)
+    incremental = _recall(repo_dir, "licence")
+    assert "repo" in {r["key"] for r in incremental}
+    assert omh(repo_dir, "memory", "reindex", "--full").code == 0
+    assert _recall(repo_dir, "licence") == incremental

@@ -56,11 +56,11 @@ from omh_git_memory.recall import content_id
 from omh_git_memory.recall.stubs import (
     TOPIC_SOURCE,
     is_document,
-    language_facts,
     one_per_key,
     repo_facts,
     stub_note,
     topic_note,
+    tree_facts,
     whole_document,
 )
 from omh_git_memory.recall.tokens import without_links, words
@@ -384,11 +384,11 @@ class _Builder:
         top_level = sorted(e.path for e in self.entries
                            if "/" not in e.path or e.path.startswith(".github/"))
         config = next((e.blob_id for e in self.entries if e.path == _CONFIG_PATH), None)
-        # Everything the topic is made of (docs/recall.md): the top-level files give
-        # the markers; the language counts read the whole tree.
-        languages = language_facts([e.path for e in self.entries])
+        # Everything the topic is made of (docs/recall.md), the facts the whole
+        # tree's paths give included: a file added in a folder can change them.
+        facts = tree_facts([e.path for e in self.entries])
         identity = repr((config, readme.blob_id if readme else None, top_level, stub_keys,
-                         languages))
+                         facts))
         source = content_id.topic_id(identity)
         if source in self.by_source and self.base is not None:
             self.keep.add(self.by_source[source])

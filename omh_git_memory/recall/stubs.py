@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import fnmatch
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -129,20 +130,36 @@ def repo_facts(name: str, paths: Sequence[str], readme: tuple[str, str] | None) 
         title, _ = outline(readme_text)
         if title:
             facts.append((f"describes itself as “{' '.join(title.split())}”", readme_path))
-    seen: set[str] = set()
-    for pattern, fact in _MARKERS:
-        match = next((p for p in paths if fnmatch.fnmatchcase(p, pattern)), None)
-        if match is not None and fact not in seen:
-            seen.add(fact)
-            facts.append((fact, match))
-    facts.extend(language_facts(paths))
+    facts.extend(tree_facts(paths))
     return RepoFacts(name, tuple(facts))
 
 
-def language_facts(paths: Sequence[str]) -> list[tuple[str, str]]:
+def tree_facts(paths: Sequence[str]) -> list[tuple[str, str]]:
+    """The facts the tree's paths give, each with its file: the marker files (a
+    licence may sit in a folder, `LICENSES/MIT.txt`), then how many files of each
+    of the five commonest languages the tree holds anywhere. The index's topic
+    identity holds them, so a reused topic is always one these paths derive."""
+    facts: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    present = set(paths)
+    for pattern, fact in _MARKERS:
+        if fact in seen:
+            continue
+        prefix = re.split(r"[*?\[]", pattern, maxsplit=1)[0]
+        if prefix == pattern:  # a plain name matches only itself
+            match = pattern if pattern in present else None
+        else:  # a glob: only paths that start like it can match (cheap at 100k paths)
+            match = next((p for p in paths if p.startswith(prefix)
+                          and fnmatch.fnmatchcase(p, pattern)), None)
+        if match is not None:
+            seen.add(fact)
+            facts.append((fact, match))
+    return facts + _language_facts(paths)
+
+
+def _language_facts(paths: Sequence[str]) -> list[tuple[str, str]]:
     """How many files of each of the five commonest languages the tree holds, each
-    with its first file: facts about the whole tree, not only its top level (so the
-    index's topic identity must hold them too)."""
+    with its first file."""
     counts: dict[str, list[str]] = {}
     languages = _LANGUAGES
     for path in paths:
