@@ -142,12 +142,15 @@ class TreeFacts:
 
     def scan_symbols(self, symbols: Iterable[str]) -> None:
         """Look for definitions of every `symbol` in one pass over the source files."""
-        wanted = {s.replace("::", ".").rsplit(".", 1)[-1]: s for s in symbols
-                  if s not in self._symbols}
+        # The name looked for is the last segment of a qualified one; several
+        # symbols may share it (`parse`, `A.parse`, `B::parse`): each gets the answer.
+        wanted: dict[str, list[str]] = {}
+        for s in symbols:
+            if s not in self._symbols:
+                self._symbols[s] = False
+                wanted.setdefault(s.replace("::", ".").rsplit(".", 1)[-1], []).append(s)
         if not wanted:
             return
-        for original in wanted.values():
-            self._symbols[original] = False
         self._languages = set()
         patterns = {lang: (exts, re.compile(pattern.format(name=_NAME), re.M))
                     for lang, (exts, pattern) in _DEFINITIONS.items()}
@@ -165,7 +168,8 @@ class TreeFacts:
             if lang in _EXTRA:
                 defined |= _EXTRA[lang](text)
             for name in remaining & defined:
-                self._symbols[wanted[name]] = True
+                for original in wanted[name]:
+                    self._symbols[original] = True
             remaining -= defined
 
 

@@ -51,7 +51,9 @@ class PinError(ValueError):
 
 
 _HEX = re.compile(r"[0-9a-f]{7,64}")
-_SYMBOL = re.compile(r"[A-Za-z_$][A-Za-z0-9_$.:]*")
+# A name, or names joined by `.` or `::` (`a.b`, `A::b`): no segment may be empty,
+# since the last one is what is looked for.
+_SYMBOL = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::)[A-Za-z_$][A-Za-z0-9_$]*)*")
 _MONTH = re.compile(r"(\d{4})-(\d{2})")
 
 

@@ -60,6 +60,7 @@ from omh_git_memory.recall.stubs import (
     repo_facts,
     stub_note,
     topic_note,
+    tree_facts,
     whole_document,
 )
 from omh_git_memory.recall.tokens import without_links, words
@@ -380,7 +381,11 @@ class _Builder:
         top_level = sorted(e.path for e in self.entries
                            if "/" not in e.path or e.path.startswith(".github/"))
         config = next((e.blob_id for e in self.entries if e.path == _CONFIG_PATH), None)
-        identity = repr((config, readme.blob_id if readme else None, top_level, stub_keys))
+        # Everything the topic is made of (docs/recall.md), the facts the whole
+        # tree's paths give included: a file added in a folder can change them.
+        facts = tree_facts([e.path for e in self.entries])
+        identity = repr((config, readme.blob_id if readme else None, top_level, stub_keys,
+                         facts))
         source = content_id.topic_id(identity)
         if source in self.by_source and self.base is not None:
             self.keep.add(self.by_source[source])

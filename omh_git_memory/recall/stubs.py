@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import fnmatch
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -129,22 +130,47 @@ def repo_facts(name: str, paths: Sequence[str], readme: tuple[str, str] | None) 
         title, _ = outline(readme_text)
         if title:
             facts.append((f"describes itself as “{' '.join(title.split())}”", readme_path))
+    facts.extend(tree_facts(paths))
+    return RepoFacts(name, tuple(facts))
+
+
+def tree_facts(paths: Sequence[str]) -> list[tuple[str, str]]:
+    """The facts the tree's paths give, each with its file: the marker files (a
+    licence may sit in a folder, `LICENSES/MIT.txt`), then how many files of each
+    of the five commonest languages the tree holds anywhere. The index's topic
+    identity holds them, so a reused topic is always one these paths derive."""
+    facts: list[tuple[str, str]] = []
     seen: set[str] = set()
+    present = set(paths)
     for pattern, fact in _MARKERS:
-        match = next((p for p in paths if fnmatch.fnmatchcase(p, pattern)), None)
-        if match is not None and fact not in seen:
+        if fact in seen:
+            continue
+        prefix = re.split(r"[*?\[]", pattern, maxsplit=1)[0]
+        if prefix == pattern:  # a plain name matches only itself
+            match = pattern if pattern in present else None
+        else:  # a glob: only paths that start like it can match (cheap at 100k paths)
+            match = next((p for p in paths if p.startswith(prefix)
+                          and fnmatch.fnmatchcase(p, pattern)), None)
+        if match is not None:
             seen.add(fact)
             facts.append((fact, match))
+    return facts + _language_facts(paths)
+
+
+def _language_facts(paths: Sequence[str]) -> list[tuple[str, str]]:
+    """How many files of each of the five commonest languages the tree holds, each
+    with its first file."""
     counts: dict[str, list[str]] = {}
+    languages = _LANGUAGES
     for path in paths:
-        dot = path.rfind(".")
-        language = _LANGUAGES.get(path[dot:].lower()) if dot > path.rfind("/") else None
+        # No extension holds `/`, and none is one character: a dot in a folder's
+        # name, or no dot at all, finds nothing.
+        language = languages.get(path[path.rfind("."):].lower())
         if language is not None:
             counts.setdefault(language, []).append(path)
-    for language, files in sorted(counts.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:5]:
-        facts.append((f"holds {count(len(files), language + ' file')}, among them this one",
-                      files[0]))
-    return RepoFacts(name, tuple(facts))
+    return [(f"holds {count(len(files), language + ' file')}, among them this one", files[0])
+            for language, files in sorted(counts.items(),
+                                          key=lambda kv: (-len(kv[1]), kv[0]))[:5]]
 
 
 def topic_note(
