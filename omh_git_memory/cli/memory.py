@@ -373,7 +373,8 @@ def remember(
         IfExistsChoice, typer.Option(help="When the key is taken: error, skip, suffix, override.")
     ] = IfExistsChoice.error,
     strict: Annotated[
-        bool, typer.Option("--strict", help="Refuse links to notes that do not exist.")
+        bool, typer.Option("--strict", help="Refuse links to notes that do not exist, and a "
+                           "note that looks like one the store holds.")
     ] = False,
     as_json: JsonFlag = False,
 ) -> None:
@@ -418,12 +419,21 @@ def remember(
         source=source,
         recorded=day,
     )
+    from omh_git_memory.near_duplicate import repeated
+    from omh_git_memory.recall.index import note_of
+    from omh_git_memory.remember import repeated_line
+
+    searcher = ws.searcher(progress=progress_bar())
     known = None
     if strict:
-        known = {d.key for d in ws.searcher().docs if d is not None and not d.problem}
-    team = TeamKeys.of(ws.snapshot(progress=progress_bar()).docs)  # a taken team key conflicts
-    result = do_remember(ws.local, obs, ws.config().keys, IfExists(if_exists.value),
-                         known_keys=known, team=team)
+        known = {d.key for d in searcher.docs if d is not None and not d.problem}
+    team = TeamKeys.of(searcher.snapshot.docs)  # a taken team key conflicts
+    config = ws.config()
+    result = do_remember(
+        ws.local, obs, config.keys, IfExists(if_exists.value), known_keys=known, team=team,
+        repeats_of=lambda note: repeated(
+            note, searcher, lambda doc: note_of(ws.repo, config, doc, searcher.local_notes)),
+        refuse_repeats=strict)
     if as_json:
         emit_json(
             {
@@ -431,13 +441,21 @@ def remember(
                 "layer": result.layer.value,
                 "path": result.path,
                 "written": result.written,
+                "near_duplicates": [
+                    {"key": p.original.key, "layer": p.original.layer.value,
+                     "recorded": p.original.recorded.isoformat(), "path": p.original.location,
+                     "similarity": round(p.similarity, 1)} for p in result.repeats],
             }
         )
-    elif result.written:
+        return
+    if result.written:
         say(f"remembered {result.layer}/{result.key}")
         say(f"  {result.path}")
     else:
         say(f"kept the existing {result.layer}/{result.key} (--if-exists skip)")
+    for pair in result.repeats:
+        say(f"warning: {repeated_line(pair)}; update that note instead? "
+            f"`omh memory update {pair.original.key}` changes the sections you give")
 
 
 @app.command()
@@ -681,7 +699,7 @@ def lint(
     ] = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """Check every note: six rules refuse a note, three warn. Fails on a refusal, and with
+    """Check every note: six rules refuse a note, four warn. Fails on a refusal, and with
     --ref or --worktree on a team link no team note answers."""
     from omh_git_memory.errors import OmhError
     from omh_git_memory.lint import RULES, Severity
