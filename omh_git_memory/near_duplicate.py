@@ -16,6 +16,7 @@ stop early. The threshold was calibrated by `bench/near_duplicate.py`.
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import re
 from collections import Counter, defaultdict
@@ -23,6 +24,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
+from omh_git_memory.errors import OmhError
 from omh_git_memory.layers import Layer
 from omh_git_memory.note import Note
 
@@ -35,34 +37,38 @@ if TYPE_CHECKING:
 THRESHOLD: Final = 72.0
 # A note's signature: its this many rarest words that another note has too.
 SIGNATURE: Final = 8
+# Notes are scored only when their signatures share this many words: a near-copy
+# shares nearly all of them, two notes on one topic a word or two.
+MIN_SHARED: Final = 3
 # What no note says enough to be compared: fewer words than this are a title only.
 MIN_WORDS: Final = 6
 
+# The words compared at most, from the start: the similarity costs the product of
+# the two lengths, and two notes of a megabyte each (a pasted log) would hold lint
+# for minutes. A page of prose is a few hundred words.
+MAX_WORDS: Final = 2000
+
 _WORD = re.compile(r"[^\W_]+")
 _LINK = re.compile(r"\[\[[^\[\]\n]*\]\]")
+_HEADING = re.compile(r"^## (.*)$", re.MULTILINE)
 _NOT_COMPARED: Final = frozenset({"Related"})  # links, which are edges, not words
 
 
 def said(note: Note) -> str | None:
     """What `note` says, as the lowercased words of its title and its sections' text
-    joined by single spaces; None for a derived note (a stub, the repository topic),
-    which takes no part."""
+    joined by single spaces (the first MAX_WORDS); None for a derived note (a stub,
+    the repository topic), which takes no part."""
     from omh_git_memory.recall.stubs import TOPIC_SOURCE
 
     if note.type == "stub" or note.source == TOPIC_SOURCE:
         return None
-    kept: list[str] = []
-    section: str | None = None
-    for line in note.body.split("\n"):
-        if line.startswith("## "):
-            section = line[3:].strip()
-            continue
-        if section in _NOT_COMPARED:
-            continue
-        if line.startswith("# ") and section is None:
-            line = line[2:]
-        kept.append(line)
-    return " ".join(_WORD.findall(_LINK.sub(" ", "\n".join(kept)).lower()))
+    # [text before the first heading, name, text, name, text, …]; `# Title` holds
+    # no word character but the title's, so it needs no special case.
+    parts = _HEADING.split(note.body)
+    kept = [parts[0], *(text for name, text in zip(parts[1::2], parts[2::2], strict=True)
+                        if name.strip() not in _NOT_COMPARED)]
+    found = _WORD.findall(_LINK.sub(" ", "\n".join(kept)).lower())
+    return " ".join(found[:MAX_WORDS])
 
 
 @dataclass(frozen=True)
@@ -74,6 +80,11 @@ class Compared:
     recorded: dt.date
     location: str
     text: str
+    ordered: str = ""  # the words of `text` sorted: what the similarity compares
+
+    def __post_init__(self) -> None:
+        if not self.ordered:
+            object.__setattr__(self, "ordered", " ".join(sorted(self.text.split(" "))))
 
     @property
     def name(self) -> str:
@@ -109,12 +120,13 @@ def reported_on(a: Compared, b: Compared, similarity: float) -> Pair:
     return Pair(later, earlier, similarity)
 
 
-def similarity(a: str, b: str, cutoff: float = 0.0) -> float:
-    """How alike two texts `said` are (0-100): rapidfuzz's token_sort_ratio, so
-    reordered sentences cost nothing and a typo costs a character; 0 below `cutoff`."""
+def similarity(a: Compared, b: Compared, cutoff: float = 0.0) -> float:
+    """How alike two notes are (0-100): rapidfuzz's token_sort_ratio of what they say
+    (the ratio of their sorted words, sorted once per note), so reordered sentences
+    cost nothing and a typo costs a character; 0 below `cutoff`."""
     from rapidfuzz import fuzz
 
-    return float(fuzz.token_sort_ratio(a, b, processor=None, score_cutoff=cutoff))
+    return float(fuzz.ratio(a.ordered, b.ordered, score_cutoff=cutoff))
 
 
 def pairs(notes: Sequence[Compared], threshold: float = THRESHOLD,
@@ -128,7 +140,7 @@ def pairs(notes: Sequence[Compared], threshold: float = THRESHOLD,
         a, b = every[i], every[j]
         if a.layer is b.layer and a.key == b.key:
             continue
-        score = similarity(a.text, b.text, threshold)
+        score = similarity(a, b, threshold)
         if score >= threshold:  # a subject is the note asked about, whatever its layer
             found.append(Pair(b, a, score) if subject is not None else reported_on(a, b, score))
     found.sort(key=lambda p: (-p.similarity, p.note.name, p.original.name))
@@ -142,23 +154,27 @@ def _candidates(every: Sequence[Compared], only: int | None) -> Iterable[tuple[i
         yield from ((i, only) for i in range(len(every)) if i != only)
         return
     vocab = [frozenset(c.text.split(" ")) for c in every]
-    df: Counter[str] = Counter(w for words in vocab for w in words)
+    df: Counter[str] = Counter()
+    for words in vocab:
+        df.update(words)
     holders: dict[str, list[int]] = defaultdict(list)
     signatures: list[list[str]] = []
     for i, words in enumerate(vocab):
-        # Words no other note has cannot pair it (a typo is one): they are skipped.
-        shared = [w for w in words if df[w] > 1]
-        signature = sorted(shared, key=lambda w: (df[w], w))[:SIGNATURE]
+        # (df, word) pairs, rarest first; words no other note has cannot pair it (a
+        # typo is one), so the signature starts after them. (map and zip: 10,000
+        # notes of a hundred words each.)
+        ranked = sorted(zip(map(df.__getitem__, words), words, strict=True))
+        start = bisect.bisect_right(ranked, (1, "\U0010ffff"))
+        signature = [w for _, w in ranked[start:start + SIGNATURE]]
         signatures.append(signature)
         for w in signature:
             holders[w].append(i)
-    seen: set[tuple[int, int]] = set()
     for i, signature in enumerate(signatures):
+        shared = Counter[int]()
         for w in signature:
-            for j in holders[w]:
-                if j > i and (i, j) not in seen:
-                    seen.add((i, j))
-                    yield i, j
+            later = holders[w]  # ascending, so the pairs (i, j > i) are one slice
+            shared.update(later[bisect.bisect_right(later, i):])
+        yield from ((i, j) for j, n in shared.items() if n >= MIN_SHARED)
 
 
 # The most team notes a new note is read against: those sharing the most of its
@@ -200,7 +216,10 @@ def repeated(note: Note, searcher: Searcher,
         shared.update(team)
     for slot, _n in shared.most_common(TEAM_CANDIDATES):
         doc = docs[slot]
-        team_note = read(doc) if doc is not None else None
+        try:
+            team_note = read(doc) if doc is not None else None
+        except OmhError:  # advice only: a blob it cannot read never stops the write
+            continue
         if doc is not None and team_note is not None:
             item = compared(Layer.TEAM, doc.content.path, team_note)
             if item is not None:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import sys
 from pathlib import Path
@@ -121,6 +120,16 @@ def test_the_tool_s_boilerplate_and_links_are_not_what_a_note_says() -> None:
     assert len(items) == 2 and pairs(items) == []
 
 
+def test_a_pasted_log_is_compared_by_its_first_words_only() -> None:
+    from omh_git_memory.near_duplicate import MAX_WORDS
+
+    # Two 300 KB notes: scoring them whole costs the product of their lengths
+    # (seconds per pair, minutes for a few such notes), so only the start counts.
+    log = " ".join(f"line{i} ok" for i in range(40000))
+    note = parse(note_text("log", body=log + "\n"))
+    assert len((said(note) or "").split(" ")) == MAX_WORDS
+
+
 def test_the_graph_rule_compares_both_layers_in_process(repo_dir: Path) -> None:
     _team(repo_dir, {".omh/notes/r.md": _topic("r", "The upload test retries", RETRIES)})
     ws = open_workspace(repo_dir)
@@ -133,6 +142,20 @@ def test_the_graph_rule_compares_both_layers_in_process(repo_dir: Path) -> None:
     # the team note itself never names a local note.
     assert {(f.layer, f.key) for f in found} == {(Layer.LOCAL, "r2"), (Layer.LOCAL, "r3")}
     assert all(f.layer is Layer.LOCAL for f in found)
+
+
+def test_the_store_health_line_counts_it_like_the_other_rules(repo_dir: Path) -> None:
+    from omh_git_memory.agent.lint_summary import lint_now
+
+    _team(repo_dir, {
+        ".omh/notes/a.md": _topic("a", "The upload test retries three times", RETRIES),
+        ".omh/notes/b.md": _topic("b", "Upload test retries 3 times", RETRIES_AGAIN,
+                                  recorded="2026-11-05"),
+        ".omh/notes/index.md": note_text("index", body="- [[a]]\n- [[b]]\n"),
+    })
+    summary = lint_now(open_workspace(repo_dir))
+    assert summary.counts == {"NearDuplicate": 1, "Orphan": 1}
+    assert "1 NearDuplicate" in summary.line()
 
 
 # --- remember ----------------------------------------------------------------------
@@ -232,9 +255,9 @@ def test_mcp_remember_warns_and_offers_replaces_for_its_own_note(repo_dir: Path)
 
 
 def test_mcp_remember_names_another_writer_s_note_without_replaces(repo_dir: Path) -> None:
-    (mine,) = _remember_over_mcp(repo_dir, "s1", _args(FIRST))
+    _remember_over_mcp(repo_dir, "s1", _args(FIRST))
     (theirs,) = _remember_over_mcp(repo_dir, "s2", _args(AGAIN))
     key = "surprise/the-upload-test-retries-three-times-before-it-fails"
     assert f"looks like {key} (local · " in theirs
     assert "replaces=" not in theirs
-    assert json.dumps(theirs)  # one plain answer
+    assert "Warning: this note looks like" in theirs
