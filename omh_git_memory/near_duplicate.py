@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import bisect
 import datetime as dt
+import functools
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -80,11 +81,12 @@ class Compared:
     recorded: dt.date
     location: str
     text: str
-    ordered: str = ""  # the words of `text` sorted: what the similarity compares
 
-    def __post_init__(self) -> None:
-        if not self.ordered:
-            object.__setattr__(self, "ordered", " ".join(sorted(self.text.split(" "))))
+    @functools.cached_property
+    def ordered(self) -> str:
+        """The words of `text` sorted: what the similarity compares (made only for
+        the few notes that are scored)."""
+        return " ".join(sorted(self.text.split(" ")))
 
     @property
     def name(self) -> str:
