@@ -340,11 +340,8 @@ def remember(
     `repeats_of` names the notes the new one says again (kept in the result); with
     `refuse_repeats`, any such note refuses the write (:class:`RepeatsANote`)."""
     note = build_surprise(obs, templates, today or dt.date.today())
-    repeats = tuple(repeats_of(note)) if repeats_of is not None else ()
-    if repeats and refuse_repeats:
-        raise RepeatsANote(repeats)
-    done = write_local(store, note, if_exists, known_keys, team=team)
-    return dataclasses.replace(done, repeats=repeats) if repeats else done
+    return write_local(store, note, if_exists, known_keys, team=team, repeats_of=repeats_of,
+                       refuse_repeats=refuse_repeats)
 
 
 def write_local(
@@ -354,10 +351,22 @@ def write_local(
     known_keys: Collection[str] | None = None,
     *,
     team: TeamKeys,
+    repeats_of: Callable[[Note], Sequence[Pair]] | None = None,
+    refuse_repeats: bool = False,
 ) -> Remembered:
     """Write a built note (a surprise, a topic) to the local layer with remember's
     refusals: a link to nothing when strict (`known_keys` given), a key either
-    layer holds, unless `if_exists` says otherwise."""
+    layer holds, unless `if_exists` says otherwise; with `refuse_repeats`, a note
+    that repeats one of the store (`repeats_of`, whose answer the result keeps)."""
+    repeats = tuple(repeats_of(note)) if repeats_of is not None else ()
+    if repeats and refuse_repeats:
+        raise RepeatsANote(repeats)
+    done = _write_local(store, note, if_exists, known_keys, team=team)
+    return dataclasses.replace(done, repeats=repeats) if repeats else done
+
+
+def _write_local(store: LocalStore, note: Note, if_exists: IfExists,
+                 known_keys: Collection[str] | None, *, team: TeamKeys) -> Remembered:
     if known_keys is not None:
         for target in note.links:
             if target not in known_keys:

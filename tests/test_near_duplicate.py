@@ -217,6 +217,22 @@ def test_remember_sees_a_team_note_it_repeats(repo_dir: Path) -> None:
     assert f"looks like {key} (team · " in run.out
 
 
+def test_a_topic_that_repeats_a_note_is_named_too(repo_dir: Path) -> None:
+    topic = ["memory", "remember", "--type", "topic", "--title",
+             "The upload test retries three times before it fails"]
+    assert omh(repo_dir, *topic, "--section", f"Why={RETRIES}").code == 0
+    again = ["memory", "remember", "--type", "topic", "--title",
+             "Upload test retries 3 times before failing"]
+    run = omh(repo_dir, *again, "--section", f"Why={RETRIES_AGAIN}", "--json")
+    assert run.code == 0, run.err
+    (near,) = run.json()["near_duplicates"]
+    assert near["key"] == "the-upload-test-retries-three-times-before-it-fails"
+    strict = omh(repo_dir, *again[:-1], "Upload test retries thrice before failing",
+                 "--section", f"Why={RETRIES_AGAIN}", "--strict")
+    assert strict.code == 1 and "nothing was written (--strict)" in strict.err
+    assert len(_local_keys(repo_dir)) == 2
+
+
 def _params(repo: Path, session: str) -> StdioServerParameters:
     return StdioServerParameters(command=sys.executable,
                                  args=["-m", "omh_git_memory", "mcp", "serve"], cwd=str(repo),

@@ -419,21 +419,17 @@ def remember(
         source=source,
         recorded=day,
     )
-    from omh_git_memory.near_duplicate import repeated
-    from omh_git_memory.recall.index import note_of
-    from omh_git_memory.remember import repeated_line
+    from omh_git_memory.cli.repeats import as_json as repeats_json
+    from omh_git_memory.cli.repeats import repeats_of, say_repeats
 
     searcher = ws.searcher(progress=progress_bar())
     known = None
     if strict:
         known = {d.key for d in searcher.docs if d is not None and not d.problem}
     team = TeamKeys.of(searcher.snapshot.docs)  # a taken team key conflicts
-    config = ws.config()
-    result = do_remember(
-        ws.local, obs, config.keys, IfExists(if_exists.value), known_keys=known, team=team,
-        repeats_of=lambda note: repeated(
-            note, searcher, lambda doc: note_of(ws.repo, config, doc, searcher.local_notes)),
-        refuse_repeats=strict)
+    result = do_remember(ws.local, obs, ws.config().keys, IfExists(if_exists.value),
+                         known_keys=known, team=team, repeats_of=repeats_of(ws, searcher),
+                         refuse_repeats=strict)
     if as_json:
         emit_json(
             {
@@ -441,10 +437,7 @@ def remember(
                 "layer": result.layer.value,
                 "path": result.path,
                 "written": result.written,
-                "near_duplicates": [
-                    {"key": p.original.key, "layer": p.original.layer.value,
-                     "recorded": p.original.recorded.isoformat(), "path": p.original.location,
-                     "similarity": round(p.similarity, 1)} for p in result.repeats],
+                "near_duplicates": repeats_json(result.repeats),
             }
         )
         return
@@ -453,9 +446,7 @@ def remember(
         say(f"  {result.path}")
     else:
         say(f"kept the existing {result.layer}/{result.key} (--if-exists skip)")
-    for pair in result.repeats:
-        say(f"warning: {repeated_line(pair)}; update that note instead? "
-            f"`omh memory update {pair.original.key}` changes the sections you give")
+    say_repeats(result.repeats)
 
 
 @app.command()
