@@ -10,8 +10,8 @@ take no part: their text is derived from documents, so there is no note to updat
 
 Finding pairs never compares every pair (minutes at 10,000 notes): each note's
 rarest words are its signature, notes are paired only when their signatures share
-a word, and each such pair is scored with rapidfuzz with a cutoff, so most scores
-stop early. The threshold was calibrated by `bench/near_duplicate.py`.
+MIN_SHARED words, and each such pair is scored with rapidfuzz with a cutoff. The
+threshold was calibrated by `bench/near_duplicate.py`.
 """
 
 from __future__ import annotations
@@ -150,8 +150,8 @@ def pairs(notes: Sequence[Compared], threshold: float = THRESHOLD,
 
 
 def _candidates(every: Sequence[Compared], only: int | None) -> Iterable[tuple[int, int]]:
-    """Index pairs whose signatures (each note's SIGNATURE rarest words) share a
-    word; with `only`, every pair holding that index."""
+    """Index pairs whose signatures (each note's SIGNATURE rarest words another note
+    has too) share MIN_SHARED words; with `only`, every pair holding that index."""
     if only is not None:  # the notes were chosen for the subject already (remember)
         yield from ((i, only) for i in range(len(every)) if i != only)
         return
