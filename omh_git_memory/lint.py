@@ -1,7 +1,7 @@
 """Lint: the store-quality meter. Problems found in notes are data, not exceptions.
 
 Each rule is one registry entry: a name, a severity and a check. Six rules
-describe one note's shape and refuse it; three describe the store and warn.
+describe one note's shape and refuse it; four describe the store and warn.
 Only a refusal makes lint fail, because `Orphan` fires on every note nothing
 links to and failing on warnings would fail on the store's shape.
 """
@@ -168,6 +168,24 @@ def _dangling_link(graph: Graph) -> Iterator[tuple[StoredNote, int | None, str]]
             yield entry, _line_of(note, f"[[{target}"), f"[[{target}]] {why}"
 
 
+def _near_duplicate(graph: Graph) -> Iterator[tuple[StoredNote, int | None, str]]:
+    from omh_git_memory.near_duplicate import compared, pairs
+
+    by_location: dict[str, StoredNote] = {}
+    items = []
+    for entry, note in graph.readable:
+        item = compared(entry.layer, entry.location, note)
+        if item is not None:
+            by_location[entry.location] = entry
+            items.append(item)
+    for pair in pairs(items):
+        other = pair.original
+        yield by_location[pair.note.location], None, (
+            f"reads like {other.name} ({other.recorded.isoformat()}), {pair.similarity:.0f}% "
+            f"alike; if both record the same thing, keep one: update {other.name} with what "
+            "this one adds, then remove this one")
+
+
 def _orphan(graph: Graph) -> Iterator[tuple[StoredNote, int | None, str]]:
     inbound = graph.inbound()
     for entry, note in graph.readable:
@@ -194,6 +212,8 @@ RULES: Final[tuple[Rule, ...]] = (
     Rule("DanglingLink", Severity.WARNING, "a [[link]] to a key that is not in the store",
          store_check=_dangling_link),
     Rule("Orphan", Severity.WARNING, "a note nothing links to", store_check=_orphan),
+    Rule("NearDuplicate", Severity.WARNING, "a note that says what another note says",
+         store_check=_near_duplicate),
 )
 RULES_BY_NAME: Final = {rule.name: rule for rule in RULES}
 

@@ -11,10 +11,12 @@ shadows a team one (`rm` would then need `--layer` and promote would refuse).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import re
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from omh_git_memory.errors import InvalidKey, KeyConflict, NoteRefused
 from omh_git_memory.expiry.triggers import trigger_problem
@@ -33,6 +35,9 @@ from omh_git_memory.note import (
 from omh_git_memory.recall.index import Doc
 from omh_git_memory.store import IfExists, LocalStore
 from omh_git_memory.team import NOTES_DIR
+
+if TYPE_CHECKING:
+    from omh_git_memory.near_duplicate import Pair
 
 _SENTENCE = re.compile(r"(.*?[.!?])(?=\s|$)")
 
@@ -56,6 +61,8 @@ class Remembered:
     path: str
     written: bool  # False when --if-exists skip found the key taken
     note: Note
+    # Notes of the store this one says again (near_duplicate.repeated), most alike first.
+    repeats: tuple[Pair, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -141,6 +148,25 @@ class KeyTaken(KeyConflict):
         return (f"note {self.key} already exists in the team layer ({self.where}) and a local "
                 f"note may not shadow it; a person changes it by editing {self.where} and "
                 f"committing it; {new}")
+
+
+class RepeatsANote(NoteRefused):
+    """`remember --strict` found the new note saying what a note of the store says."""
+
+    def __init__(self, repeats: Sequence[Pair]) -> None:
+        self.repeats = tuple(repeats)
+        first = self.repeats[0].original
+        super().__init__(
+            f"{repeated_line(self.repeats[0])}, so nothing was written (--strict): "
+            f"`omh memory update {first.key}` changes the sections you give; run without "
+            "--strict to write the new note anyway")
+
+
+def repeated_line(pair: Pair) -> str:
+    """`looks like team/surprise/x (team · 2026-10-02, 91% alike)`."""
+    other = pair.original
+    return (f"the note looks like {other.key} ({other.layer.value} · "
+            f"{other.recorded.isoformat()}, {pair.similarity:.0f}% alike)")
 
 
 def single_trigger(values: Sequence[str] | None) -> str | None:
@@ -298,6 +324,8 @@ def remember(
     known_keys: Collection[str] | None = None,
     *,
     team: TeamKeys,
+    repeats_of: Callable[[Note], Sequence[Pair]] | None = None,
+    refuse_repeats: bool = False,
 ) -> Remembered:
     """Write the note to the local layer (and only there: invariant 3).
 
@@ -307,9 +335,13 @@ def remember(
 
     A key `team` holds is taken: `error` and `override` refuse (a local note would
     shadow the team one), `skip` writes nothing, `suffix` takes the first key free
-    in both layers."""
+    in both layers.
+
+    `repeats_of` names the notes the new one says again (kept in the result); with
+    `refuse_repeats`, any such note refuses the write (:class:`RepeatsANote`)."""
     note = build_surprise(obs, templates, today or dt.date.today())
-    return write_local(store, note, if_exists, known_keys, team=team)
+    return write_local(store, note, if_exists, known_keys, team=team, repeats_of=repeats_of,
+                       refuse_repeats=refuse_repeats)
 
 
 def write_local(
@@ -319,10 +351,22 @@ def write_local(
     known_keys: Collection[str] | None = None,
     *,
     team: TeamKeys,
+    repeats_of: Callable[[Note], Sequence[Pair]] | None = None,
+    refuse_repeats: bool = False,
 ) -> Remembered:
     """Write a built note (a surprise, a topic) to the local layer with remember's
     refusals: a link to nothing when strict (`known_keys` given), a key either
-    layer holds, unless `if_exists` says otherwise."""
+    layer holds, unless `if_exists` says otherwise; with `refuse_repeats`, a note
+    that repeats one of the store (`repeats_of`, whose answer the result keeps)."""
+    repeats = tuple(repeats_of(note)) if repeats_of is not None else ()
+    if repeats and refuse_repeats:
+        raise RepeatsANote(repeats)
+    done = _write_local(store, note, if_exists, known_keys, team=team)
+    return dataclasses.replace(done, repeats=repeats) if repeats else done
+
+
+def _write_local(store: LocalStore, note: Note, if_exists: IfExists,
+                 known_keys: Collection[str] | None, *, team: TeamKeys) -> Remembered:
     if known_keys is not None:
         for target in note.links:
             if target not in known_keys:

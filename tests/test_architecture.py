@@ -13,7 +13,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "omh_git_memory"
 MODEL = {"errors", "note", "keys", "config", "layers", "plural", "secret_scan"}
 STORES = {"git", "gitfiles", "store", "journal", "team", "graph", "adopt", "faults"}
 ACTIONS = {"remember", "topic", "update", "edit", "rename", "promote", "review", "lint",
-           "init", "workspace"}
+           "init", "workspace", "near_duplicate"}
 FOLDERS = {"recall", "expiry", "agent", "cli"}
 # What each part may import from the package (a part may always import itself).
 MAY_IMPORT = {

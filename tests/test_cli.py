@@ -128,7 +128,7 @@ def test_lint_over_one_violation_of_each_rule_fails_naming_each_once(repo_dir: P
     assert run.code == 1
     for rule in ("Unreadable", "UnclosedFence", "MissingSection", "ProseInListSection",
                  "KeyDisagreesWithPath", "UnevaluatableTrigger", "DuplicateKey", "DanglingLink",
-                 "Orphan"):
+                 "Orphan", "NearDuplicate"):
         assert run.out.count(f": {rule} (") == 1, rule
     counts = omh(repo_dir, "memory", "lint", "--json", env=env).json()["counts"]
     assert set(counts.values()) == {1}

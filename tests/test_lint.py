@@ -34,6 +34,7 @@ def test_the_rule_names_and_severities_are_the_published_ones() -> None:
         ("DuplicateKey", Severity.WARNING),
         ("DanglingLink", Severity.WARNING),
         ("Orphan", Severity.WARNING),
+        ("NearDuplicate", Severity.WARNING),
     ]
 
 

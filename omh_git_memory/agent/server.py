@@ -30,6 +30,8 @@ from pydantic import Field
 from omh_git_memory.agent.census import Census, own_prefixes, take_census
 from omh_git_memory.errors import OmhError
 from omh_git_memory.expiry.stale import pin_trigger, stale_marks
+from omh_git_memory.layers import Layer
+from omh_git_memory.near_duplicate import Pair, repeated
 from omh_git_memory.plural import agree
 from omh_git_memory.recall.index import Doc, note_of
 from omh_git_memory.recall.rank import (
@@ -167,6 +169,22 @@ def _own(ws: Workspace, err: KeyTaken, source: str) -> bool:
                for e in ws.graph().claimants(Layer.LOCAL, err.key.value))
 
 
+def _repeat_warning(pair: Pair, searcher: Searcher, source: str) -> str:
+    """The answer's warning that the note just written says what `pair.original` says:
+    never silent; `replaces` only offered for this session's own local note."""
+    other = pair.original
+    said = (f" Warning: this note looks like {other.key} ({other.layer.value} · "
+            f"{other.recorded.isoformat()}, {pair.similarity:.0f}% alike).")
+    own = other.layer is Layer.LOCAL and any(
+        doc.location == other.location and note.source == source
+        for doc, note in searcher.local_notes)
+    if own:
+        return (f"{said} It is your own note: if both record the same thing, call remember "
+                f"again with replaces={other.key} to fold what is new into that one.")
+    return (f"{said} If both record the same thing, recall {other.key} and make sure the "
+            "two agree; a person can merge them.")
+
+
 def _replace(ws: Workspace, key: str, obs: Observation) -> str:
     """`remember(replaces=KEY)`: correct this session's own local note, in place."""
     try:
@@ -238,8 +256,11 @@ def build_server(ws: Workspace) -> MCPServer:
             )
             if replaces is not None:
                 return _replace(ws, replaces, obs)
-            done = remember(ws.local, obs, ws.config().keys, today=dt.date.today(),
-                            known_keys=known, team=TeamKeys.of(searcher.snapshot.docs))
+            config = ws.config()
+            done = remember(ws.local, obs, config.keys, today=dt.date.today(),
+                            known_keys=known, team=TeamKeys.of(searcher.snapshot.docs),
+                            repeats_of=lambda note: repeated(note, searcher, lambda doc: note_of(
+                                ws.repo, config, doc, searcher.local_notes)))
         except KeyTaken as err:  # say it without the command line's --if-exists
             raise ToolError(err.for_agent(own=_own(ws, err, source))) from None
         except OmhError as err:
@@ -247,7 +268,8 @@ def build_server(ws: Workspace) -> MCPServer:
         if written > LINT_AT_START:  # so the next session starts with fresh counts
             refresh_later(ws)
         return (f"remembered local/{done.key} ({done.note.recorded.isoformat()}). "
-                f"A person can share it with `omh memory promote {done.key}`.")
+                f"A person can share it with `omh memory promote {done.key}`."
+                + "".join(_repeat_warning(p, searcher, source) for p in done.repeats))
 
     def recall_tool(
         question: Text,

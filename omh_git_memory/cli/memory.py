@@ -373,7 +373,8 @@ def remember(
         IfExistsChoice, typer.Option(help="When the key is taken: error, skip, suffix, override.")
     ] = IfExistsChoice.error,
     strict: Annotated[
-        bool, typer.Option("--strict", help="Refuse links to notes that do not exist.")
+        bool, typer.Option("--strict", help="Refuse links to notes that do not exist, and a "
+                           "note that looks like one the store holds.")
     ] = False,
     as_json: JsonFlag = False,
 ) -> None:
@@ -418,12 +419,17 @@ def remember(
         source=source,
         recorded=day,
     )
+    from omh_git_memory.cli.repeats import as_json as repeats_json
+    from omh_git_memory.cli.repeats import repeats_of, say_repeats
+
+    searcher = ws.searcher(progress=progress_bar())
     known = None
     if strict:
-        known = {d.key for d in ws.searcher().docs if d is not None and not d.problem}
-    team = TeamKeys.of(ws.snapshot(progress=progress_bar()).docs)  # a taken team key conflicts
+        known = {d.key for d in searcher.docs if d is not None and not d.problem}
+    team = TeamKeys.of(searcher.snapshot.docs)  # a taken team key conflicts
     result = do_remember(ws.local, obs, ws.config().keys, IfExists(if_exists.value),
-                         known_keys=known, team=team)
+                         known_keys=known, team=team, repeats_of=repeats_of(ws, searcher),
+                         refuse_repeats=strict)
     if as_json:
         emit_json(
             {
@@ -431,13 +437,16 @@ def remember(
                 "layer": result.layer.value,
                 "path": result.path,
                 "written": result.written,
+                "near_duplicates": repeats_json(result.repeats),
             }
         )
-    elif result.written:
+        return
+    if result.written:
         say(f"remembered {result.layer}/{result.key}")
         say(f"  {result.path}")
     else:
         say(f"kept the existing {result.layer}/{result.key} (--if-exists skip)")
+    say_repeats(result.repeats)
 
 
 @app.command()
@@ -681,7 +690,7 @@ def lint(
     ] = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """Check every note: six rules refuse a note, three warn. Fails on a refusal, and with
+    """Check every note: six rules refuse a note, four warn. Fails on a refusal, and with
     --ref or --worktree on a team link no team note answers."""
     from omh_git_memory.errors import OmhError
     from omh_git_memory.lint import RULES, Severity

@@ -70,16 +70,23 @@ def remember_topic(
                        invalidated_by=pin_trigger(invalidated_by, ws.facts()), source=source,
                        recorded=day)
     note = build_topic(draft, ws.config().keys, dt.date.today())
+    from omh_git_memory.cli.repeats import as_json as repeats_json
+    from omh_git_memory.cli.repeats import repeats_of, say_repeats
+
+    searcher = ws.searcher(progress=progress_bar())
     known = None
     if strict:
-        known = {d.key for d in ws.searcher().docs if d is not None and not d.problem}
-    team = TeamKeys.of(ws.snapshot(progress=progress_bar()).docs)
-    result = write_local(ws.local, note, IfExists(if_exists), known, team=team)
+        known = {d.key for d in searcher.docs if d is not None and not d.problem}
+    team = TeamKeys.of(searcher.snapshot.docs)
+    result = write_local(ws.local, note, IfExists(if_exists), known, team=team,
+                         repeats_of=repeats_of(ws, searcher), refuse_repeats=strict)
     if as_json:
         emit_json({"key": result.key.value, "layer": result.layer.value, "path": result.path,
-                   "written": result.written})
-    elif result.written:
+                   "written": result.written, "near_duplicates": repeats_json(result.repeats)})
+        return
+    if result.written:
         say(f"remembered {result.layer}/{result.key}")
         say(f"  {result.path}")
     else:
         say(f"kept the existing {result.layer}/{result.key} (--if-exists skip)")
+    say_repeats(result.repeats)

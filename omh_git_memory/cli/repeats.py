@@ -1,0 +1,39 @@
+"""`remember`'s word on the notes a new note repeats (near_duplicate.repeated), for
+both note types on the command line."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from omh_git_memory.cli.output import say
+
+if TYPE_CHECKING:
+    from omh_git_memory.near_duplicate import Pair
+    from omh_git_memory.note import Note
+    from omh_git_memory.recall.rank import Searcher
+    from omh_git_memory.workspace import Workspace
+
+
+def repeats_of(ws: Workspace, searcher: Searcher) -> Callable[[Note], Sequence[Pair]]:
+    """What `remember` asks before a write: the notes of `searcher`'s store a note repeats."""
+    from omh_git_memory.near_duplicate import repeated
+    from omh_git_memory.recall.index import note_of
+
+    config = ws.config()
+    return lambda note: repeated(
+        note, searcher, lambda doc: note_of(ws.repo, config, doc, searcher.local_notes))
+
+
+def as_json(repeats: Sequence[Pair]) -> list[dict[str, object]]:
+    return [{"key": p.original.key, "layer": p.original.layer.value,
+             "recorded": p.original.recorded.isoformat(), "path": p.original.location,
+             "similarity": round(p.similarity, 1)} for p in repeats]
+
+
+def say_repeats(repeats: Sequence[Pair]) -> None:
+    from omh_git_memory.remember import repeated_line
+
+    for pair in repeats:
+        say(f"warning: {repeated_line(pair)}; update that note instead? "
+            f"`omh memory update {pair.original.key}` changes the sections you give")

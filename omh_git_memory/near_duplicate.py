@@ -1,0 +1,229 @@
+"""Near-duplicates: two notes that say the same thing in different words.
+
+Agents re-record the same surprise in new words, and a store that fills with
+near-copies is how recall degrades. What is compared is what a note *says*: its
+title and its sections' text, lowercased words only — never the frontmatter,
+never the `## Name` headings every note of a type repeats, never `[[links]]`
+(`## Related` is the graph, not the note's words). Stubs and the repository topic
+take no part: their text is derived from documents, so there is no note to update
+(docs/lint.md gives the measurement behind this).
+
+Finding pairs never compares every pair (minutes at 10,000 notes): each note's
+rarest words are its signature, notes are paired only when their signatures share
+MIN_SHARED words, and each such pair is scored with rapidfuzz with a cutoff. The
+threshold was calibrated by `bench/near_duplicate.py`.
+"""
+
+from __future__ import annotations
+
+import bisect
+import datetime as dt
+import functools
+import re
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+from omh_git_memory.errors import OmhError
+from omh_git_memory.layers import Layer
+from omh_git_memory.note import Note
+
+if TYPE_CHECKING:
+    from omh_git_memory.recall.index import Doc
+    from omh_git_memory.recall.rank import Searcher
+
+# Calibrated by bench/near_duplicate.py (docs/lint.md, "NearDuplicate"): the lowest
+# similarity (0-100, rapidfuzz's token_sort_ratio over the words) reported.
+THRESHOLD: Final = 72.0
+# A note's signature: its this many rarest words that another note has too.
+SIGNATURE: Final = 8
+# Notes are scored only when their signatures share this many words: a near-copy
+# shares nearly all of them, two notes on one topic a word or two.
+MIN_SHARED: Final = 3
+# What no note says enough to be compared: fewer words than this are a title only.
+MIN_WORDS: Final = 6
+
+# The words compared at most, from the start: the similarity costs the product of
+# the two lengths, and two notes of a megabyte each (a pasted log) would hold lint
+# for minutes. A page of prose is a few hundred words.
+MAX_WORDS: Final = 2000
+
+_WORD = re.compile(r"[^\W_]+")
+_LINK = re.compile(r"\[\[[^\[\]\n]*\]\]")
+_HEADING = re.compile(r"^## (.*)$", re.MULTILINE)
+_NOT_COMPARED: Final = frozenset({"Related"})  # links, which are edges, not words
+
+
+def said(note: Note) -> str | None:
+    """What `note` says, as the lowercased words of its title and its sections' text
+    joined by single spaces (the first MAX_WORDS); None for a derived note (a stub,
+    the repository topic), which takes no part."""
+    from omh_git_memory.recall.stubs import TOPIC_SOURCE
+
+    if note.type == "stub" or note.source == TOPIC_SOURCE:
+        return None
+    # [text before the first heading, name, text, name, text, …]; `# Title` holds
+    # no word character but the title's, so it needs no special case.
+    parts = _HEADING.split(note.body)
+    kept = [parts[0], *(text for name, text in zip(parts[1::2], parts[2::2], strict=True)
+                        if name.strip() not in _NOT_COMPARED)]
+    found = _WORD.findall(_LINK.sub(" ", "\n".join(kept)).lower())
+    return " ".join(found[:MAX_WORDS])
+
+
+@dataclass(frozen=True)
+class Compared:
+    """One note, ready to compare: who it is and what it says."""
+
+    layer: Layer
+    key: str
+    recorded: dt.date
+    location: str
+    text: str
+
+    @functools.cached_property
+    def ordered(self) -> str:
+        """The words of `text` sorted: what the similarity compares (made only for
+        the few notes that are scored)."""
+        return " ".join(sorted(self.text.split(" ")))
+
+    @property
+    def name(self) -> str:
+        return f"{self.layer.value}/{self.key}"
+
+
+def compared(layer: Layer, location: str, note: Note) -> Compared | None:
+    """`note` ready to compare, or None when it takes no part (derived, or too short)."""
+    text = said(note)
+    if text is None or text.count(" ") + 1 < MIN_WORDS:
+        return None
+    return Compared(layer, note.key.value, note.recorded, location, text)
+
+
+@dataclass(frozen=True)
+class Pair:
+    """`note` repeats `original`: the finding is `note`'s (the local one of a local
+    and a team note, else the later one), so a team note is never reported against
+    a note its readers do not have (invariant 2)."""
+
+    note: Compared
+    original: Compared
+    similarity: float  # 0-100
+
+
+def reported_on(a: Compared, b: Compared, similarity: float) -> Pair:
+    """The pair of `a` and `b` with the right one holding the finding."""
+    if a.layer is not b.layer:
+        local, team = (a, b) if a.layer is Layer.LOCAL else (b, a)
+        return Pair(local, team, similarity)
+    later, earlier = sorted((a, b), key=lambda c: (c.recorded, c.key, c.location),
+                            reverse=True)
+    return Pair(later, earlier, similarity)
+
+
+def similarity(a: Compared, b: Compared, cutoff: float = 0.0) -> float:
+    """How alike two notes are (0-100): rapidfuzz's token_sort_ratio of what they say
+    (the ratio of their sorted words, sorted once per note), so reordered sentences
+    cost nothing and a typo costs a character; 0 below `cutoff`."""
+    from rapidfuzz import fuzz
+
+    return float(fuzz.ratio(a.ordered, b.ordered, score_cutoff=cutoff))
+
+
+def pairs(notes: Sequence[Compared], threshold: float = THRESHOLD,
+          subject: Compared | None = None) -> list[Pair]:
+    """The near-duplicate pairs among `notes` scoring `threshold` or more, most alike
+    first; with `subject`, only the pairs of `subject` and one of `notes` (what
+    `remember` asks before a write). Same-key notes of one layer are DuplicateKey's."""
+    every = [*notes, subject] if subject is not None else list(notes)
+    found: list[Pair] = []
+    for i, j in _candidates(every, len(every) - 1 if subject is not None else None):
+        a, b = every[i], every[j]
+        if a.layer is b.layer and a.key == b.key:
+            continue
+        score = similarity(a, b, threshold)
+        if score >= threshold:  # a subject is the note asked about, whatever its layer
+            found.append(Pair(b, a, score) if subject is not None else reported_on(a, b, score))
+    found.sort(key=lambda p: (-p.similarity, p.note.name, p.original.name))
+    return found
+
+
+def _candidates(every: Sequence[Compared], only: int | None) -> Iterable[tuple[int, int]]:
+    """Index pairs whose signatures (each note's SIGNATURE rarest words another note
+    has too) share MIN_SHARED words; with `only`, every pair holding that index."""
+    if only is not None:  # the notes were chosen for the subject already (remember)
+        yield from ((i, only) for i in range(len(every)) if i != only)
+        return
+    vocab = [frozenset(c.text.split(" ")) for c in every]
+    df: Counter[str] = Counter()
+    for words in vocab:
+        df.update(words)
+    holders: dict[str, list[int]] = defaultdict(list)
+    signatures: list[list[str]] = []
+    for i, words in enumerate(vocab):
+        # (df, word) pairs, rarest first; words no other note has cannot pair it (a
+        # typo is one), so the signature starts after them. (map and zip: 10,000
+        # notes of a hundred words each.)
+        ranked = sorted(zip(map(df.__getitem__, words), words, strict=True))
+        start = bisect.bisect_right(ranked, (1, "\U0010ffff"))
+        signature = [w for _, w in ranked[start:start + SIGNATURE]]
+        signatures.append(signature)
+        for w in signature:
+            holders[w].append(i)
+    for i, signature in enumerate(signatures):
+        shared = Counter[int]()
+        for w in signature:
+            later = holders[w]  # ascending, so the pairs (i, j > i) are one slice
+            shared.update(later[bisect.bisect_right(later, i):])
+        yield from ((i, j) for j, n in shared.items() if n >= MIN_SHARED)
+
+
+# The most team notes a new note is read against: those sharing the most of its
+# rarest words in the recall index (a near-copy shares nearly all of them).
+TEAM_CANDIDATES: Final = 32
+
+
+def repeated(note: Note, searcher: Searcher,
+             read: Callable[[Doc], Note | None]) -> list[Pair]:
+    """The notes of the store `searcher` sees that `note` (about to be written to the
+    local layer) says again, most alike first; each pair's `note` is the new one.
+
+    Every local note is compared; team notes are chosen by the recall index's
+    postings of the new note's SIGNATURE rarest words and read with `read` (team
+    files only: stubs and the topic take no part)."""
+    from omh_git_memory.recall.tokens import words
+
+    subject = compared(Layer.LOCAL, "", note)
+    if subject is None:
+        return []
+    others = [c for doc, local in searcher.local_notes
+              if (c := compared(Layer.LOCAL, doc.location, local)) is not None]
+    docs = searcher.docs
+    team_slots = len(searcher.snapshot.docs)
+
+    def written(slot: int) -> bool:
+        doc = docs[slot]
+        return slot < team_slots and doc is not None and not doc.problem and doc.is_team_file
+
+    rarity = []
+    for term in set(words(subject.text)):
+        slots, _counts = searcher.postings(term)
+        team = [s for s in slots if written(s)]
+        if team:
+            rarity.append((len(team), term, team))
+    rarity.sort()
+    shared: Counter[int] = Counter()
+    for _df, _term, team in rarity[:SIGNATURE]:
+        shared.update(team)
+    for slot, _n in shared.most_common(TEAM_CANDIDATES):
+        doc = docs[slot]
+        try:
+            team_note = read(doc) if doc is not None else None
+        except OmhError:  # advice only: a blob it cannot read never stops the write
+            continue
+        if doc is not None and team_note is not None:
+            item = compared(Layer.TEAM, doc.content.path, team_note)
+            if item is not None:
+                others.append(item)
+    return pairs(others, subject=subject)
