@@ -563,7 +563,9 @@ def commit_change(repo: GitRepo, change: Change) -> str:
         moved = (new, parent)
         faults.point("commit:ref")
         for path, data in change.add.items():
-            undo.write(path, data)
+            # A clean copy of HEAD's file is replaced; a file written there since
+            # the check above is the user's and stays (it shows as their change).
+            undo.write(path, data, _blob_at(r, old_tree, path))
         for path in change.delete:
             undo.delete(path, _blob_at(r, old_tree, path))
         faults.point("commit:workdir")

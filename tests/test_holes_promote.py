@@ -393,3 +393,20 @@ def test_a_committed_symlink_is_reported_unreadable_never_read(
     assert [r["key"] for r in recall.json()["results"]] == []
     shown = omh(ready, "memory", "show", "smuggled")
     assert shown.code == 1 and "Zanzibar" not in shown.out
+
+
+def test_a_file_the_user_writes_at_the_path_while_promote_commits_is_kept(ready: Path) -> None:
+    """The path was free when promote checked it; the user writes a file there after
+    the branch moved and before the working tree is written. It is the user's: it
+    stays, and shows as their change against the committed note."""
+    proc = _start(ready, "commit:ref:stop", "memory", "promote", A, "--json")
+    _stopped(proc)
+    mine = ready / _path(A)
+    mine.parent.mkdir(parents=True, exist_ok=True)
+    mine.write_text("written by the user meanwhile\n")
+    run = _resume(proc)
+    assert run.code == 0, run.err
+    assert mine.read_text() == "written by the user meanwhile\n"
+    assert _in_head(ready, _path(A)) and _leftovers(ready) == set()
+    assert git(ready, "status", "--porcelain", "--", _path(A)) == f" M {_path(A)}\n"
+    assert f"{A}.md" not in _local_bytes(ready)  # HEAD holds what was read
