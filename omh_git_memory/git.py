@@ -563,7 +563,9 @@ def commit_change(repo: GitRepo, change: Change) -> str:
         moved = (new, parent)
         faults.point("commit:ref")
         for path, data in change.add.items():
-            undo.write(path, data)
+            # A clean copy of HEAD's file is replaced; a file written there since
+            # the check above is the user's and stays (it shows as their change).
+            undo.write(path, data, _blob_at(r, old_tree, path))
         for path in change.delete:
             undo.delete(path, _blob_at(r, old_tree, path))
         faults.point("commit:workdir")
@@ -786,7 +788,8 @@ def blob_in_tree(commit: pygit2.Commit | None, path: str) -> bytes | None:
 def check_out_paths(repo: GitRepo, files: dict[str, bytes]) -> None:
     """Bring the index entries and working-tree files of `files` in line with HEAD,
     where a crash left them behind (taking over a lock a dead omh process left).
-    A working-tree file that exists is left alone; nothing follows a symlink."""
+    A working-tree file or an index entry that exists is left alone (a user's own,
+    written or staged since); nothing follows a symlink."""
     r = repo.repo
     lock = IndexLock(repo.git_dir)
     lock.acquire()
@@ -801,7 +804,10 @@ def check_out_paths(repo: GitRepo, files: dict[str, bytes]) -> None:
                 why = disk_obstacle(repo.workdir, path, None)
             if why is not None:
                 raise GitFailure(f"{why}; nothing was changed")
-        blobs = {path: r.create_blob(data) for path, data in files.items()}
+        # An entry the index holds already is the user's (staged since the crash):
+        # like a working-tree file that exists, it is left alone.
+        blobs = {path: r.create_blob(data) for path, data in files.items()
+                 if path not in index}
         staged = _stage(lock, blobs, ())
         if repo.workdir is not None:
             for path, data in files.items():

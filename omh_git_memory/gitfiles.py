@@ -258,16 +258,23 @@ class WorkdirUndo:
         self.written: list[tuple[str, int]] = []  # path, inode
         self.made: list[str] = []
         self.deleted: list[tuple[str, bytes]] = []
-        self.replaced: list[tuple[str, bytes]] = []  # path, the bytes it held before
+        # path, the bytes it held before, the bytes written over them
+        self.replaced: list[tuple[str, bytes, bytes]] = []
 
-    def write(self, path: str, data: bytes) -> None:
+    def write(self, path: str, data: bytes, replaceable: bytes | None = None) -> bool:
         """Write `path` (whole, through a temporary file) unless it already holds
-        `data`. A file it replaces is written back by :meth:`run`."""
+        `data`; False when it was left alone. A file that is there is replaced only
+        when it holds `replaceable` (HEAD's bytes: a clean copy), and written back by
+        :meth:`run`; anything else at the path — a file written since it was checked,
+        a symlink, a directory — is the user's and stays. A new file is linked into
+        place, so one that appears meanwhile is never replaced either."""
         if self.workdir is None:
-            return
+            return False
         before = read_nofollow(self.workdir, path)
         if before == data:
-            return
+            return False
+        if before is not None and before != replaceable:
+            return False
         fd = _open_dir(self.workdir, path, self.made)
         assert fd is not None
         try:
@@ -280,16 +287,21 @@ class WorkdirUndo:
                     _write_all(out, data)
                 finally:
                     os.close(out)
-                os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+                if before is not None:
+                    os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+                elif not _link_new(fd, tmp, name):
+                    os.unlink(tmp, dir_fd=fd)
+                    return False  # something was put there meanwhile: not ours
             except BaseException:
                 with contextlib.suppress(OSError):
                     os.unlink(tmp, dir_fd=fd)
                 raise
             if before is not None:
-                self.replaced.append((path, before))
+                self.replaced.append((path, before, data))
             else:
                 self.written.append(
                     (path, os.stat(name, dir_fd=fd, follow_symlinks=False).st_ino))
+            return True
         finally:
             os.close(fd)
 
@@ -335,13 +347,37 @@ class WorkdirUndo:
                         os.rmdir(path.rsplit("/", 1)[-1], dir_fd=fd)
                     finally:
                         os.close(fd)
-        for path, data in (*self.deleted, *self.replaced):
+        back = [(p, data, None) for p, data in self.deleted] + self.replaced
+        for path, data, ours in back:
             try:
-                self.write(path, data)
+                if not self.write(path, data, ours) and read_nofollow(self.workdir,
+                                                                      path) != data:
+                    left.append(path)
             except OSError:
                 left.append(path)
         self.written, self.made, self.deleted, self.replaced = [], [], [], []
         return left
+
+
+def _link_new(fd: int, tmp: str, name: str) -> bool:
+    """Give the written file `tmp` the name `name` in the directory `fd` only if no
+    entry has it (a hard link fails when one does); False when one does. Where the
+    file system has no hard links, a rename after a last look for the name."""
+    try:
+        os.link(tmp, name, src_dir_fd=fd, dst_dir_fd=fd, follow_symlinks=False)
+    except FileExistsError:
+        return False
+    except OSError as err:
+        if err.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK):
+            raise
+        try:
+            os.stat(name, dir_fd=fd, follow_symlinks=False)
+        except FileNotFoundError:
+            os.rename(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+            return True
+        return False
+    os.unlink(tmp, dir_fd=fd)
+    return True
 
 
 def _open_dir(workdir: Path, path: str, made: list[str] | None) -> int | None:

@@ -100,8 +100,14 @@ def plan(ws: Workspace, graph: Graph, keys: Sequence[str]) -> Plan:
         entries = graph.claimants(Layer.LOCAL, raw)
         if not entries:
             broken = [e for e in graph.entries if e.layer is Layer.LOCAL and e.key == raw]
+            misfiled = [e for e in graph.entries if e.layer is Layer.LOCAL
+                        and e.note is not None and e.relpath.removesuffix(".md") == raw]
             if broken:
                 problems.append(f"{raw}: does not read back as a note: {broken[0].problem}")
+            elif misfiled and misfiled[0].note is not None:
+                problems.append(f"{raw}: the file {misfiled[0].location} holds the note "
+                                f"{misfiled[0].note.key}: its key and its file name disagree; "
+                                "rename one so they agree")
             elif (done := _key_or_none(raw)) is not None and path_in_tree(head,
                                                                            team_path(done)):
                 already.append(done)

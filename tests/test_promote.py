@@ -270,15 +270,19 @@ def test_a_working_tree_write_failure_undoes_the_commit(
     linked: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     head = _head(linked)
-    real_replace = os.replace
+    real_replace, real_link = os.replace, os.link
 
-    def refusing_replace(src, dst, **dirs):  # type: ignore[no-untyped-def]
-        if dirs.get("dst_dir_fd") is not None:  # a working-tree file, written below a dir fd
-            raise OSError(28, "No space left on device")
-        return real_replace(src, dst, **dirs)
+    def refusing(real):  # type: ignore[no-untyped-def]
+        def call(src, dst, **dirs):  # type: ignore[no-untyped-def]
+            if dirs.get("dst_dir_fd") is not None:  # a working-tree file, below a dir fd
+                raise OSError(28, "No space left on device")
+            return real(src, dst, **dirs)
+        return call
 
     with monkeypatch.context() as patch, pytest.raises(GitFailure, match="undone"):
-        patch.setattr(os, "replace", refusing_replace)
+        # a new file is linked into place, a clean copy replaced
+        patch.setattr(os, "replace", refusing(real_replace))
+        patch.setattr(os, "link", refusing(real_link))
         promote(open_workspace(linked), [A, B])
     assert _head(linked) == head
     assert git(linked, "status", "--porcelain") == ""
