@@ -265,7 +265,8 @@ def build_map(paths: Paths, tests: list[str]) -> None:
         print("mutation: mapping", " ".join(tests) or "all tests", "(this runs them once)")
         started = time.monotonic()
         done = subprocess.run(command, cwd=paths.root, env=env, check=False)
-        print(f"mutation: mapped in {time.monotonic() - started:.0f} s (pytest exit {done.returncode})")
+        print(f"mutation: mapped in {time.monotonic() - started:.0f} s "
+              f"(pytest exit {done.returncode})")
         lines: dict[str, dict[str, set[str]]] = {}
         for part in data.glob("cov.*"):
             cov = CoverageData(basename=str(part))
@@ -294,8 +295,9 @@ def build_map(paths: Paths, tests: list[str]) -> None:
     sources = {**old["sources"], **{
         p.relative_to(paths.root).as_posix(): _digest(p) for p in paths.package.rglob("*.py")}}
     paths.work.mkdir(parents=True, exist_ok=True)
-    paths.map.write_text(json.dumps({"lines": merged, "durations": {**old["durations"], **durations},
-                                     "sources": sources}), encoding="utf-8")
+    everything = {"lines": merged, "durations": {**old["durations"], **durations},
+                  "sources": sources}
+    paths.map.write_text(json.dumps(everything), encoding="utf-8")
 
 
 def _digest(path: Path) -> str:
@@ -338,7 +340,7 @@ class _StripAnnotations(ast.NodeTransformer):
         self.generic_visit(node)
         return node
 
-    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]  # noqa: N815
+    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AnnAssign:
         node.annotation = ast.Constant(None)
@@ -445,7 +447,8 @@ def _is_listed(mutant: Mutant, listed: list[dict[str, str]]) -> str:
     return ""
 
 
-def run_module(paths: Paths, module: str, limit: int | None, verbose: bool) -> dict[str, Any]:
+def run_module(paths: Paths, module: str, limit: int | None, verbose: bool,
+               max_tests: int) -> dict[str, Any]:
     target = paths.module_file(module)
     rel = target.relative_to(paths.root).as_posix()
     if not paths.map.exists():
@@ -467,12 +470,13 @@ def run_module(paths: Paths, module: str, limit: int | None, verbose: bool) -> d
                         for t in by_line.get(str(line), [])
                         for t in (everyone if t == IMPORT else [t])},
                        key=lambda t: (durations.get(t, 60.0), t))
+        tests = tests[:max_tests] if max_tests else tests
         mutant.tests = len(tests)
         if not tests:
             mutant.outcome = UNCOVERED
         else:
             _test(paths, target, mutant, tests, durations)
-        if verbose or mutant.outcome not in (KILLED, TIMEOUT):
+        if verbose or mutant.outcome not in (KILLED, TIMEOUT) or number % 20 == 0:
             print(f"  [{number}/{len(mutants)}] {mutant.outcome:9} {rel}:{mutant.line} "
                   f"{mutant.operator}: {mutant.change()}"
                   + (f"  (listed: {mutant.reason})" if mutant.reason else ""), flush=True)
@@ -482,7 +486,7 @@ def run_module(paths: Paths, module: str, limit: int | None, verbose: bool) -> d
 
 def _test(paths: Paths, target: Path, mutant: Mutant, tests: list[str],
           durations: dict[str, float]) -> None:
-    budget = 30.0 + 3.0 * sum(durations.get(t, 10.0) for t in tests)
+    budget = min(300.0, 30.0 + 3.0 * sum(durations.get(t, 10.0) for t in tests))
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     env.pop("OMH_MUT_COVER", None)
     with tempfile.NamedTemporaryFile("w", suffix=".args", delete=False) as args:
@@ -563,6 +567,8 @@ def main(argv: list[str] | None = None) -> int:
                          help=f"one of {', '.join(MODULES)} (repeatable)")
     running.add_argument("--limit", type=int, help="only the first N mutants (a smoke run)")
     running.add_argument("--verbose", action="store_true", help="print killed mutants too")
+    running.add_argument("--max-tests", type=int, default=30,
+                         help="run at most the N fastest covering tests per mutant (0: all)")
     sub.add_parser("table", help="print the per-module table")
     sub.add_parser("restore", help="put back a file a killed run left mutated")
     args = parser.parse_args(argv)
@@ -576,7 +582,9 @@ def main(argv: list[str] | None = None) -> int:
             build_map(paths, args.tests)
         elif args.command == "run":
             for module in args.module:
-                summary = run_module(paths, module, args.limit, args.verbose)
+                summary = run_module(paths, module, args.limit, args.verbose,
+                                     args.max_tests)
+                summary["max_tests"] = args.max_tests
                 if args.limit is None:
                     save(paths, summary)
                 print(f"mutation: {module}: {summary['mutants']} mutants, "

@@ -8,6 +8,7 @@ tool is a dev extra (`.[mutation]`); without it installed they are skipped.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -75,10 +76,8 @@ def _start_hanging_run(root: Path, pid_file: Path) -> subprocess.Popen[str]:
 
 def _kill_hanging_test(pid_file: Path) -> None:
     with_pid = int(pid_file.read_text(encoding="utf-8"))
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.kill(with_pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 def test_a_run_kills_the_mutant_a_test_catches_and_saves_the_result(tmp_path: Path) -> None:
