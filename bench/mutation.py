@@ -442,7 +442,7 @@ def _is_listed(mutant: Mutant, listed: list[dict[str, str]]) -> str:
     for entry in listed:
         if (entry["before"].strip() == mutant.before.strip()
                 and entry["after"].strip() == mutant.after.strip()
-                and entry.get("operator", mutant.operator) == mutant.operator):
+                and mutant.operator in ("", entry.get("operator", mutant.operator))):
             return entry["reason"]
     return ""
 
@@ -476,6 +476,8 @@ def run_module(paths: Paths, module: str, limit: int | None, verbose: bool,
             mutant.outcome = UNCOVERED
         else:
             _test(paths, target, mutant, tests, durations)
+        if mutant.outcome in (KILLED, TIMEOUT):
+            mutant.reason = ""  # a listed mutant a test kills was not equivalent after all
         if verbose or mutant.outcome not in (KILLED, TIMEOUT) or number % 20 == 0:
             print(f"  [{number}/{len(mutants)}] {mutant.outcome:9} {rel}:{mutant.line} "
                   f"{mutant.operator}: {mutant.change()}"
@@ -532,8 +534,8 @@ def _summary(module: str, rel: str, mutants: list[Mutant], minutes: float) -> di
                        "outcome": m.outcome}
                       for m in mutants if m.outcome in (SURVIVED, UNCOVERED, ERROR)
                       and not m.reason],
-        "listed": [{"where": f"{rel}:{m.line}", "change": m.change(), "outcome": m.outcome,
-                    "reason": m.reason} for m in mutants if m.reason],
+        "listed": [{"where": f"{rel}:{m.line}", "operator": m.operator, "change": m.change(),
+                    "outcome": m.outcome, "reason": m.reason} for m in mutants if m.reason],
     }
 
 
@@ -543,6 +545,37 @@ def save(paths: Paths, summary: dict[str, Any]) -> None:
     results[summary["module"]] = summary
     paths.results.write_text(json.dumps(dict(sorted(results.items())), indent=1) + "\n",
                              encoding="utf-8")
+
+
+def rescore(paths: Paths) -> None:
+    """Apply bench/mutation_equivalent.toml again to the saved results (after a
+    mutant was listed, or a listed one turned out to be killed) without a new run."""
+    results = json.loads(paths.results.read_text(encoding="utf-8"))
+    for module, r in results.items():
+        listed = _equivalents(paths, module)
+        mutants = []
+        for entry in r["survivors"] + r["listed"]:
+            before, _, after = entry["change"].partition("  ->  ")
+            m = Mutant(entry.get("operator", ""), 0, 0, 0, "", before, after,
+                       outcome=entry["outcome"])
+            m.reason = "" if m.outcome in (KILLED, TIMEOUT) else _is_listed(m, listed)
+            m.extra["where"] = entry["where"]
+            mutants.append(m)
+        caught = r["killed"] + r["timeout"]
+        caught += sum(1 for m in mutants if m.outcome in (KILLED, TIMEOUT))
+        r["killed"], r["timeout"] = caught, 0
+        for k in (SURVIVED, UNCOVERED, ERROR):
+            r[k] = sum(1 for m in mutants if m.outcome == k and not m.reason)
+        r["equivalent"] = sum(1 for m in mutants if m.reason)
+        scored = r["mutants"] - r["equivalent"]
+        r["score"] = round(100 * caught / scored, 1) if scored else 100.0
+        r["survivors"] = [{"where": m.extra["where"], "operator": m.operator,
+                           "change": m.change(), "outcome": m.outcome}
+                          for m in mutants if m.outcome in (SURVIVED, UNCOVERED, ERROR)
+                          and not m.reason]
+        r["listed"] = [{"where": m.extra["where"], "operator": m.operator, "change": m.change(),
+                        "outcome": m.outcome, "reason": m.reason} for m in mutants if m.reason]
+    paths.results.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
 
 
 def table(paths: Paths) -> str:
@@ -570,6 +603,7 @@ def main(argv: list[str] | None = None) -> int:
     running.add_argument("--max-tests", type=int, default=30,
                          help="run at most the N fastest covering tests per mutant (0: all)")
     sub.add_parser("table", help="print the per-module table")
+    sub.add_parser("rescore", help="apply the equivalent list again to the saved results")
     sub.add_parser("restore", help="put back a file a killed run left mutated")
     args = parser.parse_args(argv)
     paths = Paths(args.root)
@@ -592,6 +626,9 @@ def main(argv: list[str] | None = None) -> int:
                       f"{summary['survived'] + summary['error']} survived, "
                       f"{summary['uncovered']} run by no test, {summary['equivalent']} listed "
                       f"equivalent; score {summary['score']}% in {summary['minutes']} min")
+        elif args.command == "rescore":
+            rescore(paths)
+            print(table(paths))
         elif args.command == "table":
             print(table(paths))
     except (KeyboardInterrupt, _Interrupted):

@@ -306,3 +306,34 @@ def test_a_store_behind_a_symlink_loop_is_refused(repo_dir: Path, tmp_path: Path
     os.symlink(tmp_path / "loop-a", tmp_path / "loop-b")
     with pytest.raises(StoreError, match="cannot be resolved"):
         local_store_root(open_repo(repo_dir), {"OMH_LOCAL_STORE": str(tmp_path / "loop-a")})
+
+
+def test_a_symlink_deeper_on_a_key_path_is_refused(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (store.root / "a").mkdir()
+    os.symlink(outside, store.root / "a" / "linked")
+    with pytest.raises(StoreError, match="symlink"):
+        _write(store, "a/linked/deeper/note")
+    (store.root / "a" / "plain").write_text("x")
+    with pytest.raises(StoreError, match="needs a directory"):
+        _write(store, "a/plain/note")
+    assert list(outside.iterdir()) == []
+
+
+def test_a_store_that_cannot_be_created_is_a_store_error(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(StoreError, match="cannot create the local store"):
+        LocalStore(tmp_path / "file" / "store").create_root()
+
+
+def test_a_symlinked_folder_in_the_store_is_reported_not_walked(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    elsewhere = LocalStore(tmp_path / "elsewhere")
+    elsewhere.create_root()
+    _write(elsewhere, "secret")
+    os.symlink(elsewhere.root, store.root / "linked")
+    found = {s.relpath: s for s in store.scan()}
+    assert list(found) == ["linked"]
+    assert "symlink" in (found["linked"].problem or "")
