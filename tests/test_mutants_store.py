@@ -268,12 +268,14 @@ def test_a_symlink_into_the_checkout_is_caught_and_named(repo_dir: Path, tmp_pat
 def test_a_note_of_exactly_the_limit_is_read(tmp_path: Path) -> None:
     store = _store(tmp_path)
     text = note_text("a", body="")
-    data = text.encode() + b"x" * (MAX_NOTE_BYTES - len(text.encode()) - 1) + b"\n"
+    data = text.encode() + b"x" * (MAX_NOTE_BYTES - len(text.encode()) - 3) + b"END"
     assert len(data) == MAX_NOTE_BYTES
     (store.root / "a.md").write_bytes(data)
     (store.root / "b.md").write_bytes(data + b"\n")
     found = {s.relpath: s for s in store.scan()}
-    assert found["a.md"].note is not None, found["a.md"].problem
+    note = found["a.md"].note
+    assert note is not None, found["a.md"].problem
+    assert note.body.rstrip().endswith("xEND")  # read whole, not one byte short
     assert str(MAX_NOTE_BYTES) in (found["b.md"].problem or "")
     assert read_note_bytes(Layer.LOCAL, "a.md", "x", data).note is not None
     assert read_note_bytes(Layer.LOCAL, "b.md", "x", data + b"\n").note is None
@@ -337,3 +339,9 @@ def test_a_symlinked_folder_in_the_store_is_reported_not_walked(tmp_path: Path) 
     found = {s.relpath: s for s in store.scan()}
     assert list(found) == ["linked"]
     assert "symlink" in (found["linked"].problem or "")
+
+
+def test_suffix_without_other_layers_takes_the_next_number(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    _write(store, "a")
+    assert _write(store, "a", if_exists=IfExists.SUFFIX) == (Key("a-2"), True)
