@@ -345,3 +345,17 @@ def test_suffix_without_other_layers_takes_the_next_number(tmp_path: Path) -> No
     store = _store(tmp_path)
     _write(store, "a")
     assert _write(store, "a", if_exists=IfExists.SUFFIX) == (Key("a-2"), True)
+
+
+def test_override_says_it_wrote(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    _write(store, "a")
+    assert _write(store, "a", body="new", if_exists=IfExists.OVERRIDE) == (Key("a"), True)
+    assert "new" in (store.root / "a.md").read_text()
+
+
+def test_suffixes_stop_at_999(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    with pytest.raises(KeyConflict, match="up to -999"):
+        _write(store, "a", if_exists=IfExists.SUFFIX, taken=lambda k: k.value != "a-1000")
+    assert list(store.root.iterdir()) == []
