@@ -359,3 +359,23 @@ def test_suffixes_stop_at_999(tmp_path: Path) -> None:
     with pytest.raises(KeyConflict, match="up to -999"):
         _write(store, "a", if_exists=IfExists.SUFFIX, taken=lambda k: k.value != "a-1000")
     assert list(store.root.iterdir()) == []
+
+
+def test_removing_a_folder_where_a_note_should_be_is_refused(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    (store.root / "a.md").mkdir()
+    with pytest.raises(StoreError, match="is a directory, not a note"):
+        store.remove(Key("a"))
+    assert (store.root / "a.md").is_dir()
+
+
+def test_remove_if_never_removes_a_symlink_that_replaced_the_note(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    _write(store, "a")
+    data = (store.root / "a.md").read_bytes()
+    (tmp_path / "elsewhere.md").write_bytes(data)
+    (store.root / "a.md").unlink()
+    os.symlink(tmp_path / "elsewhere.md", store.root / "a.md")
+    assert store.remove_if(Key("a"), data) is None
+    assert (store.root / "a.md").is_symlink()
+    assert (tmp_path / "elsewhere.md").read_bytes() == data
