@@ -448,7 +448,7 @@ def _is_listed(mutant: Mutant, listed: list[dict[str, str]]) -> str:
 
 
 def run_module(paths: Paths, module: str, limit: int | None, verbose: bool,
-               max_tests: int) -> dict[str, Any]:
+               max_tests: int, recheck: bool = False) -> dict[str, Any]:
     target = paths.module_file(module)
     rel = target.relative_to(paths.root).as_posix()
     if not paths.map.exists():
@@ -462,6 +462,12 @@ def run_module(paths: Paths, module: str, limit: int | None, verbose: bool,
     listed = _equivalents(paths, module)
     everyone = sorted({t for tests in by_line.values() for t in tests if t != IMPORT})
     mutants = mutants_of(target)[:limit]
+    kept: dict[str, Any] | None = None
+    if recheck:
+        # Only the survivors of the saved run: after tests were added, test those again.
+        kept = json.loads(paths.results.read_text(encoding="utf-8"))[module]
+        again = {(s["where"], s["operator"], s["change"]) for s in kept["survivors"]}
+        mutants = [m for m in mutants if (f"{rel}:{m.line}", m.operator, m.change()) in again]
     print(f"mutation: {module}: {len(mutants)} mutants in {rel}")
     started = time.monotonic()
     for number, mutant in enumerate(mutants, 1):
@@ -483,7 +489,20 @@ def run_module(paths: Paths, module: str, limit: int | None, verbose: bool,
                   f"{mutant.operator}: {mutant.change()}"
                   + (f"  (listed: {mutant.reason})" if mutant.reason else ""), flush=True)
     minutes = (time.monotonic() - started) / 60
-    return _summary(module, rel, mutants, minutes)
+    if kept is None:
+        return _summary(module, rel, mutants, minutes)
+    caught = [m for m in mutants if m.outcome in (KILLED, TIMEOUT)]
+    gone = {(f"{rel}:{m.line}", m.operator, m.change()) for m in caught}
+    kept["survivors"] = [s for s in kept["survivors"]
+                         if (s["where"], s["operator"], s["change"]) not in gone]
+    kept["killed"] += len(caught)
+    for k in (SURVIVED, UNCOVERED, ERROR):
+        kept[k] = sum(1 for s in kept["survivors"] if s["outcome"] == k)
+    scored = kept["mutants"] - kept["equivalent"]
+    kept["score"] = round(100 * (kept["killed"] + kept["timeout"]) / scored, 1)
+    kept["minutes"] = round(kept["minutes"] + minutes, 1)
+    kept["rechecked"] = True
+    return kept
 
 
 def _test(paths: Paths, target: Path, mutant: Mutant, tests: list[str],
@@ -600,6 +619,8 @@ def main(argv: list[str] | None = None) -> int:
                          help=f"one of {', '.join(MODULES)} (repeatable)")
     running.add_argument("--limit", type=int, help="only the first N mutants (a smoke run)")
     running.add_argument("--verbose", action="store_true", help="print killed mutants too")
+    running.add_argument("--recheck", action="store_true",
+                         help="test only the saved run's survivors again (after adding tests)")
     running.add_argument("--max-tests", type=int, default=30,
                          help="run at most the N fastest covering tests per mutant (0: all)")
     sub.add_parser("table", help="print the per-module table")
@@ -617,8 +638,8 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "run":
             for module in args.module:
                 summary = run_module(paths, module, args.limit, args.verbose,
-                                     args.max_tests)
-                summary["max_tests"] = args.max_tests
+                                     args.max_tests, args.recheck)
+                summary["recheck_max_tests" if args.recheck else "max_tests"] = args.max_tests
                 if args.limit is None:
                     save(paths, summary)
                 print(f"mutation: {module}: {summary['mutants']} mutants, "

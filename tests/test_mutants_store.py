@@ -379,3 +379,12 @@ def test_remove_if_never_removes_a_symlink_that_replaced_the_note(tmp_path: Path
     assert store.remove_if(Key("a"), data) is None
     assert (store.root / "a.md").is_symlink()
     assert (tmp_path / "elsewhere.md").read_bytes() == data
+
+
+def test_remove_if_puts_back_a_folder_that_stands_where_the_note_was(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    (store.root / "a.md").mkdir()
+    (store.root / "a.md" / "inner").write_text("kept")
+    assert store.remove_if(Key("a"), b"whatever") is None
+    assert (store.root / "a.md" / "inner").read_text() == "kept"
+    assert sorted(p.name for p in store.root.iterdir()) == ["a.md"]
