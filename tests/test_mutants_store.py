@@ -22,6 +22,7 @@ from omh_git_memory.store import (
     file_kind,
     local_store_root,
     read_note_bytes,
+    read_regular,
     store_id,
 )
 from tests.helpers import SEED_NOTE, git, note_text
@@ -388,3 +389,14 @@ def test_remove_if_puts_back_a_folder_that_stands_where_the_note_was(tmp_path: P
     assert store.remove_if(Key("a"), b"whatever") is None
     assert (store.root / "a.md" / "inner").read_text() == "kept"
     assert sorted(p.name for p in store.root.iterdir()) == ["a.md"]
+
+
+def test_read_regular_reads_a_whole_regular_file_and_nothing_else(tmp_path: Path) -> None:
+    (tmp_path / "f").write_bytes(b"abc\n" * 1000)
+    assert read_regular(tmp_path / "f") == b"abc\n" * 1000
+    assert read_regular(tmp_path / "f", 3) == b"abc"
+    os.symlink(tmp_path / "f", tmp_path / "link")
+    os.mkfifo(tmp_path / "fifo")
+    assert read_regular(tmp_path / "link") is None
+    assert read_regular(tmp_path / "fifo") is None
+    assert read_regular(tmp_path / "missing") is None
