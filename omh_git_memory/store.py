@@ -528,10 +528,14 @@ def read_regular(path: Path, limit: int = -1) -> bytes | None:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return None
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+    try:
+        # Checked before wrapping: a directory opens, but fdopen refuses it.
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
-        return handle.read(limit)
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read(limit)
+    finally:
+        os.close(fd)
 
 
 def _holds(path: Path, expected: bytes) -> bool:

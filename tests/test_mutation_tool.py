@@ -1,0 +1,124 @@
+"""The mutation tool (bench/mutation.py) never leaves a mutated file behind.
+
+It rewrites a module in place while the tests run, so an interrupted run must put
+the file back: on SIGTERM / Ctrl-C at once, after SIGKILL with `restore`. These
+tests run the tool on a tiny project of their own, never on this checkout. The
+tool is a dev extra (`.[mutation]`); without it installed they are skipped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("cosmic_ray")
+pytest.importorskip("coverage")
+
+TOOL = Path(__file__).resolve().parent.parent / "bench" / "mutation.py"
+
+MODULE = "def same(a, b):\n    return a == b\n"
+
+TEST = '''\
+import os
+import time
+
+from omh_git_memory import keys
+
+
+def test_same():
+    if not keys.same(1, 1):  # only a mutant gets here: hang, so the run can be stopped
+        with open(os.environ["HANG_PID_FILE"], "w") as out:
+            out.write(str(os.getpid()))
+        time.sleep(120)
+    assert keys.same(2, 2)
+    assert not keys.same(1, 2)
+'''
+
+
+def _project(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    (root / "omh_git_memory").mkdir(parents=True)
+    (root / "omh_git_memory" / "__init__.py").write_text("", encoding="utf-8")
+    (root / "omh_git_memory" / "keys.py").write_text(MODULE, encoding="utf-8")
+    (root / "tests").mkdir()
+    (root / "tests" / "test_k.py").write_text(TEST, encoding="utf-8")
+    (root / "bench").mkdir()
+    return root
+
+
+def _tool(root: Path, *args: str, **kw: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(TOOL), "--root", str(root), *args],
+                          capture_output=True, text=True, check=False, timeout=300, **kw)
+
+
+def _start_hanging_run(root: Path, pid_file: Path) -> subprocess.Popen[str]:
+    assert _tool(root, "map").returncode == 0
+    env = {**os.environ, "HANG_PID_FILE": str(pid_file)}
+    run = subprocess.Popen([sys.executable, str(TOOL), "--root", str(root), "run",
+                            "--module", "keys"], env=env, text=True,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while not pid_file.exists():
+        assert run.poll() is None, run.communicate()
+        assert time.monotonic() < deadline, "the mutant never ran"
+        time.sleep(0.2)
+    assert (root / "omh_git_memory" / "keys.py").read_text(encoding="utf-8") != MODULE
+    return run
+
+
+def _kill_hanging_test(pid_file: Path) -> None:
+    with_pid = int(pid_file.read_text(encoding="utf-8"))
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(with_pid, signal.SIGKILL)
+
+
+def test_a_run_kills_the_mutant_a_test_catches_and_saves_the_result(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    (root / "tests" / "test_k.py").write_text(
+        "from omh_git_memory import keys\n\n\ndef test_same():\n"
+        "    assert keys.same(2, 2)\n    assert not keys.same(1, 2)\n", encoding="utf-8")
+    assert _tool(root, "map").returncode == 0
+    done = _tool(root, "run", "--module", "keys")
+    assert done.returncode == 0, done.stderr
+    result = json.loads((root / "bench" / "mutation_results.json").read_text())["keys"]
+    assert result["mutants"] == 1 and result["killed"] == 1 and result["score"] == 100.0
+    assert (root / "omh_git_memory" / "keys.py").read_text(encoding="utf-8") == MODULE
+
+
+@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGINT])
+def test_stopping_a_run_puts_the_module_back_at_once(tmp_path: Path, how: int) -> None:
+    root = _project(tmp_path)
+    pid_file = tmp_path / "hang.pid"
+    run = _start_hanging_run(root, pid_file)
+    try:
+        run.send_signal(how)
+        run.communicate(timeout=60)
+    finally:
+        _kill_hanging_test(pid_file)
+    assert run.returncode == 130
+    assert (root / "omh_git_memory" / "keys.py").read_text(encoding="utf-8") == MODULE
+    assert not (root / ".mutation" / "pending.json").exists()
+    with pytest.raises(ProcessLookupError):  # the mutant's test run went with it
+        os.kill(int(pid_file.read_text(encoding="utf-8")), 0)
+
+
+def test_a_run_killed_outright_is_repaired_by_restore(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    pid_file = tmp_path / "hang.pid"
+    run = _start_hanging_run(root, pid_file)
+    run.kill()
+    run.communicate(timeout=60)
+    _kill_hanging_test(pid_file)
+    assert (root / "omh_git_memory" / "keys.py").read_text(encoding="utf-8") != MODULE
+    done = _tool(root, "restore")
+    assert done.returncode == 0 and "restored" in done.stderr
+    assert (root / "omh_git_memory" / "keys.py").read_text(encoding="utf-8") == MODULE
+    assert _tool(root, "restore").stderr == ""  # nothing left to do
