@@ -135,12 +135,18 @@ def pairs(notes: Sequence[Compared], threshold: float = THRESHOLD,
           subject: Compared | None = None) -> list[Pair]:
     """The near-duplicate pairs among `notes` scoring `threshold` or more, most alike
     first; with `subject`, only the pairs of `subject` and one of `notes` (what
-    `remember` asks before a write). Same-key notes of one layer are DuplicateKey's."""
-    every = [*notes, subject] if subject is not None else list(notes)
+    `remember` asks before a write; a note of its own key is among them, since
+    `remember` may write beside it). Same-key notes of one layer are DuplicateKey's."""
+    if subject is not None:
+        every = [*notes, subject]
+        candidates: Iterable[tuple[int, int]] = ((i, len(notes)) for i in range(len(notes)))
+    else:  # earliest first, so a crowded word blocks the originals (see BLOCK)
+        every = sorted(notes, key=lambda c: (c.recorded, c.key, c.location))
+        candidates = _candidates(every)
     found: list[Pair] = []
-    for i, j in _candidates(every, len(every) - 1 if subject is not None else None):
+    for i, j in candidates:
         a, b = every[i], every[j]
-        if a.layer is b.layer and a.key == b.key:
+        if subject is None and a.layer is b.layer and a.key == b.key:
             continue
         score = similarity(a, b, threshold)
         if score >= threshold:  # a subject is the note asked about, whatever its layer
@@ -149,12 +155,29 @@ def pairs(notes: Sequence[Compared], threshold: float = THRESHOLD,
     return found
 
 
-def _candidates(every: Sequence[Compared], only: int | None) -> Iterable[tuple[int, int]]:
-    """Index pairs whose signatures (each note's SIGNATURE rarest words another note
-    has too) share MIN_SHARED words; with `only`, every pair holding that index."""
-    if only is not None:  # the notes were chosen for the subject already (remember)
-        yield from ((i, only) for i in range(len(every)) if i != only)
-        return
+def one_per_note(found: Iterable[Pair]) -> list[Pair]:
+    """Each reported note's most alike pair only (`found` most alike first, as `pairs`
+    returns it): ten copies of one note are nine findings, not forty-five."""
+    seen: set[tuple[Layer, str]] = set()
+    kept = []
+    for pair in found:
+        if (pair.note.layer, pair.note.location) not in seen:
+            seen.add((pair.note.layer, pair.note.location))
+            kept.append(pair)
+    return kept
+
+
+# A word in more notes' signatures than this blocks only the earliest BLOCK of them,
+# and each note is scored against the CANDIDATES notes sharing the most of its
+# signature: 2,000 copies of one note would otherwise be two million pairs scored
+# (minutes of lint and half a gigabyte of findings).
+BLOCK: Final = 32
+CANDIDATES: Final = 8
+
+
+def _candidates(every: Sequence[Compared]) -> Iterable[tuple[int, int]]:
+    """Index pairs (i < j) whose signatures (each note's SIGNATURE rarest words another
+    note has too) share MIN_SHARED words, at most CANDIDATES for each note."""
     vocab = [frozenset(c.text.split(" ")) for c in every]
     df: Counter[str] = Counter()
     for words in vocab:
@@ -170,13 +193,20 @@ def _candidates(every: Sequence[Compared], only: int | None) -> Iterable[tuple[i
         signature = [w for _, w in ranked[start:start + SIGNATURE]]
         signatures.append(signature)
         for w in signature:
-            holders[w].append(i)
+            if len(held := holders[w]) < BLOCK:
+                held.append(i)
+    done: set[tuple[int, int]] = set()
     for i, signature in enumerate(signatures):
         shared = Counter[int]()
         for w in signature:
-            later = holders[w]  # ascending, so the pairs (i, j > i) are one slice
-            shared.update(later[bisect.bisect_right(later, i):])
-        yield from ((i, j) for j, n in shared.items() if n >= MIN_SHARED)
+            shared.update(holders[w])
+        del shared[i]
+        best = sorted((-n, j) for j, n in shared.items() if n >= MIN_SHARED)[:CANDIDATES]
+        for _n, j in best:
+            pair = (i, j) if i < j else (j, i)
+            if pair not in done:
+                done.add(pair)
+                yield pair
 
 
 # The most team notes a new note is read against: those sharing the most of its

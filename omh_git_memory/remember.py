@@ -359,6 +359,10 @@ def write_local(
     layer holds, unless `if_exists` says otherwise; with `refuse_repeats`, a note
     that repeats one of the store (`repeats_of`, whose answer the result keeps)."""
     repeats = tuple(repeats_of(note)) if repeats_of is not None else ()
+    if if_exists is not IfExists.SUFFIX:  # the local note of its key is replaced, kept or
+        # refused as taken; only `suffix` writes a second note beside it
+        repeats = tuple(p for p in repeats if p.original.layer is not Layer.LOCAL
+                        or p.original.key != note.key.value)
     if repeats and refuse_repeats:
         raise RepeatsANote(repeats)
     done = _write_local(store, note, if_exists, known_keys, team=team)

@@ -1,0 +1,105 @@
+"""NearDuplicate attacked: stores that blow the candidate blocking up, and remember's
+warning where a second note is written beside its twin (real repositories, the real
+CLI in a subprocess)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+
+from omh_git_memory import near_duplicate
+from omh_git_memory.layers import Layer
+from omh_git_memory.workspace import open_workspace
+from tests.helpers import note_text, omh
+
+SAME = ("The upload test retries three times on a busy runner before it fails the build; "
+        "the first timeout is normal there.\n")
+
+
+def _store(repo: Path) -> Path:
+    root = open_workspace(repo).local.root
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+def _snapshot(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file()}
+
+
+def test_copies_of_one_note_are_one_finding_each_not_every_pair(repo_dir: Path) -> None:
+    root = _store(repo_dir)
+    for i in range(300):  # one note recorded 300 times: 44,850 pairs
+        (root / f"copy-{i:03}.md").write_text(note_text(f"copy-{i:03}", body=SAME))
+    run = omh(repo_dir, "memory", "lint", "--json")
+    assert run.code == 0, run.err
+    report = run.json()
+    near = [f for f in report["findings"] if f["rule"] == "NearDuplicate"]
+    assert report["counts"]["NearDuplicate"] == len(near) == 299
+    # every copy but the first is named once; the first is what they read like
+    assert sorted(f["key"] for f in near) == [f"copy-{i:03}" for i in range(1, 300)]
+    assert all("reads like local/copy-" in f["message"] for f in near)
+
+
+@pytest.mark.parametrize("kind", ["identical", "one-rare-vocabulary"])
+def test_a_crowded_store_scores_a_bounded_number_of_pairs(
+        kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """2,000 notes that all share the same rare words (or are all one text) are scored
+    against a few candidates each, not against each other (two million pairs)."""
+    import random
+
+    rnd = random.Random(15)
+    vocabulary = [f"{rnd.choice('bcdfg')}{rnd.randrange(10**6)}z" for _ in range(5000)]
+    items = []
+    for i in range(2000):
+        text = (SAME.lower().replace(";", "").replace(".", "").replace(",", "")
+                if kind == "identical"
+                else "plugh xyzzy frobnicate " + " ".join(rnd.sample(vocabulary, 40)))
+        items.append(near_duplicate.Compared(Layer.LOCAL, f"n{i}", dt.date(2026, 11, 1),
+                                             f"n{i}.md", text.strip()))
+    calls = 0
+    real = near_duplicate.similarity
+
+    def counted(a: near_duplicate.Compared, b: near_duplicate.Compared,
+                cutoff: float = 0.0) -> float:
+        nonlocal calls
+        calls += 1
+        return real(a, b, cutoff)
+
+    monkeypatch.setattr(near_duplicate, "similarity", counted)
+    found = near_duplicate.one_per_note(near_duplicate.pairs(items))
+    assert calls <= 8 * len(items)
+    assert len(found) == (len(items) - 1 if kind == "identical" else 0)
+
+
+# --- remember writes a second note beside its twin ------------------------------------
+
+FIRST = ["--expected", "the upload test fails on the first timeout", "--observed",
+         "The upload test retries three times before it fails. A timeout on the first "
+         "attempt is normal on a busy runner.", "--evidence", "tests/test_upload.py: retries=3",
+         "--answers", "why does the upload test pass after a timeout?"]
+KEY = "surprise/the-upload-test-retries-three-times-before-it-fails"
+
+
+def test_remember_suffix_names_the_note_it_copies_and_strict_refuses(repo_dir: Path) -> None:
+    assert omh(repo_dir, "memory", "remember", *FIRST).code == 0
+    again = omh(repo_dir, "memory", "remember", *FIRST, "--if-exists", "suffix", "--json")
+    assert again.code == 0, again.err
+    got = again.json()
+    assert got["key"] == f"{KEY}-2"
+    assert [n["key"] for n in got["near_duplicates"]] == [KEY, ]  # never silent
+    root = _store(repo_dir)
+    before = _snapshot(root)
+    strict = omh(repo_dir, "memory", "remember", *FIRST, "--if-exists", "suffix", "--strict")
+    assert strict.code == 1 and "nothing was written (--strict)" in strict.err
+    assert _snapshot(root) == before  # byte for byte
+
+
+def test_remember_override_does_not_warn_about_the_note_it_replaces(repo_dir: Path) -> None:
+    assert omh(repo_dir, "memory", "remember", *FIRST).code == 0
+    run = omh(repo_dir, "memory", "remember", *FIRST, "--if-exists", "override", "--strict",
+              "--json")
+    assert run.code == 0, run.err
+    assert run.json()["near_duplicates"] == []
