@@ -209,6 +209,19 @@ def _candidates(every: Sequence[Compared]) -> Iterable[tuple[int, int]]:
                 yield pair
 
 
+# The repeats a `remember` answer names, most alike first; the rest it counts (`--json`
+# lists them all): 2,000 copies of a note must not be 2,000 lines of warning.
+NAMED: Final = 3
+
+
+def more_than_named(repeats: Sequence[Pair]) -> str:
+    """`, and 3 more notes look like it` for the repeats a remember answer leaves out."""
+    rest = len(repeats) - NAMED
+    if rest <= 0:
+        return ""
+    return f"and {rest} more {'note looks' if rest == 1 else 'notes look'} like it"
+
+
 # The most team notes a new note is read against: those sharing the most of its
 # rarest words in the recall index (a near-copy shares nearly all of them).
 TEAM_CANDIDATES: Final = 32

@@ -103,3 +103,66 @@ def test_remember_override_does_not_warn_about_the_note_it_replaces(repo_dir: Pa
               "--json")
     assert run.code == 0, run.err
     assert run.json()["near_duplicates"] == []
+
+
+# --- remember's answer when a note repeats many, and advice that can be followed ------
+
+AGAIN = {"expected": "the upload test fails on the first timeout",
+         "observed": "The upload test retries three times before it fails. A timeout on the "
+                     "first attempt is normal on a busy runner.",
+         "evidence": "CI log: attempt 2 of 3",
+         "answers": ["why does the upload test pass after a timeout?"]}
+
+
+def _copies(repo: Path, n: int) -> None:
+    """`n` notes of another writer, each the observation of FIRST."""
+    root = _store(repo)
+    for i in range(n):
+        body = ("\n## Expected\nthe upload test fails on the first timeout\n\n## Observed\n"
+                "The upload test retries three times before it fails. A timeout on the "
+                "first attempt is normal on a busy runner.\n\n## Evidence\nrun "
+                f"{i}\n\n## Answers\n\n- why does the upload test pass after a timeout?\n")
+        text = note_text(f"surprise/copy-{i}", kind="surprise", body=body)
+        (root / "surprise").mkdir(exist_ok=True)
+        (root / "surprise" / f"copy-{i}.md").write_text(text.replace(
+            "# surprise/copy-", "# The upload test retries three times before it fails "))
+
+
+def test_remember_names_a_few_of_many_repeats_and_counts_the_rest(repo_dir: Path) -> None:
+    _copies(repo_dir, 6)
+    run = omh(repo_dir, "memory", "remember", *FIRST)
+    assert run.code == 0, run.err
+    assert run.out.count("warning: the note looks like") == 3
+    assert "and 3 more notes look like it" in run.out
+    rerun = omh(repo_dir, "memory", "remember", *FIRST, "--if-exists", "suffix", "--json")
+    assert len(rerun.json()["near_duplicates"]) == 7  # the data is whole
+
+
+def test_mcp_answer_names_a_few_of_many_repeats(repo_dir: Path) -> None:
+    from tests.test_near_duplicate import _remember_over_mcp
+
+    _copies(repo_dir, 6)
+    (answer,) = _remember_over_mcp(repo_dir, "s1", AGAIN)
+    assert answer.count("Warning: this note looks like") == 3
+    assert answer.endswith(" Warning: and 3 more notes look like it.")
+
+
+def test_mcp_advice_on_its_own_repeat_names_the_copy_just_written(repo_dir: Path) -> None:
+    """Folding into the old note with replaces= leaves the note just written beside it:
+    the answer must say so, or following it leaves the near-copy in the store."""
+    from tests.test_near_duplicate import _remember_over_mcp
+
+    first = dict(AGAIN, evidence="tests/test_upload.py: retries=3",
+                 observed="The upload test retries 3 times before failing. A timeout on "
+                          "the first attempt is normal on a busy runner.")
+    _done, again = _remember_over_mcp(repo_dir, "s1", first, AGAIN)
+    new = "surprise/the-upload-test-retries-three-times-before-it-fails"
+    assert f"remembered local/{new} " in again
+    assert "replaces=surprise/the-upload-test-retries-3-times-before-failing" in again
+    assert f"`omh memory rm {new}`" in again
+
+
+def test_cli_advice_names_the_copy_just_written(repo_dir: Path) -> None:
+    _copies(repo_dir, 1)
+    run = omh(repo_dir, "memory", "remember", *FIRST)
+    assert f"`omh memory rm {KEY}` removes the one just written" in run.out
