@@ -56,7 +56,7 @@ _NOT_COMPARED: Final = frozenset({"Related"})  # links, which are edges, not wor
 
 
 def said(note: Note) -> str | None:
-    """What `note` says, as the lowercased words of its title and its sections' text
+    """What `note` says, as the folded words of its title and its sections' text
     joined by single spaces (the first MAX_WORDS); None for a derived note (a stub,
     the repository topic), which takes no part."""
     from omh_git_memory.recall.stubs import TOPIC_SOURCE
@@ -68,8 +68,22 @@ def said(note: Note) -> str | None:
     parts = _HEADING.split(note.body)
     kept = [parts[0], *(text for name, text in zip(parts[1::2], parts[2::2], strict=True)
                         if name.strip() not in _NOT_COMPARED)]
-    found = _WORD.findall(_LINK.sub(" ", "\n".join(kept)).lower())
+    found = _WORD.findall(folded(_LINK.sub(" ", "\n".join(kept))))
     return " ".join(found[:MAX_WORDS])
+
+
+def folded(text: str) -> str:
+    """`text` as keys.slug folds it: invisible characters dropped, then NFKC and case
+    folded, so a copy in decomposed accents, full-width forms or with zero-width
+    spaces in its words says the same words."""
+    import unicodedata
+
+    from omh_git_memory.keys import is_ignorable
+
+    if text.isascii():
+        return text.lower()
+    visible = "".join(c for c in text if not is_ignorable(c))
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", visible).casefold())
 
 
 @dataclass(frozen=True)

@@ -166,3 +166,32 @@ def test_cli_advice_names_the_copy_just_written(repo_dir: Path) -> None:
     _copies(repo_dir, 1)
     run = omh(repo_dir, "memory", "remember", *FIRST)
     assert f"`omh memory rm {KEY}` removes the one just written" in run.out
+
+
+# --- odd bytes ------------------------------------------------------------------------
+
+ACCENTED = ("Le café du coin ferme à midi: la requête vers l'API de réservation échoue "
+            "après la fermeture, et le test de bout en bout rejoue la même requête.\n")
+
+
+@pytest.mark.parametrize("spell", ["NFD", "zero-width", "full-width"])
+def test_a_copy_spelled_otherwise_is_still_a_copy(repo_dir: Path, spell: str) -> None:
+    """The same words in decomposed accents, with invisible zero-width spaces in them,
+    or in full-width forms are the same words (as keys are: keys.slug)."""
+    import unicodedata
+
+    from tests.test_near_duplicate import _team, _topic
+
+    _team(repo_dir, {".omh/notes/cafe.md": _topic("cafe", "Booking fails at noon", ACCENTED)})
+    if spell == "NFD":
+        copy = unicodedata.normalize("NFD", ACCENTED)
+    elif spell == "zero-width":
+        copy = ACCENTED.replace("qu", "q\u200bu").replace("é", "é\u200d")
+    else:
+        copy = "".join(chr(ord(c) + 0xFEE0) if "a" <= c <= "z" else c for c in ACCENTED)
+    (_store(repo_dir) / "cafe-again.md").write_text(
+        _topic("cafe-again", "Booking fails at noon", copy))
+    near = [f for f in omh(repo_dir, "memory", "lint", "--json").json()["findings"]
+            if f["rule"] == "NearDuplicate"]
+    assert [(f["layer"], f["key"]) for f in near] == [("local", "cafe-again")]
+    assert "reads like team/cafe (2026-11-01), 100% alike" in near[0]["message"]
