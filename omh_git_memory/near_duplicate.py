@@ -95,6 +95,7 @@ class Compared:
     recorded: dt.date
     location: str
     text: str
+    kind: str = "surprise"  # the note's type, for the advice on changing it
 
     @functools.cached_property
     def ordered(self) -> str:
@@ -112,7 +113,7 @@ def compared(layer: Layer, location: str, note: Note) -> Compared | None:
     text = said(note)
     if text is None or text.count(" ") + 1 < MIN_WORDS:
         return None
-    return Compared(layer, note.key.value, note.recorded, location, text)
+    return Compared(layer, note.key.value, note.recorded, location, text, note.type)
 
 
 @dataclass(frozen=True)

@@ -195,3 +195,67 @@ def test_a_copy_spelled_otherwise_is_still_a_copy(repo_dir: Path, spell: str) ->
             if f["rule"] == "NearDuplicate"]
     assert [(f["layer"], f["key"]) for f in near] == [("local", "cafe-again")]
     assert "reads like team/cafe (2026-11-01), 100% alike" in near[0]["message"]
+
+
+# --- what held: layers, replaces, concurrency -----------------------------------------
+
+def test_a_local_copy_never_reaches_the_team_view(repo_dir: Path) -> None:
+    """`lint --ref` and `--worktree` (the CI check) read team notes only: a local
+    near-copy of a team note, or two local copies, are not in their counts."""
+    from tests.test_near_duplicate import _team, _topic
+
+    _team(repo_dir, {".omh/notes/upload.md": _topic("upload", "Uploads retry", SAME)})
+    root = _store(repo_dir)
+    for key in ("upload-again", "upload-thrice"):
+        (root / f"{key}.md").write_text(_topic(key, "Uploads retry", SAME))
+    mine = omh(repo_dir, "memory", "lint", "--json").json()
+    assert mine["counts"]["NearDuplicate"] == 2
+    for view in (["--ref", "HEAD"], ["--worktree"]):
+        team = omh(repo_dir, "memory", "lint", *view, "--json").json()
+        assert team["counts"]["NearDuplicate"] == 0, view
+        assert all(f["layer"] == "team" for f in team["findings"])
+
+
+def test_mcp_replaces_never_warns_about_the_note_it_replaces(repo_dir: Path) -> None:
+    from tests.test_near_duplicate import _remember_over_mcp
+
+    key = "surprise/the-upload-test-retries-three-times-before-it-fails"
+    first, replaced = _remember_over_mcp(repo_dir, "s1", AGAIN, dict(AGAIN, replaces=key))
+    assert "Warning" not in first
+    assert replaced.startswith(f"local/{key} already says exactly that") or \
+        replaced.startswith(f"replaced local/{key}")
+    assert "Warning" not in replaced
+
+
+def test_two_remembers_at_once_both_land_and_lint_names_the_pair(repo_dir: Path) -> None:
+    import subprocess
+    import sys
+
+    procs = [subprocess.Popen([sys.executable, "-m", "omh_git_memory", "memory", "remember",
+                               *FIRST, "--if-exists", "suffix", "--json"], cwd=repo_dir,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    near = [f for f in omh(repo_dir, "memory", "lint", "--json").json()["findings"]
+            if f["rule"] == "NearDuplicate"]
+    assert len(near) == 1  # whichever wrote second may not have seen the first; lint does
+
+
+def test_the_advice_for_a_topic_names_a_command_that_changes_a_topic(repo_dir: Path) -> None:
+    """`update` changes a surprise's sections; a topic's sections only `edit` changes."""
+    from tests.test_near_duplicate import RETRIES, RETRIES_AGAIN
+
+    topic = ["memory", "remember", "--type", "topic", "--title",
+             "The upload test retries three times before it fails"]
+    assert omh(repo_dir, *topic, "--section", f"Why={RETRIES}").code == 0
+    key = "the-upload-test-retries-three-times-before-it-fails"
+    again = ["memory", "remember", "--type", "topic", "--title",
+             "Upload test retries 3 times before failing", "--section", f"Why={RETRIES_AGAIN}"]
+    run = omh(repo_dir, *again)
+    assert run.code == 0, run.err
+    assert f"`omh memory edit {key}` changes any part of it" in run.out
+    assert f"omh memory update {key}" not in run.out
+    strict = omh(repo_dir, *again, "--strict", "--if-exists", "suffix")
+    assert strict.code == 1 and "`omh memory edit upload-test-retries-3-times-before-failing` " \
+        "changes any part of it" in strict.err  # the twin just written, 100% alike
