@@ -169,7 +169,7 @@ def _dangling_link(graph: Graph) -> Iterator[tuple[StoredNote, int | None, str]]
 
 
 def _near_duplicate(graph: Graph) -> Iterator[tuple[StoredNote, int | None, str]]:
-    from omh_git_memory.near_duplicate import compared, pairs
+    from omh_git_memory.near_duplicate import compared, one_per_note, pairs
 
     by_location: dict[str, StoredNote] = {}
     items = []
@@ -178,7 +178,7 @@ def _near_duplicate(graph: Graph) -> Iterator[tuple[StoredNote, int | None, str]
         if item is not None:
             by_location[entry.location] = entry
             items.append(item)
-    for pair in pairs(items):
+    for pair in one_per_note(pairs(items)):
         other = pair.original
         yield by_location[pair.note.location], None, (
             f"reads like {other.name} ({other.recorded.isoformat()}), {pair.similarity:.0f}% "

@@ -56,7 +56,7 @@ _NOT_COMPARED: Final = frozenset({"Related"})  # links, which are edges, not wor
 
 
 def said(note: Note) -> str | None:
-    """What `note` says, as the lowercased words of its title and its sections' text
+    """What `note` says, as the folded words of its title and its sections' text
     joined by single spaces (the first MAX_WORDS); None for a derived note (a stub,
     the repository topic), which takes no part."""
     from omh_git_memory.recall.stubs import TOPIC_SOURCE
@@ -68,8 +68,22 @@ def said(note: Note) -> str | None:
     parts = _HEADING.split(note.body)
     kept = [parts[0], *(text for name, text in zip(parts[1::2], parts[2::2], strict=True)
                         if name.strip() not in _NOT_COMPARED)]
-    found = _WORD.findall(_LINK.sub(" ", "\n".join(kept)).lower())
+    found = _WORD.findall(folded(_LINK.sub(" ", "\n".join(kept))))
     return " ".join(found[:MAX_WORDS])
+
+
+def folded(text: str) -> str:
+    """`text` as keys.slug folds it: invisible characters dropped, then NFKC and case
+    folded, so a copy in decomposed accents, full-width forms or with zero-width
+    spaces in its words says the same words."""
+    import unicodedata
+
+    from omh_git_memory.keys import is_ignorable
+
+    if text.isascii():
+        return text.lower()
+    visible = "".join(c for c in text if not is_ignorable(c))
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", visible).casefold())
 
 
 @dataclass(frozen=True)
@@ -81,6 +95,7 @@ class Compared:
     recorded: dt.date
     location: str
     text: str
+    kind: str = "surprise"  # the note's type, for the advice on changing it
 
     @functools.cached_property
     def ordered(self) -> str:
@@ -98,7 +113,7 @@ def compared(layer: Layer, location: str, note: Note) -> Compared | None:
     text = said(note)
     if text is None or text.count(" ") + 1 < MIN_WORDS:
         return None
-    return Compared(layer, note.key.value, note.recorded, location, text)
+    return Compared(layer, note.key.value, note.recorded, location, text, note.type)
 
 
 @dataclass(frozen=True)
@@ -135,12 +150,18 @@ def pairs(notes: Sequence[Compared], threshold: float = THRESHOLD,
           subject: Compared | None = None) -> list[Pair]:
     """The near-duplicate pairs among `notes` scoring `threshold` or more, most alike
     first; with `subject`, only the pairs of `subject` and one of `notes` (what
-    `remember` asks before a write). Same-key notes of one layer are DuplicateKey's."""
-    every = [*notes, subject] if subject is not None else list(notes)
+    `remember` asks before a write; a note of its own key is among them, since
+    `remember` may write beside it). Same-key notes of one layer are DuplicateKey's."""
+    if subject is not None:
+        every = [*notes, subject]
+        candidates: Iterable[tuple[int, int]] = ((i, len(notes)) for i in range(len(notes)))
+    else:  # earliest first, so a crowded word blocks the originals (see BLOCK)
+        every = sorted(notes, key=lambda c: (c.recorded, c.key, c.location))
+        candidates = _candidates(every)
     found: list[Pair] = []
-    for i, j in _candidates(every, len(every) - 1 if subject is not None else None):
+    for i, j in candidates:
         a, b = every[i], every[j]
-        if a.layer is b.layer and a.key == b.key:
+        if subject is None and a.layer is b.layer and a.key == b.key:
             continue
         score = similarity(a, b, threshold)
         if score >= threshold:  # a subject is the note asked about, whatever its layer
@@ -149,12 +170,29 @@ def pairs(notes: Sequence[Compared], threshold: float = THRESHOLD,
     return found
 
 
-def _candidates(every: Sequence[Compared], only: int | None) -> Iterable[tuple[int, int]]:
-    """Index pairs whose signatures (each note's SIGNATURE rarest words another note
-    has too) share MIN_SHARED words; with `only`, every pair holding that index."""
-    if only is not None:  # the notes were chosen for the subject already (remember)
-        yield from ((i, only) for i in range(len(every)) if i != only)
-        return
+def one_per_note(found: Iterable[Pair]) -> list[Pair]:
+    """Each reported note's most alike pair only (`found` most alike first, as `pairs`
+    returns it): ten copies of one note are nine findings, not forty-five."""
+    seen: set[tuple[Layer, str]] = set()
+    kept = []
+    for pair in found:
+        if (pair.note.layer, pair.note.location) not in seen:
+            seen.add((pair.note.layer, pair.note.location))
+            kept.append(pair)
+    return kept
+
+
+# A word in more notes' signatures than this blocks only the earliest BLOCK of them,
+# and each note is scored against the CANDIDATES notes sharing the most of its
+# signature: 2,000 copies of one note would otherwise be two million pairs scored
+# (minutes of lint and half a gigabyte of findings).
+BLOCK: Final = 32
+CANDIDATES: Final = 8
+
+
+def _candidates(every: Sequence[Compared]) -> Iterable[tuple[int, int]]:
+    """Index pairs (i < j) whose signatures (each note's SIGNATURE rarest words another
+    note has too) share MIN_SHARED words, at most CANDIDATES for each note."""
     vocab = [frozenset(c.text.split(" ")) for c in every]
     df: Counter[str] = Counter()
     for words in vocab:
@@ -170,13 +208,33 @@ def _candidates(every: Sequence[Compared], only: int | None) -> Iterable[tuple[i
         signature = [w for _, w in ranked[start:start + SIGNATURE]]
         signatures.append(signature)
         for w in signature:
-            holders[w].append(i)
+            if len(held := holders[w]) < BLOCK:
+                held.append(i)
+    done: set[tuple[int, int]] = set()
     for i, signature in enumerate(signatures):
         shared = Counter[int]()
         for w in signature:
-            later = holders[w]  # ascending, so the pairs (i, j > i) are one slice
-            shared.update(later[bisect.bisect_right(later, i):])
-        yield from ((i, j) for j, n in shared.items() if n >= MIN_SHARED)
+            shared.update(holders[w])
+        del shared[i]
+        best = sorted((-n, j) for j, n in shared.items() if n >= MIN_SHARED)[:CANDIDATES]
+        for _n, j in best:
+            pair = (i, j) if i < j else (j, i)
+            if pair not in done:
+                done.add(pair)
+                yield pair
+
+
+# The repeats a `remember` answer names, most alike first; the rest it counts (`--json`
+# lists them all): 2,000 copies of a note must not be 2,000 lines of warning.
+NAMED: Final = 3
+
+
+def more_than_named(repeats: Sequence[Pair]) -> str:
+    """`, and 3 more notes look like it` for the repeats a remember answer leaves out."""
+    rest = len(repeats) - NAMED
+    if rest <= 0:
+        return ""
+    return f"and {rest} more {'note looks' if rest == 1 else 'notes look'} like it"
 
 
 # The most team notes a new note is read against: those sharing the most of its

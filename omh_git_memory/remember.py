@@ -37,7 +37,7 @@ from omh_git_memory.store import IfExists, LocalStore
 from omh_git_memory.team import NOTES_DIR
 
 if TYPE_CHECKING:
-    from omh_git_memory.near_duplicate import Pair
+    from omh_git_memory.near_duplicate import Compared, Pair
 
 _SENTENCE = re.compile(r"(.*?[.!?])(?=\s|$)")
 
@@ -158,8 +158,15 @@ class RepeatsANote(NoteRefused):
         first = self.repeats[0].original
         super().__init__(
             f"{repeated_line(self.repeats[0])}, so nothing was written (--strict): "
-            f"`omh memory update {first.key}` changes the sections you give; run without "
-            "--strict to write the new note anyway")
+            f"{how_to_change(first)}; run without --strict to write the new note anyway")
+
+
+def how_to_change(note: Compared) -> str:
+    """The command that changes `note` on the command line: `update` sets a surprise's
+    sections; a topic's sections only `edit` changes."""
+    if note.kind == "surprise":
+        return f"`omh memory update {note.key}` changes the sections you give"
+    return f"`omh memory edit {note.key}` changes any part of it"
 
 
 def repeated_line(pair: Pair) -> str:
@@ -359,6 +366,10 @@ def write_local(
     layer holds, unless `if_exists` says otherwise; with `refuse_repeats`, a note
     that repeats one of the store (`repeats_of`, whose answer the result keeps)."""
     repeats = tuple(repeats_of(note)) if repeats_of is not None else ()
+    if if_exists is not IfExists.SUFFIX:  # the local note of its key is replaced, kept or
+        # refused as taken; only `suffix` writes a second note beside it
+        repeats = tuple(p for p in repeats if p.original.layer is not Layer.LOCAL
+                        or p.original.key != note.key.value)
     if repeats and refuse_repeats:
         raise RepeatsANote(repeats)
     done = _write_local(store, note, if_exists, known_keys, team=team)

@@ -31,7 +31,7 @@ from omh_git_memory.agent.census import Census, own_prefixes, take_census
 from omh_git_memory.errors import OmhError
 from omh_git_memory.expiry.stale import pin_trigger, stale_marks
 from omh_git_memory.layers import Layer
-from omh_git_memory.near_duplicate import Pair, repeated
+from omh_git_memory.near_duplicate import NAMED, Pair, more_than_named, repeated
 from omh_git_memory.plural import agree
 from omh_git_memory.recall.index import Doc, note_of
 from omh_git_memory.recall.rank import (
@@ -169,7 +169,7 @@ def _own(ws: Workspace, err: KeyTaken, source: str) -> bool:
                for e in ws.graph().claimants(Layer.LOCAL, err.key.value))
 
 
-def _repeat_warning(pair: Pair, searcher: Searcher, source: str) -> str:
+def _repeat_warning(pair: Pair, searcher: Searcher, source: str, written: str) -> str:
     """The answer's warning that the note just written says what `pair.original` says:
     never silent; `replaces` only offered for this session's own local note."""
     other = pair.original
@@ -180,7 +180,9 @@ def _repeat_warning(pair: Pair, searcher: Searcher, source: str) -> str:
         for doc, note in searcher.local_notes)
     if own:
         return (f"{said} It is your own note: if both record the same thing, call remember "
-                f"again with replaces={other.key} to fold what is new into that one.")
+                f"again with replaces={other.key} to fold what is new into that one; "
+                f"local/{written} is then a copy a person removes with "
+                f"`omh memory rm {written}`.")
     return (f"{said} If both record the same thing, recall {other.key} and make sure the "
             "two agree; a person can merge them.")
 
@@ -269,7 +271,9 @@ def build_server(ws: Workspace) -> MCPServer:
             refresh_later(ws)
         return (f"remembered local/{done.key} ({done.note.recorded.isoformat()}). "
                 f"A person can share it with `omh memory promote {done.key}`."
-                + "".join(_repeat_warning(p, searcher, source) for p in done.repeats))
+                + "".join(_repeat_warning(p, searcher, source, done.key.value)
+                          for p in done.repeats[:NAMED])
+                + (f" Warning: {more}." if (more := more_than_named(done.repeats)) else ""))
 
     def recall_tool(
         question: Text,

@@ -31,9 +31,15 @@ def as_json(repeats: Sequence[Pair]) -> list[dict[str, object]]:
              "similarity": round(p.similarity, 1)} for p in repeats]
 
 
-def say_repeats(repeats: Sequence[Pair]) -> None:
-    from omh_git_memory.remember import repeated_line
+def say_repeats(repeats: Sequence[Pair], written: str | None) -> None:
+    """One warning line for each of the first NAMED repeats, then a count of the rest;
+    `written` is the key just written (None when nothing was), which the advice names."""
+    from omh_git_memory.near_duplicate import NAMED, more_than_named
+    from omh_git_memory.remember import how_to_change, repeated_line
 
-    for pair in repeats:
+    remove = f"; `omh memory rm {written}` removes the one just written" if written else ""
+    for pair in repeats[:NAMED]:
         say(f"warning: {repeated_line(pair)}; update that note instead? "
-            f"`omh memory update {pair.original.key}` changes the sections you give")
+            f"{how_to_change(pair.original)}{remove}")
+    if more := more_than_named(repeats):
+        say(f"warning: {more} (`omh memory lint` names them)")
