@@ -169,9 +169,11 @@ def _own(ws: Workspace, err: KeyTaken, source: str) -> bool:
                for e in ws.graph().claimants(Layer.LOCAL, err.key.value))
 
 
-def _repeat_warning(pair: Pair, searcher: Searcher, source: str) -> str:
-    """The answer's warning that the note just written says what `pair.original` says:
-    never silent; `replaces` only offered for this session's own local note."""
+def _repeat_warning(pair: Pair, searcher: Searcher, source: str, written: str) -> str:
+    """The answer's warning that the note just written (`written`) says what
+    `pair.original` says: never silent; `replaces` only offered for this session's own
+    local note. Keeping one also takes removing the copy, which no tool does, so the
+    warning names the command."""
     other = pair.original
     said = (f" Warning: this note looks like {other.key} ({other.layer.value} · "
             f"{other.recorded.isoformat()}, {pair.similarity:.0f}% alike).")
@@ -179,10 +181,13 @@ def _repeat_warning(pair: Pair, searcher: Searcher, source: str) -> str:
         doc.location == other.location and note.source == source
         for doc, note in searcher.local_notes)
     if own:
-        return (f"{said} It is your own note: if both record the same thing, call remember "
-                f"again with replaces={other.key} to fold what is new into that one.")
+        return (f"{said} It is your own note: if both record the same thing, keep that one: "
+                f"call remember again with replaces={other.key} to fold in what this one "
+                f"adds, then remove this copy with `omh memory rm {written}` (the tools "
+                "remove no note).")
     return (f"{said} If both record the same thing, recall {other.key} and make sure the "
-            "two agree; a person can merge them.")
+            f"two agree; a person can merge them: `omh memory update {other.key}` with what "
+            f"this one adds, then `omh memory rm {written}`.")
 
 
 def _replace(ws: Workspace, key: str, obs: Observation) -> str:
@@ -269,7 +274,8 @@ def build_server(ws: Workspace) -> MCPServer:
             refresh_later(ws)
         return (f"remembered local/{done.key} ({done.note.recorded.isoformat()}). "
                 f"A person can share it with `omh memory promote {done.key}`."
-                + "".join(_repeat_warning(p, searcher, source) for p in done.repeats))
+                + "".join(_repeat_warning(p, searcher, source, done.key.value)
+                          for p in done.repeats))
 
     def recall_tool(
         question: Text,

@@ -446,7 +446,7 @@ def remember(
         say(f"  {result.path}")
     else:
         say(f"kept the existing {result.layer}/{result.key} (--if-exists skip)")
-    say_repeats(result.repeats)
+    say_repeats(result.repeats, result.key.value if result.written else None)
 
 
 @app.command()

@@ -31,9 +31,15 @@ def as_json(repeats: Sequence[Pair]) -> list[dict[str, object]]:
              "similarity": round(p.similarity, 1)} for p in repeats]
 
 
-def say_repeats(repeats: Sequence[Pair]) -> None:
+def say_repeats(repeats: Sequence[Pair], written: str | None) -> None:
+    """One warning per note repeated. `written` is the key of the note just written, if
+    one was: keeping one of the two then takes removing it too."""
     from omh_git_memory.remember import repeated_line
 
     for pair in repeats:
-        say(f"warning: {repeated_line(pair)}; update that note instead? "
-            f"`omh memory update {pair.original.key}` changes the sections you give")
+        update = f"`omh memory update {pair.original.key}` changes the sections you give"
+        if written is None:
+            say(f"warning: {repeated_line(pair)}; update that note instead? {update}")
+            continue
+        say(f"warning: {repeated_line(pair)}; if both record the same thing, keep that one: "
+            f"fold in what this one adds ({update}), then `omh memory rm {written}`")

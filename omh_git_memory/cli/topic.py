@@ -89,4 +89,4 @@ def remember_topic(
         say(f"  {result.path}")
     else:
         say(f"kept the existing {result.layer}/{result.key} (--if-exists skip)")
-    say_repeats(result.repeats)
+    say_repeats(result.repeats, result.key.value if result.written else None)
