@@ -135,12 +135,14 @@ def pairs(notes: Sequence[Compared], threshold: float = THRESHOLD,
           subject: Compared | None = None) -> list[Pair]:
     """The near-duplicate pairs among `notes` scoring `threshold` or more, most alike
     first; with `subject`, only the pairs of `subject` and one of `notes` (what
-    `remember` asks before a write). Same-key notes of one layer are DuplicateKey's."""
+    `remember` asks before a write). Same-key notes of one layer are DuplicateKey's,
+    except a subject's: whether the note at its key stays (`--if-exists suffix`) or
+    goes (`override`) is the writer's to judge."""
     every = [*notes, subject] if subject is not None else list(notes)
     found: list[Pair] = []
     for i, j in _candidates(every, len(every) - 1 if subject is not None else None):
         a, b = every[i], every[j]
-        if a.layer is b.layer and a.key == b.key:
+        if subject is None and a.layer is b.layer and a.key == b.key:
             continue
         score = similarity(a, b, threshold)
         if score >= threshold:  # a subject is the note asked about, whatever its layer

@@ -358,11 +358,21 @@ def write_local(
     refusals: a link to nothing when strict (`known_keys` given), a key either
     layer holds, unless `if_exists` says otherwise; with `refuse_repeats`, a note
     that repeats one of the store (`repeats_of`, whose answer the result keeps)."""
-    repeats = tuple(repeats_of(note)) if repeats_of is not None else ()
+    repeats = tuple(p for p in (repeats_of(note) if repeats_of is not None else ())
+                    if not _replaced_or_refused(p, note, if_exists))
     if repeats and refuse_repeats:
         raise RepeatsANote(repeats)
     done = _write_local(store, note, if_exists, known_keys, team=team)
     return dataclasses.replace(done, repeats=repeats) if repeats else done
+
+
+def _replaced_or_refused(pair: Pair, note: Note, if_exists: IfExists) -> bool:
+    """Whether `pair` names the local note at `note`'s own key, which the write
+    replaces (`override`) or is refused over (`error`; `skip` keeps it and writes
+    nothing). Under `suffix` that note stays beside the new one, so it is a repeat."""
+    other = pair.original
+    return (if_exists is not IfExists.SUFFIX and other.layer is Layer.LOCAL
+            and other.key == note.key.value)
 
 
 def _write_local(store: LocalStore, note: Note, if_exists: IfExists,

@@ -187,3 +187,36 @@ def test_the_docs_count_the_rules_lint_runs(repo_dir: Path) -> None:
             if m.group(1) in words]
     assert said, "the docs no longer count the rules; drop this test"
     assert [(page, word) for page, word in said if words[word] != len(counts)] == []
+
+
+# --- --if-exists suffix: a second note beside the first, with the same first sentence
+
+SUFFIXED = ["--expected", "pytest -q passes offline", "--observed",
+            "The upload test retries three times before it fails. It waits ten seconds "
+            "between tries.", "--evidence", "tests/test_upload.py: RETRIES = 3",
+            "--answers", "why is the test suite slow offline?", "--if-exists", "suffix"]
+
+
+def test_suffix_names_the_note_whose_key_it_had_to_step_around(repo_dir: Path) -> None:
+    assert omh(repo_dir, "memory", "remember", *FIRST).code == 0
+    got = omh(repo_dir, "memory", "remember", *SUFFIXED, "--json").json()
+    assert got["key"] == f"{OLD}-2" and got["written"]
+    assert [n["key"] for n in got["near_duplicates"]] == [OLD]
+    (finding,) = _near_duplicates(repo_dir)  # what lint says of the same pair
+    assert OLD in finding["message"] and f"{OLD}-2" in (finding["key"], finding["message"])
+
+
+def test_strict_suffix_refuses_a_copy_of_the_note_at_its_key(repo_dir: Path) -> None:
+    assert omh(repo_dir, "memory", "remember", *FIRST).code == 0
+    run = omh(repo_dir, "memory", "remember", *SUFFIXED, "--strict")
+    assert run.code == 1 and "nothing was written (--strict)" in run.err, run
+    assert f"looks like {OLD} (local · " in run.err
+    assert _local_keys(repo_dir) == [OLD]
+
+
+def test_override_does_not_call_the_note_it_replaces_a_repeat(repo_dir: Path) -> None:
+    assert omh(repo_dir, "memory", "remember", *FIRST).code == 0
+    override = [*SUFFIXED[:-1], "override", "--json"]
+    got = omh(repo_dir, "memory", "remember", *override).json()
+    assert got["key"] == OLD and got["near_duplicates"] == []
+    assert _local_keys(repo_dir) == [OLD]
