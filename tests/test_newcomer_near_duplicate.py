@@ -33,8 +33,8 @@ NEW = "surprise/the-upload-test-retries-3-times-before-failing"
 
 
 def _commands(text: str) -> list[list[str]]:
-    """Every `omh …` command a message quotes, as argv."""
-    return [shlex.split(c)[1:] for c in re.findall(r"`(omh [^`]+)`", text)]
+    """Every `omh …` command a message quotes, as argv, each once."""
+    return [shlex.split(c)[1:] for c in dict.fromkeys(re.findall(r"`(omh [^`]+)`", text))]
 
 
 def _do_what_it_says(repo: Path, text: str) -> list[str]:
@@ -220,3 +220,51 @@ def test_override_does_not_call_the_note_it_replaces_a_repeat(repo_dir: Path) ->
     got = omh(repo_dir, "memory", "remember", *override).json()
     assert got["key"] == OLD and got["near_duplicates"] == []
     assert _local_keys(repo_dir) == [OLD]
+
+
+# --- remember(replaces=KEY): a correction can repeat another note too ---------------
+
+UNRELATED = {"expected": "the deploy reads DEPLOY_TOKEN from the environment",
+             "observed": "The deploy job reads its token from the vault, not the environment.",
+             "evidence": "deploy/job.yml: token: vault://deploy/token",
+             "answers": ["where does the deploy token come from?"]}
+UNRELATED_KEY = "surprise/the-deploy-job-reads-its-token-from-the-vault-not-the-environment"
+
+
+def _session(repo: Path, session: str, *calls: dict[str, Any]) -> list[str]:
+    async def run() -> list[str]:
+        async with stdio_client(_params(repo, session)) as (read, write), ClientSession(
+            read, write, client_info=Implementation(name="claude-code", version="2.1")
+        ) as client:
+            await client.initialize()
+            out = []
+            for call in calls:
+                result = await client.call_tool("remember", call)
+                assert not result.is_error, result
+                out.append("".join(getattr(c, "text", "") for c in result.content))
+            return out
+
+    return asyncio.run(run())
+
+
+def test_a_correction_that_repeats_another_note_says_so(repo_dir: Path) -> None:
+    first, unrelated, corrected = _session(
+        repo_dir, "s1", _mcp_args(FIRST), UNRELATED,
+        {**_mcp_args(AGAIN), "replaces": UNRELATED_KEY})
+    assert "Warning" not in first + unrelated
+    assert corrected.startswith(f"replaced local/{UNRELATED_KEY}")
+    assert f"looks like {OLD} (local · " in corrected, corrected
+    _do_what_it_says(repo_dir, corrected)
+    assert _near_duplicates(repo_dir) == []
+    assert len(_local_keys(repo_dir)) == 1
+
+
+def test_the_fold_the_warning_asks_for_agrees_with_itself(repo_dir: Path) -> None:
+    """remember NEW, then replaces=OLD as the warning says: the correction's answer
+    must not ask to undo it (remove OLD), only to remove NEW, as the first did."""
+    again, fold = _session(repo_dir, "s1", _mcp_args(FIRST), _mcp_args(AGAIN),
+                           {**_mcp_args(AGAIN), "replaces": OLD})[1:]
+    assert f"`omh memory rm {NEW}`" in again
+    assert f"omh memory rm {OLD}" not in fold and f"replaces={NEW}" not in fold
+    _do_what_it_says(repo_dir, fold + again)
+    assert _local_keys(repo_dir) == [OLD] and _near_duplicates(repo_dir) == []

@@ -19,6 +19,7 @@ import datetime as dt
 import logging
 import os
 import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Final
@@ -32,6 +33,7 @@ from omh_git_memory.errors import OmhError
 from omh_git_memory.expiry.stale import pin_trigger, stale_marks
 from omh_git_memory.layers import Layer
 from omh_git_memory.near_duplicate import Pair, repeated
+from omh_git_memory.note import Note
 from omh_git_memory.plural import agree
 from omh_git_memory.recall.index import Doc, note_of
 from omh_git_memory.recall.rank import (
@@ -190,7 +192,23 @@ def _repeat_warning(pair: Pair, searcher: Searcher, source: str, written: str) -
             f"this one adds, then `omh memory rm {written}`.")
 
 
-def _replace(ws: Workspace, key: str, obs: Observation) -> str:
+def _correction_warning(pair: Pair, key: str) -> str:
+    """The answer's warning that a note just corrected (`replaces`) now says what
+    `pair.original` says. The correction is the one to keep, unless the other is a
+    team note: then that one is kept and the correction removed."""
+    other = pair.original
+    said = (f" Warning: it now looks like {other.key} ({other.layer.value} · "
+            f"{other.recorded.isoformat()}, {pair.similarity:.0f}% alike).")
+    if other.layer is Layer.TEAM:
+        return (f"{said} If both record the same thing, a person can merge them: "
+                f"`omh memory update {other.key}` with what this one adds, then "
+                f"`omh memory rm {key}`.")
+    return (f"{said} If both record the same thing, keep this one: the other is a copy a "
+            f"person removes with `omh memory rm {other.key}` (the tools remove no note).")
+
+
+def _replace(ws: Workspace, key: str, obs: Observation,
+             repeats_of: Callable[[Note], Sequence[Pair]]) -> str:
     """`remember(replaces=KEY)`: correct this session's own local note, in place."""
     try:
         done = replace_own(ws, key, obs, ws.config().keys, dt.date.today())
@@ -201,8 +219,11 @@ def _replace(ws: Workspace, key: str, obs: Observation) -> str:
                         "written; recall it to see what it holds now, then call again") from None
     if not done.changed:
         return f"local/{done.key} already says exactly that; nothing changed."
+    repeats = [p for p in repeats_of(done.note)  # not the note it was before
+               if not (p.original.layer is Layer.LOCAL and p.original.key == done.key.value)]
     return (f"replaced local/{done.key} ({done.note.recorded.isoformat()}); it keeps its key. "
-            f"A person can share it with `omh memory promote {done.key}`.")
+            f"A person can share it with `omh memory promote {done.key}`."
+            + "".join(_correction_warning(p, done.key.value) for p in repeats))
 
 
 def _not_yours(err: NotYourNote) -> str:
@@ -259,13 +280,17 @@ def build_server(ws: Workspace) -> MCPServer:
                 relates_to=relates_to or [], source=source,
                 invalidated_by=pin_trigger(invalidated_by, ws.facts()),
             )
-            if replaces is not None:
-                return _replace(ws, replaces, obs)
             config = ws.config()
+
+            def repeats_of(note: Note) -> list[Pair]:
+                return repeated(note, searcher, lambda doc: note_of(
+                    ws.repo, config, doc, searcher.local_notes))
+
+            if replaces is not None:
+                return _replace(ws, replaces, obs, repeats_of)
             done = remember(ws.local, obs, config.keys, today=dt.date.today(),
                             known_keys=known, team=TeamKeys.of(searcher.snapshot.docs),
-                            repeats_of=lambda note: repeated(note, searcher, lambda doc: note_of(
-                                ws.repo, config, doc, searcher.local_notes)))
+                            repeats_of=repeats_of)
         except KeyTaken as err:  # say it without the command line's --if-exists
             raise ToolError(err.for_agent(own=_own(ws, err, source))) from None
         except OmhError as err:
