@@ -81,6 +81,7 @@ class Compared:
     recorded: dt.date
     location: str
     text: str
+    type: str = "surprise"  # the note's type: what can change it (update, or edit)
 
     @functools.cached_property
     def ordered(self) -> str:
@@ -98,7 +99,7 @@ def compared(layer: Layer, location: str, note: Note) -> Compared | None:
     text = said(note)
     if text is None or text.count(" ") + 1 < MIN_WORDS:
         return None
-    return Compared(layer, note.key.value, note.recorded, location, text)
+    return Compared(layer, note.key.value, note.recorded, location, text, note.type)
 
 
 @dataclass(frozen=True)

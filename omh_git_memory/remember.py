@@ -37,7 +37,7 @@ from omh_git_memory.store import IfExists, LocalStore
 from omh_git_memory.team import NOTES_DIR
 
 if TYPE_CHECKING:
-    from omh_git_memory.near_duplicate import Pair
+    from omh_git_memory.near_duplicate import Compared, Pair
 
 _SENTENCE = re.compile(r"(.*?[.!?])(?=\s|$)")
 
@@ -158,8 +158,15 @@ class RepeatsANote(NoteRefused):
         first = self.repeats[0].original
         super().__init__(
             f"{repeated_line(self.repeats[0])}, so nothing was written (--strict): "
-            f"`omh memory update {first.key}` changes the sections you give; run without "
-            "--strict to write the new note anyway")
+            f"{fold_command(first)}; run without --strict to write the new note anyway")
+
+
+def fold_command(original: Compared) -> str:
+    """The command that folds more text into `original`, and what it does: `update`
+    for a surprise; `edit` for a topic, whose sections `update` has no option for."""
+    if original.type == "surprise":
+        return f"`omh memory update {original.key}` changes the sections you give"
+    return f"`omh memory edit {original.key}` opens it in your editor"
 
 
 def repeated_line(pair: Pair) -> str:

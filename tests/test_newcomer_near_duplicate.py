@@ -268,3 +268,47 @@ def test_the_fold_the_warning_asks_for_agrees_with_itself(repo_dir: Path) -> Non
     assert f"omh memory rm {OLD}" not in fold and f"replaces={NEW}" not in fold
     _do_what_it_says(repo_dir, fold + again)
     assert _local_keys(repo_dir) == [OLD] and _near_duplicates(repo_dir) == []
+
+
+# --- a topic repeated: `update` cannot change a topic's sections -------------------
+
+TOPIC = ["memory", "remember", "--type", "topic", "--title", "Running the tests offline",
+         "--section", "Summary=The upload test retries three times and waits ten seconds "
+         "each time, so offline runs take thirty seconds longer."]
+TOPIC_AGAIN = ["memory", "remember", "--type", "topic", "--title", "Tests when offline",
+               "--section", "Summary=Offline runs take thirty seconds longer: the upload "
+               "test retries three times and waits ten seconds each time."]
+
+
+def _editor(tmp_path: Path) -> dict[str, str]:
+    """An editor that adds a sentence to the end of the note it is given."""
+    script = tmp_path / "editor.py"
+    script.write_text("import sys\nwith open(sys.argv[1], 'a') as f:\n"
+                      "    f.write('A proxy makes it worse.\\n')\n")
+    return {"VISUAL": f"{sys.executable} {script}", "EDITOR": ""}
+
+
+def test_the_warning_about_a_topic_names_a_command_that_changes_it(
+    repo_dir: Path, tmp_path: Path,
+) -> None:
+    assert omh(repo_dir, *TOPIC).code == 0
+    run = omh(repo_dir, *TOPIC_AGAIN)
+    (warning,) = [line for line in run.out.splitlines() if line.startswith("warning:")]
+    assert "looks like running-the-tests-offline (local · " in warning
+    for argv in _commands(warning):  # what a newcomer would run, as it stands
+        if argv[:2] == ["memory", "update"]:  # (`update` has no --section)
+            argv = [*argv, "--section", "Summary=A proxy makes it worse."]
+        done = omh(repo_dir, *argv, env=_editor(tmp_path))
+        assert done.code == 0, (argv, done.err)
+    assert _near_duplicates(repo_dir) == []
+    assert _local_keys(repo_dir) == ["running-the-tests-offline"]
+    shown = omh(repo_dir, "memory", "show", "running-the-tests-offline").out
+    assert "A proxy makes it worse." in shown
+
+
+def test_strict_names_the_command_that_changes_a_topic(repo_dir: Path) -> None:
+    assert omh(repo_dir, *TOPIC).code == 0
+    run = omh(repo_dir, *TOPIC_AGAIN, "--strict")
+    assert run.code == 1 and "nothing was written (--strict)" in run.err
+    assert "`omh memory edit running-the-tests-offline`" in run.err
+    assert "omh memory update" not in run.err

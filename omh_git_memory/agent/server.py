@@ -44,7 +44,7 @@ from omh_git_memory.recall.rank import (
     render_tree,
     shown_docs,
 )
-from omh_git_memory.remember import KeyTaken, Observation, TeamKeys, remember
+from omh_git_memory.remember import KeyTaken, Observation, TeamKeys, fold_command, remember
 from omh_git_memory.update import ChangedMeanwhile, NotYourNote, replace_own
 from omh_git_memory.workspace import Workspace, open_workspace
 
@@ -188,8 +188,8 @@ def _repeat_warning(pair: Pair, searcher: Searcher, source: str, written: str) -
                 f"adds, then remove this copy with `omh memory rm {written}` (the tools "
                 "remove no note).")
     return (f"{said} If both record the same thing, recall {other.key} and make sure the "
-            f"two agree; a person can merge them: `omh memory update {other.key}` with what "
-            f"this one adds, then `omh memory rm {written}`.")
+            f"two agree; a person can merge them: fold in what this one adds "
+            f"({fold_command(other)}), then `omh memory rm {written}`.")
 
 
 def _correction_warning(pair: Pair, key: str) -> str:
@@ -200,9 +200,8 @@ def _correction_warning(pair: Pair, key: str) -> str:
     said = (f" Warning: it now looks like {other.key} ({other.layer.value} · "
             f"{other.recorded.isoformat()}, {pair.similarity:.0f}% alike).")
     if other.layer is Layer.TEAM:
-        return (f"{said} If both record the same thing, a person can merge them: "
-                f"`omh memory update {other.key}` with what this one adds, then "
-                f"`omh memory rm {key}`.")
+        return (f"{said} If both record the same thing, a person can merge them: fold in "
+                f"what this one adds ({fold_command(other)}), then `omh memory rm {key}`.")
     return (f"{said} If both record the same thing, keep this one: the other is a copy a "
             f"person removes with `omh memory rm {other.key}` (the tools remove no note).")
 

@@ -34,10 +34,10 @@ def as_json(repeats: Sequence[Pair]) -> list[dict[str, object]]:
 def say_repeats(repeats: Sequence[Pair], written: str | None) -> None:
     """One warning per note repeated. `written` is the key of the note just written, if
     one was: keeping one of the two then takes removing it too."""
-    from omh_git_memory.remember import repeated_line
+    from omh_git_memory.remember import fold_command, repeated_line
 
     for pair in repeats:
-        update = f"`omh memory update {pair.original.key}` changes the sections you give"
+        update = fold_command(pair.original)
         if written is None:
             say(f"warning: {repeated_line(pair)}; update that note instead? {update}")
             continue
