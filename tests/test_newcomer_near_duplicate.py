@@ -312,3 +312,9 @@ def test_strict_names_the_command_that_changes_a_topic(repo_dir: Path) -> None:
     assert run.code == 1 and "nothing was written (--strict)" in run.err
     assert "`omh memory edit running-the-tests-offline`" in run.err
     assert "omh memory update" not in run.err
+
+
+def test_the_documented_strict_refusal_is_the_one_printed(repo_dir: Path) -> None:
+    omh(repo_dir, "memory", "remember", *FIRST)
+    err = omh(repo_dir, "memory", "remember", *AGAIN, "--strict").err
+    assert _shape(_example("commands.md", "omh: the note looks like")) == _shape(err)
