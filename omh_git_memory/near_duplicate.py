@@ -95,7 +95,7 @@ class Compared:
     recorded: dt.date
     location: str
     text: str
-    kind: str = "surprise"  # the note's type, for the advice on changing it
+    type: str = "surprise"  # the note's type: what can change it (update, or edit)
 
     @functools.cached_property
     def ordered(self) -> str:
@@ -150,8 +150,9 @@ def pairs(notes: Sequence[Compared], threshold: float = THRESHOLD,
           subject: Compared | None = None) -> list[Pair]:
     """The near-duplicate pairs among `notes` scoring `threshold` or more, most alike
     first; with `subject`, only the pairs of `subject` and one of `notes` (what
-    `remember` asks before a write; a note of its own key is among them, since
-    `remember` may write beside it). Same-key notes of one layer are DuplicateKey's."""
+    `remember` asks before a write). Same-key notes of one layer are DuplicateKey's,
+    except a subject's: whether the note at its key stays (`--if-exists suffix`) or
+    goes (`override`) is the writer's to judge."""
     if subject is not None:
         every = [*notes, subject]
         candidates: Iterable[tuple[int, int]] = ((i, len(notes)) for i in range(len(notes)))

@@ -158,15 +158,15 @@ class RepeatsANote(NoteRefused):
         first = self.repeats[0].original
         super().__init__(
             f"{repeated_line(self.repeats[0])}, so nothing was written (--strict): "
-            f"{how_to_change(first)}; run without --strict to write the new note anyway")
+            f"{fold_command(first)}; run without --strict to write the new note anyway")
 
 
-def how_to_change(note: Compared) -> str:
-    """The command that changes `note` on the command line: `update` sets a surprise's
-    sections; a topic's sections only `edit` changes."""
-    if note.kind == "surprise":
-        return f"`omh memory update {note.key}` changes the sections you give"
-    return f"`omh memory edit {note.key}` changes any part of it"
+def fold_command(original: Compared) -> str:
+    """The command that folds more text into `original`, and what it does: `update`
+    for a surprise; `edit` for a topic, whose sections `update` has no option for."""
+    if original.type == "surprise":
+        return f"`omh memory update {original.key}` changes the sections you give"
+    return f"`omh memory edit {original.key}` opens it in your editor"
 
 
 def repeated_line(pair: Pair) -> str:
@@ -365,15 +365,21 @@ def write_local(
     refusals: a link to nothing when strict (`known_keys` given), a key either
     layer holds, unless `if_exists` says otherwise; with `refuse_repeats`, a note
     that repeats one of the store (`repeats_of`, whose answer the result keeps)."""
-    repeats = tuple(repeats_of(note)) if repeats_of is not None else ()
-    if if_exists is not IfExists.SUFFIX:  # the local note of its key is replaced, kept or
-        # refused as taken; only `suffix` writes a second note beside it
-        repeats = tuple(p for p in repeats if p.original.layer is not Layer.LOCAL
-                        or p.original.key != note.key.value)
+    repeats = tuple(p for p in (repeats_of(note) if repeats_of is not None else ())
+                    if not _replaced_or_refused(p, note, if_exists))
     if repeats and refuse_repeats:
         raise RepeatsANote(repeats)
     done = _write_local(store, note, if_exists, known_keys, team=team)
     return dataclasses.replace(done, repeats=repeats) if repeats else done
+
+
+def _replaced_or_refused(pair: Pair, note: Note, if_exists: IfExists) -> bool:
+    """Whether `pair` names the local note at `note`'s own key, which the write
+    replaces (`override`) or is refused over (`error`; `skip` keeps it and writes
+    nothing). Under `suffix` that note stays beside the new one, so it is a repeat."""
+    other = pair.original
+    return (if_exists is not IfExists.SUFFIX and other.layer is Layer.LOCAL
+            and other.key == note.key.value)
 
 
 def _write_local(store: LocalStore, note: Note, if_exists: IfExists,

@@ -184,7 +184,7 @@ def test_remember_names_the_note_it_repeats_and_still_writes(repo_dir: Path) -> 
     run = omh(repo_dir, "memory", "remember", *AGAIN)
     assert run.code == 0, run.err
     assert f"looks like {first} (local · " in run.out
-    assert f"update that note instead? `omh memory update {first}`" in run.out
+    assert f"fold in what this one adds (`omh memory update {first}`" in run.out
     assert len(_local_keys(repo_dir)) == 2  # the write happened
     other = omh(repo_dir, "memory", "remember", *OTHER, "--json").json()
     assert other["written"] and other["near_duplicates"] == []

@@ -19,6 +19,7 @@ import datetime as dt
 import logging
 import os
 import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Final
@@ -32,6 +33,7 @@ from omh_git_memory.errors import OmhError
 from omh_git_memory.expiry.stale import pin_trigger, stale_marks
 from omh_git_memory.layers import Layer
 from omh_git_memory.near_duplicate import NAMED, Pair, more_than_named, repeated
+from omh_git_memory.note import Note
 from omh_git_memory.plural import agree
 from omh_git_memory.recall.index import Doc, note_of
 from omh_git_memory.recall.rank import (
@@ -42,7 +44,7 @@ from omh_git_memory.recall.rank import (
     render_tree,
     shown_docs,
 )
-from omh_git_memory.remember import KeyTaken, Observation, TeamKeys, remember
+from omh_git_memory.remember import KeyTaken, Observation, TeamKeys, fold_command, remember
 from omh_git_memory.update import ChangedMeanwhile, NotYourNote, replace_own
 from omh_git_memory.workspace import Workspace, open_workspace
 
@@ -170,8 +172,10 @@ def _own(ws: Workspace, err: KeyTaken, source: str) -> bool:
 
 
 def _repeat_warning(pair: Pair, searcher: Searcher, source: str, written: str) -> str:
-    """The answer's warning that the note just written says what `pair.original` says:
-    never silent; `replaces` only offered for this session's own local note."""
+    """The answer's warning that the note just written (`written`) says what
+    `pair.original` says: never silent; `replaces` only offered for this session's own
+    local note. Keeping one also takes removing the copy, which no tool does, so the
+    warning names the command."""
     other = pair.original
     said = (f" Warning: this note looks like {other.key} ({other.layer.value} · "
             f"{other.recorded.isoformat()}, {pair.similarity:.0f}% alike).")
@@ -179,15 +183,31 @@ def _repeat_warning(pair: Pair, searcher: Searcher, source: str, written: str) -
         doc.location == other.location and note.source == source
         for doc, note in searcher.local_notes)
     if own:
-        return (f"{said} It is your own note: if both record the same thing, call remember "
-                f"again with replaces={other.key} to fold what is new into that one; "
-                f"local/{written} is then a copy a person removes with "
-                f"`omh memory rm {written}`.")
+        return (f"{said} It is your own note: if both record the same thing, keep that one: "
+                f"call remember again with replaces={other.key} to fold in what this one "
+                f"adds, then remove this copy with `omh memory rm {written}` (the tools "
+                "remove no note).")
     return (f"{said} If both record the same thing, recall {other.key} and make sure the "
-            "two agree; a person can merge them.")
+            f"two agree; a person can merge them: fold in what this one adds "
+            f"({fold_command(other)}), then `omh memory rm {written}`.")
 
 
-def _replace(ws: Workspace, key: str, obs: Observation) -> str:
+def _correction_warning(pair: Pair, key: str) -> str:
+    """The answer's warning that a note just corrected (`replaces`) now says what
+    `pair.original` says. The correction is the one to keep, unless the other is a
+    team note: then that one is kept and the correction removed."""
+    other = pair.original
+    said = (f" Warning: it now looks like {other.key} ({other.layer.value} · "
+            f"{other.recorded.isoformat()}, {pair.similarity:.0f}% alike).")
+    if other.layer is Layer.TEAM:
+        return (f"{said} If both record the same thing, a person can merge them: fold in "
+                f"what this one adds ({fold_command(other)}), then `omh memory rm {key}`.")
+    return (f"{said} If both record the same thing, keep this one: the other is a copy a "
+            f"person removes with `omh memory rm {other.key}` (the tools remove no note).")
+
+
+def _replace(ws: Workspace, key: str, obs: Observation,
+             repeats_of: Callable[[Note], Sequence[Pair]]) -> str:
     """`remember(replaces=KEY)`: correct this session's own local note, in place."""
     try:
         done = replace_own(ws, key, obs, ws.config().keys, dt.date.today())
@@ -198,8 +218,11 @@ def _replace(ws: Workspace, key: str, obs: Observation) -> str:
                         "written; recall it to see what it holds now, then call again") from None
     if not done.changed:
         return f"local/{done.key} already says exactly that; nothing changed."
+    repeats = [p for p in repeats_of(done.note)  # not the note it was before
+               if not (p.original.layer is Layer.LOCAL and p.original.key == done.key.value)]
     return (f"replaced local/{done.key} ({done.note.recorded.isoformat()}); it keeps its key. "
-            f"A person can share it with `omh memory promote {done.key}`.")
+            f"A person can share it with `omh memory promote {done.key}`."
+            + "".join(_correction_warning(p, done.key.value) for p in repeats))
 
 
 def _not_yours(err: NotYourNote) -> str:
@@ -256,13 +279,17 @@ def build_server(ws: Workspace) -> MCPServer:
                 relates_to=relates_to or [], source=source,
                 invalidated_by=pin_trigger(invalidated_by, ws.facts()),
             )
-            if replaces is not None:
-                return _replace(ws, replaces, obs)
             config = ws.config()
+
+            def repeats_of(note: Note) -> list[Pair]:
+                return repeated(note, searcher, lambda doc: note_of(
+                    ws.repo, config, doc, searcher.local_notes))
+
+            if replaces is not None:
+                return _replace(ws, replaces, obs, repeats_of)
             done = remember(ws.local, obs, config.keys, today=dt.date.today(),
                             known_keys=known, team=TeamKeys.of(searcher.snapshot.docs),
-                            repeats_of=lambda note: repeated(note, searcher, lambda doc: note_of(
-                                ws.repo, config, doc, searcher.local_notes)))
+                            repeats_of=repeats_of)
         except KeyTaken as err:  # say it without the command line's --if-exists
             raise ToolError(err.for_agent(own=_own(ws, err, source))) from None
         except OmhError as err:

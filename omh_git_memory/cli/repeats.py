@@ -32,14 +32,18 @@ def as_json(repeats: Sequence[Pair]) -> list[dict[str, object]]:
 
 
 def say_repeats(repeats: Sequence[Pair], written: str | None) -> None:
-    """One warning line for each of the first NAMED repeats, then a count of the rest;
-    `written` is the key just written (None when nothing was), which the advice names."""
+    """One warning for each of the first NAMED notes repeated, then a count of the rest.
+    `written` is the key of the note just written, if one was: keeping one of the two
+    then takes removing it too."""
     from omh_git_memory.near_duplicate import NAMED, more_than_named
-    from omh_git_memory.remember import how_to_change, repeated_line
+    from omh_git_memory.remember import fold_command, repeated_line
 
-    remove = f"; `omh memory rm {written}` removes the one just written" if written else ""
     for pair in repeats[:NAMED]:
-        say(f"warning: {repeated_line(pair)}; update that note instead? "
-            f"{how_to_change(pair.original)}{remove}")
+        update = fold_command(pair.original)
+        if written is None:
+            say(f"warning: {repeated_line(pair)}; update that note instead? {update}")
+            continue
+        say(f"warning: {repeated_line(pair)}; if both record the same thing, keep that one: "
+            f"fold in what this one adds ({update}), then `omh memory rm {written}`")
     if more := more_than_named(repeats):
         say(f"warning: {more} (`omh memory lint` names them)")
