@@ -165,7 +165,7 @@ def test_mcp_advice_on_its_own_repeat_names_the_copy_just_written(repo_dir: Path
 def test_cli_advice_names_the_copy_just_written(repo_dir: Path) -> None:
     _copies(repo_dir, 1)
     run = omh(repo_dir, "memory", "remember", *FIRST)
-    assert f"`omh memory rm {KEY}` removes the one just written" in run.out
+    assert f"then `omh memory rm {KEY}`" in run.out
 
 
 # --- odd bytes ------------------------------------------------------------------------
@@ -254,8 +254,8 @@ def test_the_advice_for_a_topic_names_a_command_that_changes_a_topic(repo_dir: P
              "Upload test retries 3 times before failing", "--section", f"Why={RETRIES_AGAIN}"]
     run = omh(repo_dir, *again)
     assert run.code == 0, run.err
-    assert f"`omh memory edit {key}` changes any part of it" in run.out
+    assert f"`omh memory edit {key}` opens it in your editor" in run.out
     assert f"omh memory update {key}" not in run.out
     strict = omh(repo_dir, *again, "--strict", "--if-exists", "suffix")
     assert strict.code == 1 and "`omh memory edit upload-test-retries-3-times-before-failing` " \
-        "changes any part of it" in strict.err  # the twin just written, 100% alike
+        "opens it in your editor" in strict.err  # the twin just written, 100% alike
