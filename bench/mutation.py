@@ -522,6 +522,10 @@ def _test(paths: Paths, target: Path, mutant: Mutant, tests: list[str],
             try:
                 output, _ = child.communicate(timeout=budget)
                 mutant.outcome = {0: SURVIVED, 1: KILLED, 2: KILLED}.get(child.returncode, ERROR)
+                if child.returncode == 4 and "found no collectors" in output:
+                    # The mutant broke an import, so no listed test could be collected
+                    # (pytest says exit 4 for node ids it cannot collect): every test fails.
+                    mutant.outcome = KILLED
                 if mutant.outcome == KILLED:
                     mutant.killer = next((ln.split()[1] for ln in output.splitlines()
                                           if ln.startswith(("FAILED ", "ERROR "))), "")

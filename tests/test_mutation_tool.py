@@ -122,3 +122,22 @@ def test_a_run_killed_outright_is_repaired_by_restore(tmp_path: Path) -> None:
     assert done.returncode == 0 and "restored" in done.stderr
     assert (root / "omh_git_memory" / "keys.py").read_text(encoding="utf-8") == MODULE
     assert _tool(root, "restore").stderr == ""  # nothing left to do
+
+
+def test_a_mutant_that_breaks_the_modules_import_counts_as_killed(tmp_path: Path) -> None:
+    # Negating the guard makes importing the module fail: no listed test can even be
+    # collected (pytest exits 4 for node ids it cannot collect), so every test fails.
+    root = _project(tmp_path)
+    (root / "omh_git_memory" / "keys.py").write_text(
+        "def check():\n    if 2 > 3:\n        raise ImportError('a mutant ran')\n\n\n"
+        "check()\n", encoding="utf-8")
+    (root / "tests" / "test_k.py").write_text(
+        "from omh_git_memory import keys\n\n\ndef test_check():\n"
+        "    keys.check()\n", encoding="utf-8")
+    assert _tool(root, "map").returncode == 0
+    done = _tool(root, "run", "--module", "keys")
+    assert done.returncode == 0, done.stderr
+    result = json.loads((root / "bench" / "mutation_results.json").read_text())["keys"]
+    negated = [m for m in result["survivors"] if m["operator"] == "AddNot"]
+    assert negated == [] and result["error"] == 0, json.dumps(result)
+    assert result["killed"] == 1
