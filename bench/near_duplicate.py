@@ -1,6 +1,6 @@
 """Calibration of the NearDuplicate lint rule, and its cost, in one run.
 
-    python bench/near_duplicate.py [--seed 15] [--speed 10000] [--rounds 3]
+    python bench/near_duplicate.py [--seed 15] [--speed 10000] [--rounds 3] [--compare]
 
 Known-good stores (nothing in them repeats another note): both dev corpora
 (../shared/bench/recall-dev/notes and recall-dev-libgit2/notes, 400 notes each,
@@ -24,7 +24,9 @@ overall at the shipped threshold, and the curve around it; how many negatives
 near it. With --speed N: `lint` over N notes in-process (read and parse included,
 as `omh memory lint` does) with the rule and without it, alternately, --rounds
 times, and the ratio of the medians, in wall time and in the process's CPU time
-(which other load on a shared machine mostly leaves alone).
+(which other load on a shared machine mostly leaves alone). With --compare: each
+measure in MEASURES (the shipped one among them) over the same stores, blocking and
+copies, with its curve and the docs pages' most alike pair when every pair is scored.
 """
 
 from __future__ import annotations
