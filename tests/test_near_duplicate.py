@@ -308,3 +308,23 @@ def test_no_two_docs_pages_are_alike_when_every_pair_is_scored() -> None:
     scores = sorted((similarity(a, b), a.key, b.key)
                     for i, a in enumerate(items) for b in items[i + 1:])
     assert scores[-1][0] < THRESHOLD, scores[-3:]
+
+
+def test_the_similarity_is_the_dice_of_the_word_pairs_and_its_cutoff_drops_nothing() -> None:
+    from itertools import pairwise
+
+    from omh_git_memory.near_duplicate import similarity
+
+    texts = [RETRIES, RETRIES_AGAIN, UPLOAD_LIMIT, RETRIES + UPLOAD_LIMIT,
+             "the the the the the the the", "a b c d e f g h i j k l"]
+    items = [c for i, t in enumerate(texts)
+             if (c := compared(Layer.TEAM, str(i), parse(_topic(str(i), "Note", t))))]
+    assert len(items) == len(texts)
+    for a in items:
+        for b in items:
+            pa, pb = set(pairwise(a.text.split(" "))), set(pairwise(b.text.split(" ")))
+            dice = 200 * len(pa & pb) / (len(pa) + len(pb))
+            assert abs(similarity(a, b) - dice) < 1e-9
+            # The length bound never drops a pair that reaches the cutoff.
+            assert similarity(a, b, dice - 1e-6) >= dice - 1e-6
+            assert similarity(a, b, dice + 1e-6) == 0.0
