@@ -1,6 +1,6 @@
 """Calibration of the NearDuplicate lint rule, and its cost, in one run.
 
-    python bench/near_duplicate.py [--seed 15] [--speed 10000] [--rounds 3]
+    python bench/near_duplicate.py [--seed 15] [--speed 10000] [--rounds 3] [--compare]
 
 Known-good stores (nothing in them repeats another note): both dev corpora
 (../shared/bench/recall-dev/notes and recall-dev-libgit2/notes, 400 notes each,
@@ -24,13 +24,17 @@ overall at the shipped threshold, and the curve around it; how many negatives
 near it. With --speed N: `lint` over N notes in-process (read and parse included,
 as `omh memory lint` does) with the rule and without it, alternately, --rounds
 times, and the ratio of the medians, in wall time and in the process's CPU time
-(which other load on a shared machine mostly leaves alone).
+(which other load on a shared machine mostly leaves alone). With --compare: each
+measure in MEASURES (the shipped one among them) over the same stores, blocking and
+copies, with its curve and the docs pages' most alike pair when every pair is scored.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
+import functools
+import itertools
 import random
 import re
 import statistics
@@ -54,7 +58,7 @@ from omh_git_memory.recall.stubs import stub_note  # noqa: E402
 SHARED = next((p / "shared" / "bench" for p in ROOT.parents
                if (p / "shared" / "bench").is_dir()), ROOT.parent / "shared" / "bench")
 CORPORA = ("recall-dev", "recall-dev-libgit2")
-CURVE = (60, 65, 68, 70, 72, 74, 75, 76, 77, 78, 80, 85, 90)
+CURVE = (35, 40, 44, 45, 48, 50, 52, 55, 58, 60, 65, 70, 75, 80)
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)")
 _EVIDENCE = re.compile(r"https?://|#\d+|`|\d{2,}")
@@ -237,11 +241,74 @@ def unblocked(items: Sequence[nd.Compared], at: float) -> int:
                for i, a in enumerate(items) for b in items[i + 1:])
 
 
+# --- the measures compared ----------------------------------------------------------
+
+def _sort_ratio(a: nd.Compared, b: nd.Compared, cutoff: float = 0.0) -> float:
+    """The measure shipped before: the character ratio of every word sorted."""
+    from rapidfuzz import fuzz
+
+    return float(fuzz.ratio(_every_sorted(a.text), _every_sorted(b.text), score_cutoff=cutoff))
+
+
+@functools.cache
+def _every_sorted(text: str) -> str:
+    return " ".join(sorted(text.split(" ")))
+
+
+@functools.cache
+def _distinct_sorted(text: str) -> str:
+    return " ".join(sorted(set(text.split(" "))))
+
+
+def _distinct_ratio(a: nd.Compared, b: nd.Compared, cutoff: float = 0.0) -> float:
+    """The character ratio of each note's distinct words sorted."""
+    from rapidfuzz import fuzz
+
+    return float(fuzz.ratio(_distinct_sorted(a.text), _distinct_sorted(b.text),
+                            score_cutoff=cutoff))
+
+
+@functools.cache
+def _word_set(text: str) -> frozenset[str]:
+    return frozenset(text.split(" "))
+
+
+@functools.cache
+def _shingles(text: str) -> frozenset[tuple[str, str]]:
+    words = text.split(" ")
+    return frozenset(itertools.pairwise(words))
+
+
+def _dice(x: frozenset[object], y: frozenset[object]) -> float:
+    return 200.0 * len(x & y) / max(1, len(x) + len(y))
+
+
+def _word_dice(a: nd.Compared, b: nd.Compared, cutoff: float = 0.0) -> float:
+    """Dice over each note's distinct words (a typo costs the whole word)."""
+    s = _dice(_word_set(a.text), _word_set(b.text))  # type: ignore[arg-type]
+    return s if s >= cutoff else 0.0
+
+
+def _shingle_dice(a: nd.Compared, b: nd.Compared, cutoff: float = 0.0) -> float:
+    """Dice over each note's word pairs (Broder's shingles, w = 2)."""
+    s = _dice(_shingles(a.text), _shingles(b.text))  # type: ignore[arg-type]
+    return s if s >= cutoff else 0.0
+
+
+MEASURES: dict[str, Callable[[nd.Compared, nd.Compared, float], float]] = {
+    "every word sorted, character ratio (token_sort_ratio)": _sort_ratio,
+    "distinct words sorted, character ratio": _distinct_ratio,
+    "distinct words, Dice": _word_dice,
+    "word pairs, Dice (shipped; computed here in Python, the rule uses rapidfuzz)":
+        _shingle_dice,
+}
+
+
 def calibrate(seed: int) -> None:
     t = nd.THRESHOLD
     low = min(CURVE)
     print(f"# NearDuplicate calibration (seed {seed}; shipped threshold {t:g}; "
-          f"token_sort_ratio over the words; signature {nd.SIGNATURE} rarest words)\n")
+          f"Dice of the word pairs; signature {nd.SIGNATURE} rarest words)\n")
     print("## False alarms on known-good stores\n")
     print("| store | notes compared | candidate pairs scored | max similarity | reported | "
           "every pair at or above, unblocked |")
@@ -318,6 +385,77 @@ def calibrate(seed: int) -> None:
         print(f"- {p.similarity:.1f}: {p.note.key} ~ {p.original.key}")
 
 
+def made(seed: int, stores: dict[str, list[Note]]
+         ) -> dict[str, list[tuple[str, list[nd.Compared], set[tuple[str, str]]]]]:
+    """Per edit, per corpus: the real notes with one copy of each, and the pairs wanted."""
+    rng = random.Random(seed)
+    out: dict[str, list[tuple[str, list[nd.Compared], set[tuple[str, str]]]]] = {}
+    for edit, make in EDITS.items():
+        out[edit] = []
+        for corpus, notes in stores.items():
+            copies, wanted = [], set()
+            for n in notes:
+                title, body = make(rng, *split(n))
+                key = f"copy/{n.key.value}"
+                copies.append(copy_of(n, title, body, key))
+                wanted.add((key, n.key.value))
+            out[edit].append((corpus, as_compared([*notes, *copies]), wanted))
+    return out
+
+
+VARIANT_CURVE = (40, 45, 50, 55, 60, 65, 68, 70, 72, 74, 76, 78, 80, 85)
+
+
+def compare(seed: int) -> None:
+    """Each measure in MEASURES over the same stores and copies, with the same blocking:
+    its curve, and what it says of long unrelated notes when every pair is scored."""
+    stores = {c: read_store(SHARED / c / "notes") for c in CORPORA}
+    _stubs, pages = docs_notes()
+    long_notes = as_compared(pages)
+    corpora = {c: as_compared(n) for c, n in stores.items()}
+    copies = made(seed, stores)
+    shipped = nd.similarity
+    print("\n## The measures compared (same blocking, same copies)\n")
+    try:
+        for name, measure in MEASURES.items():
+            nd.similarity = measure  # type: ignore[assignment]
+            docs_all = sorted((measure(a, b, 0.0), a.key, b.key)
+                              for i, a in enumerate(long_notes) for b in long_notes[i + 1:])
+            corpus_all = sorted(((measure(a, b, 0.0), a.key, b.key) for items in corpora.values()
+                                 for i, a in enumerate(items) for b in items[i + 1:]),
+                                reverse=True)[:12]
+            reported = []
+            for edit in EDITS:
+                for _corpus, items, wanted in copies[edit]:
+                    for p in nd.pairs(items, min(VARIANT_CURVE)):
+                        hit = (p.note.key, p.original.key) in wanted or (
+                            p.original.key, p.note.key) in wanted
+                        reported.append((p.similarity, hit))
+            total = sum(len(w) for e in EDITS for _c, _i, w in copies[e])
+            blocked = [p.similarity for items in corpora.values()
+                       for p in nd.pairs(items, min(VARIANT_CURVE))]
+            print(f"### {name}\n")
+            print(f"docs/ pages as notes, every one of {len(docs_all)} pairs scored: most "
+                  f"alike {docs_all[-1][0]:.1f} ({docs_all[-1][1]} ~ {docs_all[-1][2]})\n")
+            print("| threshold | recall | precision | known-good reports (as lint pairs) | "
+                  "corpus pairs at or above, every pair | docs/ pairs at or above, every pair |")
+            print("|---:|---:|---:|---:|---:|---:|")
+            for at in VARIANT_CURVE:
+                hits = sum(h for s, h in reported if s >= at)
+                alarms = sum(not h for s, h in reported if s >= at)
+                print(f"| {at} | {100 * hits / total:.1f}% | "
+                      f"{100 * hits / max(1, hits + alarms):.1f}% | "
+                      f"{sum(s >= at for s in blocked)} | "
+                      f"{sum(s >= at for s, _a, _b in corpus_all)} | "
+                      f"{sum(s >= at for s, _a, _b in docs_all)} |")
+            print("\nThe most alike corpus pairs, every pair scored:\n")
+            for sc, a, b in corpus_all[:8]:
+                print(f"- {sc:.1f}: {a} ~ {b}")
+            print()
+    finally:
+        nd.similarity = shipped  # type: ignore[assignment]
+
+
 def speed(n: int, rounds: int) -> None:
     from recall_speed import make_repo
 
@@ -361,8 +499,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=15)
     parser.add_argument("--speed", type=int, default=10000, help="notes (0: skip)")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--compare", action="store_true",
+                        help="also every measure in MEASURES, side by side")
     args = parser.parse_args()
     calibrate(args.seed)
+    if args.compare:
+        compare(args.seed)
     if args.speed:
         speed(args.speed, args.rounds)
 

@@ -11,7 +11,10 @@ take no part: their text is derived from documents, so there is no note to updat
 Finding pairs never compares every pair (minutes at 10,000 notes): each note's
 rarest words are its signature, notes are paired only when their signatures share
 MIN_SHARED words, and each such pair is scored with rapidfuzz with a cutoff. The
-threshold was calibrated by `bench/near_duplicate.py`.
+score counts the word pairs (each word with the next) the two notes share, not their
+characters: two long pages on different things share most common words and, sorted,
+most letters, but few word pairs. The measure and threshold were calibrated by
+`bench/near_duplicate.py` (docs/lint.md, "Calibration").
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 import bisect
 import datetime as dt
 import functools
+import itertools
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -34,8 +38,8 @@ if TYPE_CHECKING:
     from omh_git_memory.recall.rank import Searcher
 
 # Calibrated by bench/near_duplicate.py (docs/lint.md, "NearDuplicate"): the lowest
-# similarity (0-100, rapidfuzz's token_sort_ratio over the words) reported.
-THRESHOLD: Final = 72.0
+# similarity (0-100, the Dice coefficient of the two notes' word pairs) reported.
+THRESHOLD: Final = 50.0
 # A note's signature: its this many rarest words that another note has too.
 SIGNATURE: Final = 8
 # Notes are scored only when their signatures share this many words: a near-copy
@@ -44,8 +48,8 @@ MIN_SHARED: Final = 3
 # What no note says enough to be compared: fewer words than this are a title only.
 MIN_WORDS: Final = 6
 
-# The words compared at most, from the start: the similarity costs the product of
-# the two lengths, and two notes of a megabyte each (a pasted log) would hold lint
+# The words compared at most, from the start: rapidfuzz's ratio may cost the product
+# of the two lengths, and two notes of a megabyte each (a pasted log) would hold lint
 # for minutes. A page of prose is a few hundred words.
 MAX_WORDS: Final = 2000
 
@@ -98,10 +102,11 @@ class Compared:
     type: str = "surprise"  # the note's type: what can change it (update, or edit)
 
     @functools.cached_property
-    def ordered(self) -> str:
-        """The words of `text` sorted: what the similarity compares (made only for
-        the few notes that are scored)."""
-        return " ".join(sorted(self.text.split(" ")))
+    def word_pairs(self) -> list[str]:
+        """The distinct pairs of neighbouring words in `text`, sorted: what the
+        similarity compares (made only for the few notes that are scored)."""
+        words = self.text.split(" ")
+        return sorted({f"{a} {b}" for a, b in itertools.pairwise(words)})
 
     @property
     def name(self) -> str:
@@ -138,12 +143,19 @@ def reported_on(a: Compared, b: Compared, similarity: float) -> Pair:
 
 
 def similarity(a: Compared, b: Compared, cutoff: float = 0.0) -> float:
-    """How alike two notes are (0-100): rapidfuzz's token_sort_ratio of what they say
-    (the ratio of their sorted words, sorted once per note), so reordered sentences
-    cost nothing and a typo costs a character; 0 below `cutoff`."""
+    """How alike two notes are (0-100): the Dice coefficient of their word pairs,
+    200 × shared / (pairs of one + pairs of the other), which is rapidfuzz's ratio
+    over the two sorted lists of distinct pairs (their longest common subsequence is
+    what they share). Reordered sentences cost a pair at each seam, a typo or a
+    changed word two pairs, an added sentence its own; a long page shares few word
+    pairs with another on a different subject however many words it shares. 0 below
+    `cutoff`."""
     from rapidfuzz import fuzz
 
-    return float(fuzz.ratio(a.ordered, b.ordered, score_cutoff=cutoff))
+    x, y = a.word_pairs, b.word_pairs
+    if 200.0 * min(len(x), len(y)) < cutoff * (len(x) + len(y)):
+        return 0.0  # the lengths alone rule it out
+    return float(fuzz.ratio(x, y, score_cutoff=cutoff))
 
 
 def pairs(notes: Sequence[Compared], threshold: float = THRESHOLD,

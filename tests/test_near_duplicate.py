@@ -15,7 +15,7 @@ from mcp.types import Implementation
 
 from omh_git_memory.layers import Layer
 from omh_git_memory.lint import lint
-from omh_git_memory.near_duplicate import compared, pairs, said
+from omh_git_memory.near_duplicate import THRESHOLD, compared, pairs, said
 from omh_git_memory.note import parse
 from omh_git_memory.workspace import open_workspace
 from tests.helpers import git, note_text, omh
@@ -196,7 +196,7 @@ def test_remember_json_carries_the_near_duplicates(repo_dir: Path) -> None:
     assert got["written"]
     (near,) = got["near_duplicates"]
     assert near["key"] == "surprise/the-upload-test-retries-three-times-before-it-fails"
-    assert near["layer"] == "local" and near["recorded"] and near["similarity"] >= 72
+    assert near["layer"] == "local" and near["recorded"] and near["similarity"] >= THRESHOLD
 
 
 def test_remember_strict_refuses_a_repeat_and_writes_nothing(repo_dir: Path) -> None:
@@ -277,3 +277,54 @@ def test_mcp_remember_names_another_writer_s_note_without_replaces(repo_dir: Pat
     assert f"looks like {key} (local · " in theirs
     assert "replaces=" not in theirs
     assert "Warning: this note looks like" in theirs
+
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+
+
+def _page_note(path: Path, key: str) -> str:
+    """A documentation page recorded as a team note: its title, then its text."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    title = next((line[2:] for line in lines if line.startswith("# ")), path.stem)
+    body = "\n".join(line for line in lines if not line.startswith("# ")).strip()
+    return _topic(key, title, body + "\n")
+
+
+def test_two_long_unrelated_notes_are_not_reported(repo_dir: Path) -> None:
+    # Two long pages share most of English's common words and many of the project's:
+    # the character ratio of their sorted words called them 73% alike.
+    _team(repo_dir, {f".omh/notes/page/{p}.md": _page_note(DOCS / f"{p}.md", f"page/{p}")
+                     for p in ("mcp", "commands", "decisions")})
+    assert _near(repo_dir) == []
+
+
+def test_no_two_docs_pages_are_alike_when_every_pair_is_scored() -> None:
+    from omh_git_memory.near_duplicate import similarity
+
+    items = [c for i, p in enumerate(sorted(DOCS.glob("*.md")))
+             if (c := compared(Layer.TEAM, p.name, parse(_page_note(p, f"page/{i}"))))
+             is not None]
+    assert len(items) >= 10
+    scores = sorted((similarity(a, b), a.key, b.key)
+                    for i, a in enumerate(items) for b in items[i + 1:])
+    assert scores[-1][0] < THRESHOLD, scores[-3:]
+
+
+def test_the_similarity_is_the_dice_of_the_word_pairs_and_its_cutoff_drops_nothing() -> None:
+    from itertools import pairwise
+
+    from omh_git_memory.near_duplicate import similarity
+
+    texts = [RETRIES, RETRIES_AGAIN, UPLOAD_LIMIT, RETRIES + UPLOAD_LIMIT,
+             "the the the the the the the", "a b c d e f g h i j k l"]
+    items = [c for i, t in enumerate(texts)
+             if (c := compared(Layer.TEAM, str(i), parse(_topic(str(i), "Note", t))))]
+    assert len(items) == len(texts)
+    for a in items:
+        for b in items:
+            pa, pb = set(pairwise(a.text.split(" "))), set(pairwise(b.text.split(" ")))
+            dice = 200 * len(pa & pb) / (len(pa) + len(pb))
+            assert abs(similarity(a, b) - dice) < 1e-9
+            # The length bound never drops a pair that reaches the cutoff.
+            assert similarity(a, b, dice - 1e-6) >= dice - 1e-6
+            assert similarity(a, b, dice + 1e-6) == 0.0
