@@ -462,6 +462,11 @@ def run_module(paths: Paths, module: str, limit: int | None, verbose: bool,
     listed = _equivalents(paths, module)
     everyone = sorted({t for tests in by_line.values() for t in tests if t != IMPORT})
     mutants = mutants_of(target)[:limit]
+    starts = _statement_starts(target.read_text(encoding="utf-8"))
+    # The module's own test files first (tests/test_keys.py, test_mutants_keys.py):
+    # a line run at import counts as run by every test, and under --max-tests the
+    # fastest of all of them are seldom the ones that check it.
+    stem = target.stem
     kept: dict[str, Any] | None = None
     if recheck:
         # Only the survivors of the saved run: after tests were added, test those again.
@@ -472,10 +477,13 @@ def run_module(paths: Paths, module: str, limit: int | None, verbose: bool,
     started = time.monotonic()
     for number, mutant in enumerate(mutants, 1):
         mutant.reason = _is_listed(mutant, listed)
-        tests = sorted({t for line in range(mutant.line, mutant.end_line + 1)
+        lines = set(range(mutant.line, mutant.end_line + 1))
+        lines |= {starts[line] for line in lines if line in starts}
+        tests = sorted({t for line in lines
                         for t in by_line.get(str(line), [])
                         for t in (everyone if t == IMPORT else [t])},
-                       key=lambda t: (durations.get(t, 60.0), t))
+                       key=lambda t: (stem not in Path(t.split("::")[0]).stem,
+                                      durations.get(t, 60.0), t))
         tests = tests[:max_tests] if max_tests else tests
         mutant.tests = len(tests)
         if not tests:
@@ -505,6 +513,19 @@ def run_module(paths: Paths, module: str, limit: int | None, verbose: bool,
     return kept
 
 
+def _statement_starts(source: str) -> dict[int, int]:
+    """Each line -> the first line of the innermost statement holding it. Coverage
+    counts a statement run at its first line only, so a mutant on a later line of a
+    statement written over several lines (a long tuple, a wrapped condition) is run
+    by the tests that ran that first line."""
+    starts: dict[int, int] = {}
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.stmt):
+            for line in range(node.lineno, (node.end_lineno or node.lineno) + 1):
+                starts[line] = max(starts.get(line, 0), node.lineno)
+    return starts
+
+
 def _test(paths: Paths, target: Path, mutant: Mutant, tests: list[str],
           durations: dict[str, float]) -> None:
     budget = min(300.0, 30.0 + 3.0 * sum(durations.get(t, 10.0) for t in tests))
@@ -522,13 +543,18 @@ def _test(paths: Paths, target: Path, mutant: Mutant, tests: list[str],
             try:
                 output, _ = child.communicate(timeout=budget)
                 mutant.outcome = {0: SURVIVED, 1: KILLED, 2: KILLED}.get(child.returncode, ERROR)
-                if child.returncode == 4 and "found no collectors" in output:
-                    # The mutant broke an import, so no listed test could be collected
-                    # (pytest says exit 4 for node ids it cannot collect): every test fails.
+                if child.returncode == 4 and (
+                        "found no collectors" in output or "while loading conftest" in output
+                        or any(ln.startswith("ERROR tests/") for ln in output.splitlines())):
+                    # The mutant broke an import (the package's, so the conftest's, or
+                    # a test module's): pytest then finds none of the tests asked for
+                    # and exits 4, but every one of them failed to load.
                     mutant.outcome = KILLED
+                    mutant.killer = "(import failed)"
                 if mutant.outcome == KILLED:
                     mutant.killer = next((ln.split()[1] for ln in output.splitlines()
-                                          if ln.startswith(("FAILED ", "ERROR "))), "")
+                                          if ln.startswith(("FAILED ", "ERROR "))),
+                                         mutant.killer)
                 elif mutant.outcome == ERROR:
                     mutant.extra["output"] = output[-2000:]
             except subprocess.TimeoutExpired:
