@@ -5,7 +5,6 @@ The real CLI in a subprocess, the real MCP server through the SDK's client."""
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 import shlex
 import sys
@@ -13,10 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from mcp import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.stdio import stdio_client
 from mcp.types import Implementation
 
 from tests.helpers import ROOT, omh
+from tests.test_near_duplicate import _params, _remember_over_mcp
 
 FIRST = ["--expected", "pytest -q passes offline", "--observed",
          "The upload test retries three times before it fails. It waits 10 seconds "
@@ -92,12 +92,6 @@ def _mcp_args(cli: list[str]) -> dict[str, Any]:
     given = dict(zip(cli[::2], cli[1::2], strict=True))
     return {"expected": given["--expected"], "observed": given["--observed"],
             "evidence": given["--evidence"], "answers": [given["--answers"]]}
-
-
-def _params(repo: Path, session: str) -> StdioServerParameters:
-    return StdioServerParameters(command=sys.executable,
-                                 args=["-m", "omh_git_memory", "mcp", "serve"], cwd=str(repo),
-                                 env={**os.environ, "OMH_SESSION": session})
 
 
 def _agent(repo: Path, session: str, first: dict[str, Any] | None,
@@ -231,20 +225,7 @@ UNRELATED = {"expected": "the deploy reads DEPLOY_TOKEN from the environment",
 UNRELATED_KEY = "surprise/the-deploy-job-reads-its-token-from-the-vault-not-the-environment"
 
 
-def _session(repo: Path, session: str, *calls: dict[str, Any]) -> list[str]:
-    async def run() -> list[str]:
-        async with stdio_client(_params(repo, session)) as (read, write), ClientSession(
-            read, write, client_info=Implementation(name="claude-code", version="2.1")
-        ) as client:
-            await client.initialize()
-            out = []
-            for call in calls:
-                result = await client.call_tool("remember", call)
-                assert not result.is_error, result
-                out.append("".join(getattr(c, "text", "") for c in result.content))
-            return out
-
-    return asyncio.run(run())
+_session = _remember_over_mcp  # one MCP client session calling remember
 
 
 def test_a_correction_that_repeats_another_note_says_so(repo_dir: Path) -> None:
