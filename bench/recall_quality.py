@@ -194,6 +194,17 @@ def with_area_weight(ranker: Ranker, weight: float) -> Ranker:
     return ask
 
 
+def with_function_weight(ranker: Ranker, weight: float) -> Ranker:
+    def ask(question: str) -> tuple[list[str], int, int]:
+        shipped = recall_module.FUNCTION_WEIGHT
+        recall_module.FUNCTION_WEIGHT = weight
+        try:
+            return ranker(question)
+        finally:
+            recall_module.FUNCTION_WEIGHT = shipped
+    return ask
+
+
 def run_corpus(corpus: Path, semantic: bool) -> tuple[dict[str, list[Row]], int]:
     queries = list(csv.DictReader((corpus / "queries.tsv").open(), delimiter="\t"))
     with tempfile.TemporaryDirectory() as tmp:
@@ -228,6 +239,8 @@ def run_corpus(corpus: Path, semantic: bool) -> tuple[dict[str, list[Row]], int]
             "idea: area label removed": area_removed,
             "idea: title as a field (counted again)": omh_ranker(reindexed(ws, with_title)),
             "idea: key not counted again": omh_ranker(reindexed(ws, without_key)),
+            "idea: function words at full weight": with_function_weight(shipped, 1.0),
+            "idea: function words not counted": with_function_weight(shipped, 0.0),
         }
         for floor in FLOORS:
             rankers[f"floor {floor:.2f} × best, share {MIN_SHARE}"] = omh_ranker(
@@ -305,28 +318,37 @@ def docs_benchmark(checkout: Path) -> None:
         def headings_only(note: Note, document: str | None = None) -> Counter[str]:
             return SHIPPED_ANALYSE(note)
 
-        variants = {
-            "stub = title, path, headings": reindexed(ws, headings_only),
-            "stub = title, path, headings + the document's text (shipped)":
-                reindexed(ws, SHIPPED_ANALYSE),
-        }
+        headings = reindexed(ws, headings_only)
+        text = reindexed(ws, SHIPPED_ANALYSE)
+        variants = [
+            ("stub = title, path, headings", headings, recall_module.FUNCTION_WEIGHT),
+            ("stub = title, path, headings + the document's text (shipped)", text,
+             recall_module.FUNCTION_WEIGHT),
+            ("the same, function words at full weight (before)", text, 1.0),
+        ]
         print(f"\nThis project's docs ({len(questions)} questions, bench/docs_questions.tsv, "
               f"in a clone of {checkout})\n")
         print("| stubs indexed as | P@1 | top-3 | top-8 | notes returned |")
         print("|---|---:|---:|---:|---:|")
         checks: list[str] = []
-        for name, searcher in variants.items():
-            rows: list[Row] = []
-            for q in questions:
-                answer = recall(searcher, q["question"])
-                paths = [h.doc.location for h in answer.results]
-                ranks = [paths.index(p) + 1 for p in q["expected"].split("|") if p in paths]
-                rows.append((min(ranks) if ranks else None, len(shown_docs(answer)), 0))
-            m = metrics(rows)
-            print(f"| {name} | {m['P@1']:.1f} | {m['top-3']:.1f} | {m['top-8']:.1f} | "
-                  f"{m['returned']:.1f} |")
-            checks.append(f"{name}:\n" + _targets(clone, recall(searcher, "why does the build "
-                          "fail?"), recall(searcher, "how do I run the tests")))
+        shipped_weight = recall_module.FUNCTION_WEIGHT
+        for name, searcher, weight in variants:
+            recall_module.FUNCTION_WEIGHT = weight
+            try:
+                rows: list[Row] = []
+                for q in questions:
+                    answer = recall(searcher, q["question"])
+                    paths = [h.doc.location for h in answer.results]
+                    ranks = [paths.index(p) + 1 for p in q["expected"].split("|") if p in paths]
+                    rows.append((min(ranks) if ranks else None, len(shown_docs(answer)), 0))
+                m = metrics(rows)
+                print(f"| {name} | {m['P@1']:.1f} | {m['top-3']:.1f} | {m['top-8']:.1f} | "
+                      f"{m['returned']:.1f} |")
+                checks.append(f"{name}:\n" + _targets(
+                    clone, recall(searcher, "why does the build fail?"),
+                    recall(searcher, "how do I run the tests")))
+            finally:
+                recall_module.FUNCTION_WEIGHT = shipped_weight
         print("\n" + "\n".join(checks))
 
 

@@ -429,3 +429,15 @@ def test_every_result_line_says_its_title_and_where_to_read_it(docs_repo: Path) 
     paths = {r["key"]: (r["title"], r["path"]) for r in data["results"]}
     assert paths["docs/deploy-notes"] == ("Deploying", "docs/Deploy Notes.md")
     assert paths["rollback"] == ("rollback", ".omh/notes/rollback.md")
+
+
+def test_a_function_word_weighs_less_than_what_the_question_is_about(repo_dir: Path) -> None:
+    # In a small store few notes say `I` or `how`, so those words are rare; at full
+    # weight a note of phrasing (`how I ...`) outranked the one about the subject.
+    _commit_notes(repo_dir, {
+        "suite": _topic("suite", "The tests run under pytest; make check runs the tests.\n"),
+        "diary": _topic("diary", "I run my editor; how to set it up.\n"),
+        "build": _topic("build", "The build uses make.\n"),
+        "ci": _topic("ci", "The pipeline runs on push.\n"),
+    })
+    assert _keys(repo_dir, "how do I run the tests")[0] == "suite"

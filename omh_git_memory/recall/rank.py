@@ -6,7 +6,8 @@ rarity in this store, the words of a note's key are counted a second time, and
 ties break on the more recent note, then on the one more notes link to. Only
 notes over the relevance floor are returned: at least FLOOR of the best score,
 holding at least MIN_SHARE of the weight of the question's content words
-(function words such as `the` or `why` score but cannot make a match alone). At
+(function words such as `the` or `why` score at half weight but cannot make a
+match alone). At
 most eight are returned, each with its one-hop neighbourhood (best match first, a
 hub named once, LINE_BUDGET notes in all), and the answer says how many more
 passed the floor. Every line of the rendered answer carries the note's layer and
@@ -42,6 +43,7 @@ LINE_BUDGET: Final = 24  # notes named in one answer: results plus neighbours
 FLOOR: float = 0.35  # a note is returned only when it scores this share of the best
 MIN_SHARE: float = 0.1  # ... and holds words making up this share of the question's weight
 AREA_WEIGHT: float = 1.0  # a word only in the leading area label counts this much
+FUNCTION_WEIGHT: float = 0.5  # a function word (`the`, `how`, `i`) counts this much
 DENSE: Final = 4  # a word in at least 1/DENSE of the documents is added as a whole column
 COLUMN_CACHE: Final = 1 << 22  # numbers (8 bytes each) of columns a searcher keeps
 
@@ -147,14 +149,20 @@ class Searcher:
 
     def terms(self, question: str) -> list[_Term]:
         """The question's distinct words that occur in the store, with their weights:
-        a word's rarity, at AREA_WEIGHT when it is only in the leading area label."""
+        a word's rarity, at AREA_WEIGHT when it is only in the leading area label, at
+        FUNCTION_WEIGHT when it is a function word (in a small store few documents say
+        `I` or `how`, and such a word would otherwise outweigh what the question is
+        about)."""
         found = []
         for term, weight in question_words(question).items():
             slots, counts = self.postings(term)
             if slots:
                 df = len(slots)
                 idf = math.log(1 + (self.count - df + 0.5) / (df + 0.5))
-                found.append(_Term(slots, counts, weight * idf, not is_function_word(term), term))
+                content = not is_function_word(term)
+                if not content:
+                    weight *= FUNCTION_WEIGHT
+                found.append(_Term(slots, counts, weight * idf, content, term))
         return found
 
     def question_weight(self, question: str) -> float:
