@@ -169,7 +169,7 @@ def _dangling_link(graph: Graph) -> Iterator[tuple[StoredNote, int | None, str]]
 
 
 def _near_duplicate(graph: Graph) -> Iterator[tuple[StoredNote, int | None, str]]:
-    from omh_git_memory.near_duplicate import compared, one_per_note, pairs
+    from omh_git_memory.near_duplicate import compared, fold_command, one_per_note, pairs
 
     by_location: dict[str, StoredNote] = {}
     items = []
@@ -182,8 +182,9 @@ def _near_duplicate(graph: Graph) -> Iterator[tuple[StoredNote, int | None, str]
         other = pair.original
         yield by_location[pair.note.location], None, (
             f"reads like {other.name} ({other.recorded.isoformat()}), {pair.similarity:.0f}% "
-            f"alike; if both record the same thing, keep one: update {other.name} with what "
-            "this one adds, then remove this one")
+            f"alike; if both record the same thing, keep that one: fold in what this one adds "
+            f"({fold_command(other, with_layer=True)}), then "
+            f"`omh memory rm {pair.note.key} --layer {pair.note.layer.value}`")
 
 
 def _orphan(graph: Graph) -> Iterator[tuple[StoredNote, int | None, str]]:

@@ -23,6 +23,7 @@ from omh_git_memory.expiry.triggers import trigger_problem
 from omh_git_memory.keys import Key, KeyTemplates, slug
 from omh_git_memory.layers import Layer
 from omh_git_memory.lint import note_refusals
+from omh_git_memory.near_duplicate import fold_command
 from omh_git_memory.note import (
     MAX_NOTE_BYTES,
     Note,
@@ -37,7 +38,7 @@ from omh_git_memory.store import IfExists, LocalStore
 from omh_git_memory.team import NOTES_DIR
 
 if TYPE_CHECKING:
-    from omh_git_memory.near_duplicate import Compared, Pair
+    from omh_git_memory.near_duplicate import Pair
 
 _SENTENCE = re.compile(r"(.*?[.!?])(?=\s|$)")
 
@@ -159,14 +160,6 @@ class RepeatsANote(NoteRefused):
         super().__init__(
             f"{repeated_line(self.repeats[0])}, so nothing was written (--strict): "
             f"{fold_command(first)}; run without --strict to write the new note anyway")
-
-
-def fold_command(original: Compared) -> str:
-    """The command that folds more text into `original`, and what it does: `update`
-    for a surprise; `edit` for a topic, whose sections `update` has no option for."""
-    if original.type == "surprise":
-        return f"`omh memory update {original.key}` changes the sections you give"
-    return f"`omh memory edit {original.key}` opens it in your editor"
 
 
 def repeated_line(pair: Pair) -> str:

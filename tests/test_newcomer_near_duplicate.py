@@ -86,6 +86,31 @@ def test_the_warning_about_a_team_note_says_how_to_fold_into_it(repo_dir: Path) 
     assert _local_keys(repo_dir) == []
 
 
+def test_doing_what_lint_s_finding_says_leaves_one_note(repo_dir: Path) -> None:
+    assert omh(repo_dir, "memory", "remember", *FIRST).code == 0
+    assert omh(repo_dir, "memory", "remember", *AGAIN).code == 0
+    (finding,) = _near_duplicates(repo_dir)
+    # Written on one day, the pair is reported on the key that sorts last (NEW < OLD).
+    assert f"reads like local/{NEW} (" in finding["message"]
+    assert _do_what_it_says(repo_dir, finding["message"]) == ["update", "rm"]
+    assert _near_duplicates(repo_dir) == []
+    assert _local_keys(repo_dir) == [NEW]
+
+
+def test_lint_s_finding_against_a_team_note_names_both_layers(repo_dir: Path) -> None:
+    # A team note and a local one: each command says which layer it acts on.
+    assert omh(repo_dir, "memory", "remember", *FIRST).code == 0
+    assert omh(repo_dir, "memory", "promote", OLD).code == 0
+    assert omh(repo_dir, "memory", "remember", *AGAIN).code == 0
+    (finding,) = _near_duplicates(repo_dir)
+    assert f"reads like team/{OLD} (" in finding["message"]
+    assert _do_what_it_says(repo_dir, finding["message"]) == ["update", "rm"]
+    assert _near_duplicates(repo_dir) == []
+    assert _local_keys(repo_dir) == []
+    shown = omh(repo_dir, "memory", "show", OLD, "--layer", "team")
+    assert shown.code == 0 and "pytest --durations=3" in shown.out
+
+
 # --- the MCP server ---------------------------------------------------------------
 
 def _mcp_args(cli: list[str]) -> dict[str, Any]:

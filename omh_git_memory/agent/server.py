@@ -32,7 +32,7 @@ from omh_git_memory.agent.census import Census, own_prefixes, take_census
 from omh_git_memory.errors import OmhError
 from omh_git_memory.expiry.stale import pin_trigger, stale_marks
 from omh_git_memory.layers import Layer
-from omh_git_memory.near_duplicate import NAMED, Pair, more_than_named, repeated
+from omh_git_memory.near_duplicate import NAMED, Pair, fold_command, more_than_named, repeated
 from omh_git_memory.note import Note
 from omh_git_memory.plural import agree
 from omh_git_memory.recall.index import Doc, note_of
@@ -44,7 +44,7 @@ from omh_git_memory.recall.rank import (
     render_tree,
     shown_docs,
 )
-from omh_git_memory.remember import KeyTaken, Observation, TeamKeys, fold_command, remember
+from omh_git_memory.remember import KeyTaken, Observation, TeamKeys, remember
 from omh_git_memory.update import ChangedMeanwhile, NotYourNote, replace_own
 from omh_git_memory.workspace import Workspace, open_workspace
 

@@ -35,8 +35,8 @@ def say_repeats(repeats: Sequence[Pair], written: str | None) -> None:
     """One warning for each of the first NAMED notes repeated, then a count of the rest.
     `written` is the key of the note just written, if one was: keeping one of the two
     then takes removing it too."""
-    from omh_git_memory.near_duplicate import NAMED, more_than_named
-    from omh_git_memory.remember import fold_command, repeated_line
+    from omh_git_memory.near_duplicate import NAMED, fold_command, more_than_named
+    from omh_git_memory.remember import repeated_line
 
     for pair in repeats[:NAMED]:
         update = fold_command(pair.original)
