@@ -266,20 +266,20 @@ TEAM_CANDIDATES: Final = 32
 
 
 def repeated(note: Note, searcher: Searcher,
-             read: Callable[[Doc], Note | None]) -> list[Pair]:
+             read: Callable[[Doc], Note | None], local: bool = True) -> list[Pair]:
     """The notes of the store `searcher` sees that `note` (about to be written to the
     local layer) says again, most alike first; each pair's `note` is the new one.
 
-    Every local note is compared; team notes are chosen by the recall index's
-    postings of the new note's SIGNATURE rarest words and read with `read` (team
-    files only: stubs and the topic take no part)."""
+    Every local note is compared (unless not `local`); team notes are chosen by the
+    recall index's postings of the new note's SIGNATURE rarest words and read with
+    `read` (team files only: stubs and the topic take no part)."""
     from omh_git_memory.recall.tokens import words
 
     subject = compared(Layer.LOCAL, "", note)
     if subject is None:
         return []
-    others = [c for doc, local in searcher.local_notes
-              if (c := compared(Layer.LOCAL, doc.location, local)) is not None]
+    others = [c for doc, mine in searcher.local_notes if local
+              if (c := compared(Layer.LOCAL, doc.location, mine)) is not None]
     docs = searcher.docs
     team_slots = len(searcher.snapshot.docs)
 
@@ -308,3 +308,28 @@ def repeated(note: Note, searcher: Searcher,
             if item is not None:
                 others.append(item)
     return pairs(others, subject=subject)
+
+
+def team_repeats(searcher: Searcher, keys: Iterable[str],
+                 read: Callable[[Doc], Note | None],
+                 together: bool = False) -> dict[str, list[Pair]]:
+    """For each local note of `keys` (about to be promoted), the team notes it says
+    again, most alike first; keys with none, or no local note, are left out. With
+    `together` (all of `keys` are promoted at once), also the pairs among them, each
+    on the note `lint` would report once both are team notes."""
+    from omh_git_memory.team import team_path
+
+    wanted = set(keys)
+    chosen = [note for _doc, note in searcher.local_notes if note.key.value in wanted]
+    found: dict[str, list[Pair]] = {}
+    for note in chosen:
+        if same := repeated(note, searcher, read, local=False):
+            found[note.key.value] = same
+    if together:
+        shared = [c for note in chosen
+                  if (c := compared(Layer.TEAM, team_path(note.key), note)) is not None]
+        for pair in pairs(shared):
+            found.setdefault(pair.note.key, []).append(pair)
+        for repeats in found.values():
+            repeats.sort(key=lambda p: (-p.similarity, p.original.name))
+    return found

@@ -638,19 +638,26 @@ def promote(
     pre-commit and commit-msg hooks do not run; CI's `omh memory lint --ref`
     checks what was pushed. --signoff adds the trailer a commit-msg hook or DCO
     check may ask for."""
+    from omh_git_memory.cli.repeats import as_json as repeats_json
+    from omh_git_memory.cli.repeats import say_team_repeats, team_repeats_of
     from omh_git_memory.promote import promote as do_promote
 
-    result = do_promote(here(), keys, signoff=signoff)
+    ws = here()
+    repeats = team_repeats_of(ws, keys, together=True)  # asked before: then both are team
+    result = do_promote(ws, keys, signoff=signoff)
+    promoted = [k.value for k in result.keys]
     if as_json:
         emit_json(
             {
                 "commit": result.commit,
-                "promoted": [k.value for k in result.keys],
+                "promoted": promoted,
                 "paths": list(result.paths),
                 "left_in_local": [k.value for k in result.left_in_local],
                 "finished": [k.value for k in result.finished],
                 "changed_in_local": [k.value for k in result.changed_in_local],
                 "already_in_team": [k.value for k in result.already_in_team],
+                "near_duplicates": {k: repeats_json(repeats[k]) for k in promoted
+                                    if k in repeats},
             }
         )
         return
@@ -667,6 +674,7 @@ def promote(
             f"(omh memory show {key} shows both)")
     for key in result.already_in_team:
         say(f"left out {key}: it is in the team layer already and not in the local one")
+    say_team_repeats(repeats, promoted)
     typer.echo("push the branch to share " + agree(len(result.keys), "it", "them"))
 
 

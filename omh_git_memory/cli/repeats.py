@@ -25,6 +25,38 @@ def repeats_of(ws: Workspace, searcher: Searcher) -> Callable[[Note], Sequence[P
         note, searcher, lambda doc: note_of(ws.repo, config, doc, searcher.local_notes))
 
 
+def team_repeats_of(ws: Workspace, keys: Sequence[str],
+                    together: bool = False) -> dict[str, list[Pair]]:
+    """What `promote` and `review` say of the notes to share: the team notes each one
+    repeats (`together`: and the others shared with it). Advice only: a store it
+    cannot read or index leaves it silent."""
+    from omh_git_memory.errors import OmhError
+    from omh_git_memory.near_duplicate import team_repeats
+    from omh_git_memory.recall.index import note_of
+
+    try:
+        searcher = ws.searcher()
+        config = ws.config()
+        return team_repeats(searcher, keys, lambda doc: note_of(
+            ws.repo, config, doc, searcher.local_notes), together)
+    except OmhError:
+        return {}
+
+
+def say_team_repeats(repeats: dict[str, list[Pair]], promoted: Sequence[str]) -> None:
+    """After a promote: each shared note that repeats a team note, and how to keep one
+    (both are team notes now, so each command commits)."""
+    from omh_git_memory.near_duplicate import NAMED, fold_command
+
+    for key in promoted:
+        for pair in repeats.get(key, [])[:NAMED]:
+            other = pair.original
+            say(f"warning: team/{key} now reads like {other.name} ({other.recorded.isoformat()},"
+                f" {pair.similarity:.0f}% alike); if both record the same thing, keep that one:"
+                f" fold in what team/{key} adds ({fold_command(other, with_layer=True)}), then"
+                f" `omh memory rm {key} --layer team`")
+
+
 def as_json(repeats: Sequence[Pair]) -> list[dict[str, object]]:
     return [{"key": p.original.key, "layer": p.original.layer.value,
              "recorded": p.original.recorded.isoformat(), "path": p.original.location,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated
 
@@ -13,6 +13,7 @@ import typer
 from omh_git_memory.cli.output import emit_json, here, say, usage_error
 
 if TYPE_CHECKING:
+    from omh_git_memory.near_duplicate import Pair
     from omh_git_memory.review import Pending
     from omh_git_memory.workspace import Workspace
 
@@ -55,17 +56,23 @@ def review(
     if summary:
         _summary(session or os.environ.get("OMH_SESSION") or None, hook_format, as_json)
         return
+    from omh_git_memory.cli.repeats import as_json as repeats_json
+    from omh_git_memory.cli.repeats import team_repeats_of
     from omh_git_memory.review import pending, unreadable
 
     ws = here()
     entries = ws.local.scan()
     items = pending(entries, session)
     broken = unreadable(entries)
+    repeats = team_repeats_of(ws, [i.key.value for i in items]) if items else {}
     if as_json:
-        emit_json({"session": session, "notes": [i.as_dict() for i in items],
+        emit_json({"session": session,
+                   "notes": [{**i.as_dict(),
+                              "near_duplicates": repeats_json(repeats.get(i.key.value, []))}
+                             for i in items],
                    "unreadable": [{"path": e.location, "problem": e.problem} for e in broken]})
         return
-    _list(items, session)
+    _list(items, session, repeats)
     for e in broken:
         say(f"unreadable: {e.location}: {e.problem} (omh memory lint says more)")
     if items and sys.stdin.isatty() and sys.stdout.isatty():
@@ -90,7 +97,10 @@ def _summary(session: str | None, hook_format: HookFormat | None, as_json: bool)
         typer.echo(line)
 
 
-def _list(items: list[Pending], session: str | None) -> None:
+def _list(items: list[Pending], session: str | None,
+          repeats: Mapping[str, Sequence[Pair]]) -> None:
+    from omh_git_memory.near_duplicate import fold_command
+
     whose = f" recorded by session {session}" if session else ""
     if not items:
         say(f"no local notes{whose} waiting for review")
@@ -101,6 +111,11 @@ def _list(items: list[Pending], session: str | None) -> None:
     for i in items:
         say(f"  {i.key.value.ljust(width)}  {i.recorded.isoformat()}  {i.source.text}")
         say(f"  {' ' * width}  {i.title}")
+        for pair in repeats.get(i.key.value, [])[:1]:
+            other = pair.original
+            say(f"  {' ' * width}  reads like {other.name} ({other.recorded.isoformat()}, "
+                f"{pair.similarity:.0f}% alike): rather than promote it, fold it into that "
+                f"note ({fold_command(other, with_layer=True)}) and remove this one")
 
 
 _CHOICES = {"p": "promote", "e": "edit", "r": "remove", "k": "keep", "q": "quit"}

@@ -1,0 +1,104 @@
+"""Promote and review say when a note to share repeats a team note (NearDuplicate's
+advice at the moment a person decides): the real CLI in a subprocess."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.helpers import omh
+from tests.test_newcomer_near_duplicate import (
+    AGAIN,
+    FIRST,
+    NEW,
+    OLD,
+    _do_what_it_says,
+    _near_duplicates,
+)
+
+UNRELATED = ["--expected", "the cache is cleared on logout", "--observed",
+             "Logging out keeps the thumbnail cache on disk until the next start.",
+             "--evidence", "src/cache.c: clear_cache() runs from main() only",
+             "--answers", "why is the disk still full after logout?"]
+
+
+def _team_keys(repo: Path) -> list[str]:
+    return sorted(n["key"] for n in omh(repo, "memory", "--json").json()["notes"]
+                  if n["layer"] == "team" and n["key"].startswith("surprise/"))
+
+
+def _one_in_team_one_local(repo: Path) -> None:
+    assert omh(repo, "memory", "remember", *FIRST).code == 0
+    assert omh(repo, "memory", "promote", OLD).code == 0
+    assert omh(repo, "memory", "remember", *AGAIN).code == 0
+
+
+def test_promoting_a_repeat_of_a_team_note_says_how_to_keep_one(repo_dir: Path) -> None:
+    _one_in_team_one_local(repo_dir)
+    run = omh(repo_dir, "memory", "promote", NEW)
+    assert run.code == 0, run.err
+    (warning,) = [line for line in run.out.splitlines() if line.startswith("warning:")]
+    assert warning.startswith(f"warning: team/{NEW} now reads like team/{OLD} (")
+    assert _do_what_it_says(repo_dir, warning) == ["update", "rm"]
+    assert _near_duplicates(repo_dir) == []
+    assert _team_keys(repo_dir) == [OLD]
+    shown = omh(repo_dir, "memory", "show", OLD, "--layer", "team")
+    assert "pytest --durations=3" in shown.out  # what the copy added was folded in
+
+
+def test_promote_json_names_the_repeats(repo_dir: Path) -> None:
+    _one_in_team_one_local(repo_dir)
+    assert omh(repo_dir, "memory", "remember", *UNRELATED).code == 0
+    unrelated = omh(repo_dir, "memory", "--json").json()["notes"]
+    (other,) = [n["key"] for n in unrelated if n["layer"] == "local" and n["key"] != NEW]
+    done = omh(repo_dir, "memory", "promote", "--json", NEW, other).json()
+    (repeat,) = done["near_duplicates"][NEW]
+    assert (repeat["key"], repeat["layer"]) == (OLD, "team")
+    assert 50 <= repeat["similarity"] < 100
+    assert repeat["path"] == f".omh/notes/{OLD}.md"
+    assert other not in done["near_duplicates"]
+
+
+def test_a_promote_that_repeats_nothing_says_nothing(repo_dir: Path) -> None:
+    assert omh(repo_dir, "memory", "remember", *FIRST).code == 0
+    assert omh(repo_dir, "memory", "remember", *UNRELATED).code == 0
+    keys = [n["key"] for n in omh(repo_dir, "memory", "--json").json()["notes"]
+            if n["layer"] == "local"]
+    run = omh(repo_dir, "memory", "promote", OLD)
+    assert run.code == 0 and "warning" not in run.out + run.err
+    assert omh(repo_dir, "memory", "promote", "--json", *[k for k in keys if k != OLD]
+               ).json()["near_duplicates"] == {}
+
+
+def test_two_copies_promoted_together_are_named(repo_dir: Path) -> None:
+    assert omh(repo_dir, "memory", "remember", *FIRST).code == 0
+    assert omh(repo_dir, "memory", "remember", *AGAIN).code == 0
+    run = omh(repo_dir, "memory", "promote", OLD, NEW)
+    assert run.code == 0, run.err
+    (warning,) = [line for line in run.out.splitlines() if line.startswith("warning:")]
+    # lint's owner of a same-day pair: the key that sorts last (OLD > NEW)
+    assert warning.startswith(f"warning: team/{OLD} now reads like team/{NEW} (")
+    assert _do_what_it_says(repo_dir, warning) == ["update", "rm"]
+    assert _near_duplicates(repo_dir) == []
+    assert _team_keys(repo_dir) == [NEW]
+
+
+def test_review_names_the_team_note_a_local_one_repeats(repo_dir: Path) -> None:
+    _one_in_team_one_local(repo_dir)
+    assert omh(repo_dir, "memory", "remember", *UNRELATED).code == 0
+    listed = omh(repo_dir, "memory", "review")
+    (line,) = [ln.strip() for ln in listed.out.splitlines() if "reads like" in ln]
+    assert line.startswith(f"reads like team/{OLD} (")
+    assert f"`omh memory update {OLD} --layer team`" in line
+    notes = {n["key"]: n for n in omh(repo_dir, "memory", "review", "--json").json()["notes"]}
+    assert [r["key"] for r in notes[NEW]["near_duplicates"]] == [OLD]
+    assert [n["near_duplicates"] for k, n in notes.items() if k != NEW] == [[]]
+
+
+def test_review_does_not_name_local_notes_or_the_note_itself(repo_dir: Path) -> None:
+    # Two local near-copies: neither is a team note, so there is nothing to fold into
+    # before promoting; lint names the pair.
+    assert omh(repo_dir, "memory", "remember", *FIRST).code == 0
+    assert omh(repo_dir, "memory", "remember", *AGAIN).code == 0
+    assert "reads like" not in omh(repo_dir, "memory", "review").out
+    assert all(n["near_duplicates"] == [] for n in
+               omh(repo_dir, "memory", "review", "--json").json()["notes"])
