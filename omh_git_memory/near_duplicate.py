@@ -316,14 +316,18 @@ def team_repeats(searcher: Searcher, keys: Iterable[str],
     """For each local note of `keys` (about to be promoted), the team notes it says
     again, most alike first; keys with none, or no local note, are left out. With
     `together` (all of `keys` are promoted at once), also the pairs among them, each
-    on the note `lint` would report once both are team notes."""
+    on the note `lint` would report once both are team notes. The team note at a
+    note's own key is no repeat: it is the note itself, committed by a promote cut
+    short (which promote finishes), or one promote refuses to overwrite; naming it
+    would send a person to `rm` the only shared copy."""
     from omh_git_memory.team import team_path
 
     wanted = set(keys)
     chosen = [note for _doc, note in searcher.local_notes if note.key.value in wanted]
     found: dict[str, list[Pair]] = {}
     for note in chosen:
-        if same := repeated(note, searcher, read, local=False):
+        if same := [p for p in repeated(note, searcher, read, local=False)
+                    if p.original.key != note.key.value]:
             found[note.key.value] = same
     if together:
         shared = [c for note in chosen

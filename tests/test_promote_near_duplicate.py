@@ -102,3 +102,27 @@ def test_review_does_not_name_local_notes_or_the_note_itself(repo_dir: Path) -> 
     assert "reads like" not in omh(repo_dir, "memory", "review").out
     assert all(n["near_duplicates"] == [] for n in
                omh(repo_dir, "memory", "review", "--json").json()["notes"])
+
+
+def test_finishing_an_interrupted_promote_names_no_copy_of_itself(repo_dir: Path) -> None:
+    # Killed after the commit, before the local copy went: the team note at that key is
+    # the same note, not a repeat, and `rm --layer team` would drop the only copy.
+    assert omh(repo_dir, "memory", "remember", *FIRST).code == 0
+    killed = omh(repo_dir, "memory", "promote", OLD, env={"OMH_FAULT": "promote:remove"})
+    assert killed.code != 0
+    listed = omh(repo_dir, "memory", "review")
+    assert "reads like" not in listed.out
+    assert [n["near_duplicates"] for n in
+            omh(repo_dir, "memory", "review", "--json").json()["notes"]] == [[]]
+    run = omh(repo_dir, "memory", "promote", OLD)
+    assert run.code == 0, run.err
+    assert "finished an interrupted promote" in run.out
+    assert "warning" not in run.out + run.err
+    assert _team_keys(repo_dir) == [OLD]
+
+
+def test_finishing_an_interrupted_promote_json_names_no_repeat(repo_dir: Path) -> None:
+    assert omh(repo_dir, "memory", "remember", *FIRST).code == 0
+    assert omh(repo_dir, "memory", "promote", OLD, env={"OMH_FAULT": "promote:remove"}).code
+    done = omh(repo_dir, "memory", "promote", "--json", OLD).json()
+    assert done["finished"] == [OLD] and done["near_duplicates"] == {}
