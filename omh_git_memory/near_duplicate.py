@@ -265,14 +265,44 @@ def more_than_named(repeats: Sequence[Pair]) -> str:
 TEAM_CANDIDATES: Final = 32
 
 
+class TeamNotes:
+    """The team notes of `searcher` that `repeated` may compare a note against (team
+    files only: stubs and the topic take no part), each read with `read` and made
+    ready to compare once, however many notes are asked about (a promote of many)."""
+
+    def __init__(self, searcher: Searcher, read: Callable[[Doc], Note | None]) -> None:
+        team_slots = len(searcher.snapshot.docs)
+        self.written = [slot < team_slots and doc is not None and not doc.problem
+                        and doc.is_team_file for slot, doc in enumerate(searcher.docs)]
+        self._docs = searcher.docs
+        self._read = read
+        self._items: dict[int, Compared | None] = {}
+
+    def item(self, slot: int) -> Compared | None:
+        """The team note at `slot`, ready to compare; None when it takes no part or
+        cannot be read (advice only: a blob it cannot read never stops the write)."""
+        if slot not in self._items:
+            doc = self._docs[slot]
+            found = None
+            try:
+                team_note = self._read(doc) if doc is not None else None
+            except OmhError:
+                team_note = None
+            if doc is not None and team_note is not None:
+                found = compared(Layer.TEAM, doc.content.path, team_note)
+            self._items[slot] = found
+        return self._items[slot]
+
+
 def repeated(note: Note, searcher: Searcher,
-             read: Callable[[Doc], Note | None], local: bool = True) -> list[Pair]:
+             read: Callable[[Doc], Note | None], local: bool = True,
+             team: TeamNotes | None = None) -> list[Pair]:
     """The notes of the store `searcher` sees that `note` (about to be written to the
     local layer) says again, most alike first; each pair's `note` is the new one.
 
     Every local note is compared (unless not `local`); team notes are chosen by the
     recall index's postings of the new note's SIGNATURE rarest words and read with
-    `read` (team files only: stubs and the topic take no part)."""
+    `read` (or taken from `team`, for a caller asking of many notes)."""
     from omh_git_memory.recall.tokens import words
 
     subject = compared(Layer.LOCAL, "", note)
@@ -280,33 +310,22 @@ def repeated(note: Note, searcher: Searcher,
         return []
     others = [c for doc, mine in searcher.local_notes if local
               if (c := compared(Layer.LOCAL, doc.location, mine)) is not None]
-    docs = searcher.docs
-    team_slots = len(searcher.snapshot.docs)
-
-    def written(slot: int) -> bool:
-        doc = docs[slot]
-        return slot < team_slots and doc is not None and not doc.problem and doc.is_team_file
+    notes = TeamNotes(searcher, read) if team is None else team
+    written = notes.written
 
     rarity = []
     for term in set(words(subject.text)):
         slots, _counts = searcher.postings(term)
-        team = [s for s in slots if written(s)]
-        if team:
-            rarity.append((len(team), term, team))
+        held = [s for s in slots if written[s]]
+        if held:
+            rarity.append((len(held), term, held))
     rarity.sort()
     shared: Counter[int] = Counter()
-    for _df, _term, team in rarity[:SIGNATURE]:
-        shared.update(team)
+    for _df, _term, held in rarity[:SIGNATURE]:
+        shared.update(held)
     for slot, _n in shared.most_common(TEAM_CANDIDATES):
-        doc = docs[slot]
-        try:
-            team_note = read(doc) if doc is not None else None
-        except OmhError:  # advice only: a blob it cannot read never stops the write
-            continue
-        if doc is not None and team_note is not None:
-            item = compared(Layer.TEAM, doc.content.path, team_note)
-            if item is not None:
-                others.append(item)
+        if (item := notes.item(slot)) is not None:
+            others.append(item)
     return pairs(others, subject=subject)
 
 
@@ -324,9 +343,10 @@ def team_repeats(searcher: Searcher, keys: Iterable[str],
 
     wanted = set(keys)
     chosen = [note for _doc, note in searcher.local_notes if note.key.value in wanted]
+    team = TeamNotes(searcher, read)
     found: dict[str, list[Pair]] = {}
     for note in chosen:
-        if same := [p for p in repeated(note, searcher, read, local=False)
+        if same := [p for p in repeated(note, searcher, read, False, team)
                     if p.original.key != note.key.value]:
             found[note.key.value] = same
     if together:
