@@ -169,6 +169,7 @@ def _dangling_link(graph: Graph) -> Iterator[tuple[StoredNote, int | None, str]]
 
 
 def _near_duplicate(graph: Graph) -> Iterator[tuple[StoredNote, int | None, str]]:
+    from omh_git_memory.keys import shell_word
     from omh_git_memory.near_duplicate import compared, fold_command, one_per_note, pairs
 
     by_location: dict[str, StoredNote] = {}
@@ -184,7 +185,7 @@ def _near_duplicate(graph: Graph) -> Iterator[tuple[StoredNote, int | None, str]
             f"reads like {other.name} ({other.recorded.isoformat()}), {pair.similarity:.0f}% "
             f"alike; if both record the same thing, keep that one: fold in what this one adds "
             f"({fold_command(other, with_layer=True)}), then "
-            f"`omh memory rm {pair.note.key} --layer {pair.note.layer.value}`")
+            f"`omh memory rm {shell_word(pair.note.key)} --layer {pair.note.layer.value}`")
 
 
 def _orphan(graph: Graph) -> Iterator[tuple[StoredNote, int | None, str]]:

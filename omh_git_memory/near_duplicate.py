@@ -117,7 +117,10 @@ def fold_command(original: Compared, with_layer: bool = False) -> str:
     """The command that folds more text into `original`, and what it does: `update`
     for a surprise; `edit` for a topic, whose sections `update` has no option for.
     `with_layer` names its layer too (in lint's findings either note may be in either)."""
-    target = f"{original.key} --layer {original.layer.value}" if with_layer else original.key
+    from omh_git_memory.keys import shell_word
+
+    key = shell_word(original.key)
+    target = f"{key} --layer {original.layer.value}" if with_layer else key
     if original.type == "surprise":
         return f"`omh memory update {target}` changes the sections you give"
     return f"`omh memory edit {target}` opens it in your editor"

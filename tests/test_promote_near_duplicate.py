@@ -162,3 +162,41 @@ def test_a_promote_of_many_reads_each_team_note_once(repo_dir: Path) -> None:
     assert reads and max(reads.values()) == 1, reads
     for _doc, note in searcher.local_notes:  # the same answer as one note at a time
         assert found[note.key.value] == repeated(note, searcher, read, local=False)
+
+
+def _as_the_shell_reads_it(repo: Path, text: str) -> list[list[str]]:
+    """Each `omh …` command `text` quotes, as bash would pass it on when pasted."""
+    import re
+    import subprocess
+
+    found = []
+    for command in dict.fromkeys(re.findall(r"`(omh [^`]+)`", text)):
+        run = subprocess.run(["bash", "-c", f"printf '%s\\n' {command}"], cwd=repo,
+                             capture_output=True, text=True, check=True)
+        found.append(run.stdout.splitlines())
+    return found
+
+
+def test_a_key_the_shell_would_expand_is_quoted_in_every_command(repo_dir: Path) -> None:
+    # A team note's key may hold `$(...)`: pasted as it stands, the command runs it.
+    key = "surprise/x$(pwd)"
+    first = dict(zip(FIRST[::2], FIRST[1::2], strict=True))
+    text = note_text(key, "surprise", recorded="2026-10-11").replace(f"# {key}\n", "") + (
+        f"# {first['--observed']}\n\n## Expected\n{first['--expected']}\n\n"
+        f"## Observed\n{first['--observed']}\n\n## Evidence\n{first['--evidence']}\n\n"
+        f"## Answers\n\n- {first['--answers']}\n")
+    path = repo_dir / f".omh/notes/{key}.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    git(repo_dir, "add", "-A")
+    git(repo_dir, "commit", "-qm", "a team note")
+    written = omh(repo_dir, "memory", "remember", *AGAIN)
+    assert written.code == 0, written.err
+    (finding,) = _near_duplicates(repo_dir)
+    review = omh(repo_dir, "memory", "review").out
+    promoted = omh(repo_dir, "memory", "promote", NEW)
+    assert promoted.code == 0, promoted.err
+    for text in (written.out, finding["message"], review, promoted.out):
+        argvs = _as_the_shell_reads_it(repo_dir, text)
+        assert any(argv[:2] == ["omh", "memory"] and key in argv for argv in argvs), (text, argvs)
+        assert all(str(repo_dir) not in " ".join(argv) for argv in argvs), (text, argvs)

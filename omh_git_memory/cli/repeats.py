@@ -46,6 +46,7 @@ def team_repeats_of(ws: Workspace, keys: Sequence[str],
 def say_team_repeats(repeats: dict[str, list[Pair]], promoted: Sequence[str]) -> None:
     """After a promote: each shared note that repeats a team note, and how to keep one
     (both are team notes now, so each command commits)."""
+    from omh_git_memory.keys import shell_word
     from omh_git_memory.near_duplicate import NAMED, fold_command
 
     for key in promoted:
@@ -54,7 +55,7 @@ def say_team_repeats(repeats: dict[str, list[Pair]], promoted: Sequence[str]) ->
             say(f"warning: team/{key} now reads like {other.name} ({other.recorded.isoformat()},"
                 f" {pair.similarity:.0f}% alike); if both record the same thing, keep that one:"
                 f" fold in what team/{key} adds ({fold_command(other, with_layer=True)}), then"
-                f" `omh memory rm {key} --layer team`")
+                f" `omh memory rm {shell_word(key)} --layer team`")
 
 
 def as_json(repeats: Sequence[Pair]) -> list[dict[str, object]]:
@@ -67,6 +68,7 @@ def say_repeats(repeats: Sequence[Pair], written: str | None) -> None:
     """One warning for each of the first NAMED notes repeated, then a count of the rest.
     `written` is the key of the note just written, if one was: keeping one of the two
     then takes removing it too."""
+    from omh_git_memory.keys import shell_word
     from omh_git_memory.near_duplicate import NAMED, fold_command, more_than_named
     from omh_git_memory.remember import repeated_line
 
@@ -76,6 +78,6 @@ def say_repeats(repeats: Sequence[Pair], written: str | None) -> None:
             say(f"warning: {repeated_line(pair)}; update that note instead? {update}")
             continue
         say(f"warning: {repeated_line(pair)}; if both record the same thing, keep that one: "
-            f"fold in what this one adds ({update}), then `omh memory rm {written}`")
+            f"fold in what this one adds ({update}), then `omh memory rm {shell_word(written)}`")
     if more := more_than_named(repeats):
         say(f"warning: {more} (`omh memory lint` names them)")
