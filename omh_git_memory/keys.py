@@ -84,16 +84,17 @@ def printable(text: str) -> str:
 _SHELL_PLAIN: Final = frozenset("-_./@%+=,")
 
 
-def shell_word(key: str) -> str:
+def shell_word(key: str | Key) -> str:
     """`key` as one word of a command a person or an agent may paste into a shell: as
     it is when every character is a letter, a digit or one of `-_./@%+=,`, else in
     single quotes (shlex.quote). A key may hold `$(...)`, `;` or a backtick, and a
     team note's key is a teammate's text: quoted bare, the pasted command runs it."""
     import shlex
 
-    if key and all(c.isalnum() or c in _SHELL_PLAIN for c in key):
-        return key
-    return shlex.quote(key)
+    text = str(key)
+    if text and all(c.isalnum() or c in _SHELL_PLAIN for c in text):
+        return text
+    return shlex.quote(text)
 
 
 def _escape(char: str) -> str:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from omh_git_memory.errors import InvalidKey, KeyConflict, NoteRefused
 from omh_git_memory.expiry.triggers import trigger_problem
-from omh_git_memory.keys import Key, KeyTemplates, slug
+from omh_git_memory.keys import Key, KeyTemplates, shell_word, slug
 from omh_git_memory.layers import Layer
 from omh_git_memory.lint import note_refusals
 from omh_git_memory.near_duplicate import fold_command
@@ -114,9 +114,10 @@ class KeyTaken(KeyConflict):
         key = self.key
         if self.layer is Layer.LOCAL:
             return (f"note {key} already exists in the local layer; update it instead: "
-                    f"`omh memory update {key}` changes the sections you give (or run the "
-                    "command again with --if-exists override to replace it, or "
-                    f"--if-exists suffix to keep both; `omh memory show {key}` shows it)")
+                    f"`omh memory update {shell_word(key)}` changes the sections you give (or "
+                    "run the command again with --if-exists override to replace it, or "
+                    f"--if-exists suffix to keep both; `omh memory show {shell_word(key)}` "
+                    "shows it)")
         beside = "to record something new beside it, choose --if-exists suffix"
         if if_exists is IfExists.OVERRIDE:
             head = (f"--if-exists override would hide team/{key} behind a local note of the "
@@ -130,8 +131,8 @@ class KeyTaken(KeyConflict):
         if self.derived:
             return (f"{head}; its text comes from {self.where}: edit that to change it; "
                     f"{beside}")
-        return (f"{head}; to change it, `omh memory update {key}` commits the change (or "
-                f"edit {self.where} and commit it); {beside}")
+        return (f"{head}; to change it, `omh memory update {shell_word(key)}` commits the "
+                f"change (or edit {self.where} and commit it); {beside}")
 
     def for_agent(self, own: bool = False) -> str:
         """The message for an agent; `own` when the local note holding the key is one

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from omh_git_memory.errors import NoteNotFound, OmhError
-from omh_git_memory.keys import Key
+from omh_git_memory.keys import Key, shell_word
 from omh_git_memory.layers import Layer
 from omh_git_memory.note import MAX_NOTE_BYTES, render
 from omh_git_memory.store import LocalStore, StoredNote, read_note_bytes, read_regular
@@ -171,5 +171,5 @@ def remove_pending(store: LocalStore, item: Pending) -> str:
         raise ChangedMeanwhile(f"local/{item.key} is gone already; nothing was removed") from None
     if removed is None:
         raise ChangedMeanwhile(f"local/{item.key} changed since review showed it, so nothing "
-                               f"was removed; look at it (omh memory show {item.key})")
+                               f"was removed; look at it (omh memory show {shell_word(item.key)})")
     return str(removed)

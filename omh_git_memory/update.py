@@ -43,7 +43,7 @@ from omh_git_memory.git import (
     tree_file,
 )
 from omh_git_memory.graph import Graph
-from omh_git_memory.keys import Key, KeyTemplates
+from omh_git_memory.keys import Key, KeyTemplates, shell_word
 from omh_git_memory.layers import Layer
 from omh_git_memory.lint import note_refusals
 from omh_git_memory.note import (
@@ -202,8 +202,8 @@ def apply_changes(note: Note, changes: Changes) -> str:
                  if getattr(changes, n) is not None]
         if given:
             raise NoteRefused(f"{note.key} is a {note.type} note, which has no "
-                              f"{', '.join(given)} section; `omh memory edit {note.key}` "
-                              "changes any part of it")
+                              f"{', '.join(given)} section; "
+                              f"`omh memory edit {shell_word(note.key)}` changes any part of it")
     text = render(note)
     wanted: list[tuple[str, str | tuple[str, ...]]] = []
     for name in SURPRISE_ONLY:
@@ -357,7 +357,7 @@ def check_text(text: str, target: Target, graph: Graph, strict: bool) -> Note:
     if note.key != target.key:
         raise NoteRefused(
             f"the key cannot change here ({target.key} became {note.key}); rename a note with "
-            f"`omh memory mv {target.key} {note.key}`"
+            f"`omh memory mv {shell_word(target.key)} {shell_word(note.key)}`"
         )
     refusals = note_refusals(note)
     if refusals:
@@ -374,7 +374,7 @@ def check_text(text: str, target: Target, graph: Graph, strict: bool) -> Note:
                 continue
             if graph.claimants(Layer.LOCAL, link):
                 raise NoteRefused(f"[[{link}]] is a local note, which a teammate does not "
-                                  f"have; promote it first (omh memory promote {link})")
+                                  f"have; promote it first (omh memory promote {shell_word(link)})")
             raise NoteRefused(f"[[{link}]] names no note; fix or remove the link")
     elif strict:
         for link in new_links:
@@ -401,7 +401,7 @@ def write_back(ws: Workspace, target: Target, text: str, verb: str = "update") -
         if written is None:
             raise ChangedMeanwhile(
                 f"local/{target.key} changed while {verb} ran, so nothing was written; look at "
-                f"it (omh memory show {target.key} --layer local) and run {verb} again"
+                f"it (omh memory show {shell_word(target.key)} --layer local) and run {verb} again"
             )
         return Updated(target.key, target.layer, str(written), True, note)
     path = team_path(target.file_key)
@@ -448,7 +448,7 @@ def update(ws: Workspace, key: str, changes: Changes, layer: Layer | None = None
     if changes.empty():
         raise NoteRefused(f"nothing to update: give a section to change (--expected, "
                           f"--observed, --evidence, --answers, --relates-to, …), or run "
-                          f"`omh memory edit {key}`")
+                          f"`omh memory edit {shell_word(key)}`")
     graph = ws.graph()
     target = find_target(graph, derived_sources(ws), key, layer)
     text = apply_changes(target.note, changes)

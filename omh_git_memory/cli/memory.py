@@ -508,7 +508,7 @@ def rm(
 ) -> None:
     """Remove one note and say what linked to it. Never removes anything else."""
     from omh_git_memory.errors import OmhError
-    from omh_git_memory.keys import Key
+    from omh_git_memory.keys import Key, shell_word
     from omh_git_memory.layers import Layer
 
     ws = here()
@@ -542,7 +542,8 @@ def rm(
                                      render(entry.note).encode("utf-8"))
         if removed is None:
             raise OmhError(f"local/{key} changed while rm ran, so nothing was removed; "
-                           f"look at it (omh memory show {key} --layer local) and run rm again")
+                           f"look at it (omh memory show {shell_word(key)} --layer local) and "
+                           "run rm again")
         path, commit = str(removed), None
     if as_json:
         emit_json(
@@ -640,6 +641,7 @@ def promote(
     check may ask for."""
     from omh_git_memory.cli.repeats import as_json as repeats_json
     from omh_git_memory.cli.repeats import say_team_repeats, team_repeats_of
+    from omh_git_memory.keys import shell_word
     from omh_git_memory.promote import promote as do_promote
 
     ws = here()
@@ -671,7 +673,7 @@ def promote(
     for key in result.changed_in_local:
         say(f"warning: local/{key} was rewritten while promote ran: the text it held "
             "before is what was committed, the new text stays in the local layer "
-            f"(omh memory show {key} shows both)")
+            f"(omh memory show {shell_word(key)} shows both)")
     for key in result.already_in_team:
         say(f"left out {key}: it is in the team layer already and not in the local one")
     say_team_repeats(repeats, promoted)
@@ -862,6 +864,8 @@ def _report_change(done: Updated, verb: str, as_json: bool) -> None:
         say(f"{past} {done.layer}/{done.key}: commit {done.commit[:12]} changes {done.path}; "
             "push the branch to share it")
     if done.title_differs:
+        from omh_git_memory.keys import shell_word
+
         say(f"note: the title still reads {done.note.title!r}, no longer the first sentence "
-            f"of Observed; --title changes it, and `omh memory mv {done.key} NEW` renames the "
-            "key")
+            f"of Observed; --title changes it, and `omh memory mv {shell_word(done.key)} NEW` "
+            "renames the key")
