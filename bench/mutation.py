@@ -442,7 +442,10 @@ def _is_listed(mutant: Mutant, listed: list[dict[str, str]]) -> str:
     for entry in listed:
         if (entry["before"].strip() == mutant.before.strip()
                 and entry["after"].strip() == mutant.after.strip()
-                and mutant.operator in ("", entry.get("operator", mutant.operator))):
+                and mutant.operator in ("", entry.get("operator", mutant.operator))
+                # `lines`, when given, names the sites the reason holds for (a text
+                # such as `except OSError as err:` may stand at sites a test reaches)
+                and mutant.line in entry.get("lines", [mutant.line])):
             return entry["reason"]
     return ""
 
@@ -605,7 +608,8 @@ def rescore(paths: Paths) -> None:
         mutants = []
         for entry in r["survivors"] + r["listed"]:
             before, _, after = entry["change"].partition("  ->  ")
-            m = Mutant(entry.get("operator", ""), 0, 0, 0, "", before, after,
+            line = int(entry["where"].rpartition(":")[2])
+            m = Mutant(entry.get("operator", ""), 0, line, line, "", before, after,
                        outcome=entry["outcome"])
             m.reason = "" if m.outcome in (KILLED, TIMEOUT) else _is_listed(m, listed)
             m.extra["where"] = entry["where"]

@@ -141,3 +141,25 @@ def test_a_mutant_that_breaks_the_modules_import_counts_as_killed(tmp_path: Path
     negated = [m for m in result["survivors"] if m["operator"] == "AddNot"]
     assert negated == [] and result["error"] == 0, json.dumps(result)
     assert result["killed"] == 1
+
+
+def test_an_equivalent_entry_naming_lines_covers_only_those_sites(tmp_path: Path) -> None:
+    # The same text at two sites: the entry's reason holds for line 2 only, so the
+    # mutant at line 6 still counts against the score, in a run and after rescore.
+    root = _project(tmp_path)
+    (root / "omh_git_memory" / "keys.py").write_text(
+        "def same(a, b):\n    return a == b\n\n\ndef also(a, b):\n    return a == b\n",
+        encoding="utf-8")
+    (root / "tests" / "test_k.py").write_text(
+        "from omh_git_memory import keys\n\n\ndef test_runs():\n"
+        "    keys.same(1, 2)\n    keys.also(1, 2)\n", encoding="utf-8")
+    (root / "bench" / "mutation_equivalent.toml").write_text(
+        '[[mutant]]\nmodule = "keys"\nbefore = "return a == b"\nafter = "return a != b"\n'
+        'lines = [2]\nreason = "only this site"\n', encoding="utf-8")
+    assert _tool(root, "map").returncode == 0
+    assert _tool(root, "run", "--module", "keys").returncode == 0
+    for _ in ("run", "rescore"):
+        result = json.loads((root / "bench" / "mutation_results.json").read_text())["keys"]
+        assert (result["mutants"], result["equivalent"], result["survived"]) == (2, 1, 1)
+        assert [s["where"] for s in result["survivors"]] == ["omh_git_memory/keys.py:6"]
+        assert _tool(root, "rescore").returncode == 0

@@ -53,14 +53,24 @@ _DEFINITIONS: Final[dict[str, tuple[tuple[str, ...], str]]] = {
 
 _NAME: Final = r"[A-Za-z_$][\w$]*"
 _TYPEDEF: Final = re.compile(r"\btypedef\b")
+_BRACE: Final = re.compile(r"[{}]")
 
 
 def _typedef_names(text: str) -> set[str]:
     """C's `typedef … NAME;`, which may span lines: the name right before the `;`
-    that ends each statement holding `typedef`. One split, one pass: linear."""
+    that ends each statement holding `typedef` outside braces (a `;` inside them
+    ends a member), or a statement inside a body. One split, one pass: linear."""
     names: set[str] = set()
-    for statement in text.split(";")[:-1]:  # the last piece has no `;` after it
-        if "typedef" not in statement or not _TYPEDEF.search(statement):
+    depth = begin = end = 0
+    for piece in text.split(";")[:-1]:  # the last piece has no `;` after it
+        end += len(piece) + 1
+        depth = max(depth + piece.count("{") - piece.count("}"), 0)
+        if depth:  # a `;` inside braces ends a member or a body's statement
+            statement = outside = _BRACE.split(piece)[-1]
+        else:  # `typedef struct { int x; } Point`: the statement spans the braces
+            statement, begin = text[begin:end - 1], end
+            outside = statement.split("{", 1)[0] + " " + _BRACE.split(statement)[-1]
+        if "typedef" not in outside or not _TYPEDEF.search(outside):
             continue
         name = _trailing_name(statement.rstrip(" \t"))
         if name:
