@@ -38,7 +38,7 @@ from omh_git_memory.git import (
 )
 from omh_git_memory.graph import Graph
 from omh_git_memory.journal import prune_empty_dirs
-from omh_git_memory.keys import Key
+from omh_git_memory.keys import Key, shell_word
 from omh_git_memory.layers import Layer
 from omh_git_memory.lint import note_refusals
 from omh_git_memory.note import render
@@ -135,7 +135,7 @@ def plan(ws: Workspace, graph: Graph, keys: Sequence[str]) -> Plan:
         claimed = graph.claimants(Layer.TEAM, key.value)
         if path_in_tree(head, path):
             problems.append(f"{key}: the team layer already has {path}; update that note "
-                            f"instead (omh memory update {key} --layer team)")
+                            f"instead (omh memory update {shell_word(key)} --layer team)")
         elif claimed:
             where = claimed[0].location.split(":", 1)[-1]
             problems.append(f"{key}: the team note {where} already has this key; "
@@ -165,7 +165,8 @@ def plan(ws: Workspace, graph: Graph, keys: Sequence[str]) -> Plan:
             if graph.claimants(Layer.LOCAL, target):
                 problems.append(
                     f"{key}: [[{target}]] would dangle for a teammate, who does not have "
-                    f"your local notes; promote both: omh memory promote {key} {target}"
+                    "your local notes; promote both: "
+                    f"omh memory promote {shell_word(key)} {shell_word(target)}"
                 )
             else:
                 problems.append(f"{key}: [[{target}]] names no note; fix or remove the link")
@@ -206,7 +207,8 @@ def promote(ws: Workspace, keys: Sequence[str], signoff: bool = False,
         differ = [k for k, data in shown.items() if k in now and now[k] != data]
         if differ:
             raise PromoteRefused([f"local/{k} changed since review showed it, so nothing was "
-                                  f"committed; look at it (omh memory show {k} --layer local)"
+                                  "committed; look at it "
+                                  f"(omh memory show {shell_word(k)} --layer local)"
                                   " and review again" for k in differ])
     faults.point("promote:planned")
     add = _bytes(steps.commit)

@@ -33,7 +33,7 @@ from omh_git_memory import journal
 from omh_git_memory.errors import InvalidKey, KeyConflict, NoteNotFound, StoreError
 from omh_git_memory.git import GitRepo, checkouts
 from omh_git_memory.journal import prune_empty_dirs
-from omh_git_memory.keys import NOTE_SUFFIX, Key, slug
+from omh_git_memory.keys import NOTE_SUFFIX, Key, shell_word, slug
 from omh_git_memory.layers import Layer
 from omh_git_memory.note import MAX_NOTE_BYTES, Note, NoteParseError, decode, encode, parse
 
@@ -356,7 +356,7 @@ class LocalStore:
             )
         raise KeyConflict(
             f"note {key} already exists in the local layer; update it instead "
-            f"(`omh memory update {key}`), or choose --if-exists skip|suffix|override"
+            f"(`omh memory update {shell_word(key)}`), or choose --if-exists skip|suffix|override"
         )
 
     def remove(self, key: Key) -> Path:

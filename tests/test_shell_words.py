@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from omh_git_memory.keys import shell_word
-from tests.helpers import git, note_text, omh
+from tests.helpers import git, local_store, note_text, omh, remember_linked
 from tests.test_promote_near_duplicate import _as_the_shell_reads_it
 
 KEY = "topic/x$(pwd);y"
@@ -30,3 +30,13 @@ def test_a_refused_update_of_a_topic_quotes_its_key_as_one_word(repo_dir: Path) 
     assert run.code != 0
     argvs = _as_the_shell_reads_it(repo_dir, run.err)
     assert ["omh", "memory", "edit", KEY] in argvs, (run.err, argvs)
+
+
+def test_promote_s_advice_to_promote_a_linked_note_quotes_its_key(repo_dir: Path) -> None:
+    target = local_store(repo_dir) / f"{KEY}.md"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(note_text(KEY, body="## Facts\n\n- the cache is kept\n"))
+    linker = remember_linked(repo_dir, "The cache outlives a logout.", KEY)
+    run = omh(repo_dir, "memory", "promote", linker)
+    assert run.code != 0
+    assert f"omh memory promote {linker} {shell_word(KEY)}" in run.err, run.err
