@@ -11,13 +11,24 @@ check. Most tests here run in process: they are run once per mutant."""
 from __future__ import annotations
 
 import os
+import stat
+import time
 from array import array
 from pathlib import Path
 
 import pytest
 
 from omh_git_memory.errors import OmhError
-from omh_git_memory.recall.index import Postings, Snapshot, index_dir, snapshot_for
+from omh_git_memory.recall.index import (
+    Postings,
+    Snapshot,
+    cache_files,
+    index_dir,
+    note_of,
+    read_checked,
+    snapshot_for,
+    write_checked,
+)
 from omh_git_memory.recall.rank import recall
 from omh_git_memory.remember import TeamKeys
 from omh_git_memory.team import scan_team
@@ -308,3 +319,161 @@ def test_recall_answers_when_the_index_cannot_be_cached(tmp_path: Path) -> None:
     assert _found(repo, "okapi") == ["n"]
     assert _found(repo, "okapi") == ["n"]  # built again: nothing was cached
     assert folder.read_text() == "a file where the cache folder goes\n"
+
+
+def test_a_cache_file_is_read_only_when_it_is_a_regular_file_that_passes_its_check(
+        tmp_path: Path) -> None:
+    good = tmp_path / "good.idx"
+    write_checked(good, b"payload")
+    assert read_checked(good) == b"payload"
+    assert read_checked(tmp_path / "missing.idx") is None
+    # A symlink to a good file: not followed, removed, its target left alone.
+    link = tmp_path / "link.idx"
+    link.symlink_to(good)
+    assert read_checked(link) is None
+    assert not link.is_symlink() and read_checked(good) == b"payload"
+    # A FIFO: never opened for a blocking read (nobody writes to it), removed.
+    fifo = tmp_path / "fifo.idx"
+    os.mkfifo(fifo)
+    assert read_checked(fifo) is None and not fifo.exists()
+    # An empty directory is removed; one holding something is left alone.
+    (tmp_path / "empty.idx").mkdir()
+    assert read_checked(tmp_path / "empty.idx") is None
+    assert not (tmp_path / "empty.idx").exists()
+    (tmp_path / "full.idx").mkdir()
+    (tmp_path / "full.idx" / "x").write_text("x")
+    assert read_checked(tmp_path / "full.idx") is None
+    assert (tmp_path / "full.idx" / "x").read_text() == "x"
+
+
+@pytest.mark.parametrize("damage", ["short", "magic", "digest", "payload", "empty"])
+def test_a_cache_file_that_fails_its_check_is_discarded(tmp_path: Path, damage: str) -> None:
+    path = tmp_path / "c.idx"
+    write_checked(path, b"some payload")
+    data = bytearray(path.read_bytes())
+    if damage == "short":
+        data = data[:40]  # inside the digest
+    elif damage == "magic":
+        data[0] ^= 1
+    elif damage == "digest":
+        data[20] ^= 1
+    elif damage == "payload":
+        data[-1] ^= 1
+    else:
+        data = bytearray()
+    path.write_bytes(bytes(data))
+    assert read_checked(path) is None and not path.exists()
+
+
+def test_a_cache_file_is_written_whole_never_through_a_symlink(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.write_bytes(b"not yours")
+    path = tmp_path / "c.idx"
+    path.symlink_to(elsewhere)
+    write_checked(path, b"new")
+    assert elsewhere.read_bytes() == b"not yours"
+    assert not path.is_symlink() and read_checked(path) == b"new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.idx", "elsewhere"]  # no temp
+
+
+def test_cache_files_are_regular_files_newest_first(tmp_path: Path) -> None:
+    for i, name in enumerate(["b.idx", "a.idx", "c.idx"]):
+        (tmp_path / name).write_bytes(b"x")
+        os.utime(tmp_path / name, (1_700_000_000 + i, 1_700_000_000 + i))
+    (tmp_path / "d.idx").mkdir()
+    (tmp_path / "e.idx").symlink_to(tmp_path / "b.idx")
+    (tmp_path / "f.post").write_bytes(b"x")
+    assert [p.name for p in cache_files(tmp_path, "*.idx")] == ["c.idx", "a.idx", "b.idx"]
+    assert cache_files(tmp_path / "missing", "*.idx") == []
+
+
+def test_a_crashed_writers_old_temporary_file_is_removed_and_a_fresh_one_kept(
+        tmp_path: Path) -> None:
+    repo = _repo(tmp_path, {"README.md": "# Tiny\n"})
+    ws = open_workspace(repo)
+    folder = index_dir(ws.repo)
+    folder.mkdir(parents=True)
+    old, fresh = folder / ".tmp-1-aaaa-x.idx", folder / ".tmp-2-bbbb-y.idx"
+    old.write_bytes(b"half")
+    fresh.write_bytes(b"half")
+    an_hour_ago = time.time() - 3600
+    os.utime(old, (an_hour_ago, an_hour_ago))
+    ws.snapshot()  # a save prunes
+    assert not old.exists() and fresh.exists()
+
+
+def test_a_cache_file_has_an_ordinary_files_mode(tmp_path: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        write_checked(tmp_path / "c.idx", b"x")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "c.idx").stat().st_mode) == 0o644
+
+
+def test_a_cache_write_that_fails_leaves_no_temporary_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def failing(src: object, dst: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", failing)
+    with pytest.raises(OSError):
+        write_checked(tmp_path / "c.idx", b"x")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_local_note_is_found_at_once_and_an_unreadable_one_skipped(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, {"README.md": "# Tiny\n"})
+    ws = open_workspace(repo)
+    ws.local.root.mkdir(parents=True, exist_ok=True)
+    (ws.local.root / "mine.md").write_text(note_text("mine", body="okapi\n"))
+    (ws.local.root / "broken.md").write_text("okapi, but no frontmatter\n")
+    answer = recall(ws.searcher(), "okapi")
+    assert [(h.doc.layer, h.doc.key) for h in answer.results] == [("local", "mine")]
+
+
+def test_an_index_file_is_served_only_for_its_own_commit_with_its_own_postings(
+        tmp_path: Path) -> None:
+    repo = _repo(tmp_path, {"README.md": "# Tiny\n", ".omh/notes/a.md": note_text(
+        "a", body="okapi\n")})
+    ws = open_workspace(repo)
+    first = ws.snapshot()
+    folder = index_dir(ws.repo)
+    second = _commit(repo, {".omh/notes/b.md": note_text("b", body="zebra quokka lemur\n")})
+    want = ws.snapshot()
+    # The first commit's files under the second's name: not the second's index.
+    for suffix in (".idx", ".post"):
+        theirs = folder / f"{first.commit}{suffix}"
+        (folder / f"{second}{suffix}").write_bytes(theirs.read_bytes())
+    assert ws.snapshot().docs == want.docs
+    # The second's own index, beside postings another commit's write left.
+    (folder / f"{second}.post").write_bytes((folder / f"{first.commit}.post").read_bytes())
+    again = ws.snapshot()
+    assert again.docs == want.docs
+    assert _holding(again, "zebra") == [("b", 1)] and _holding(again, "okapi") == [("a", 1)]
+
+
+def test_each_kind_of_document_reads_back_as_its_note(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, {"README.md": "# Tiny\n\n## Install\n",
+                            ".omh/notes/a.md": note_text("a", body="okapi\n")})
+    ws = open_workspace(repo)
+    ws.local.root.mkdir(parents=True, exist_ok=True)
+    (ws.local.root / "mine.md").write_text(note_text("mine", body="zebra\n"))
+    searcher = ws.searcher()
+    read = {(d.layer, d.key): note_of(ws.repo, ws.config(), d, searcher.local_notes)
+            for d in searcher.docs if d is not None}
+    assert {k: (n.key.value, n.type) if n else None for k, n in read.items()} == {
+        ("team", "a"): ("a", "topic"), ("team", "readme"): ("readme", "stub"),
+        ("team", "repo"): ("repo", "topic"), ("local", "mine"): ("mine", "topic")}
+    assert read[("team", "readme")].section("Answers").items == ("Install",)  # type: ignore[union-attr]
+
+
+def test_a_committed_settings_file_over_a_mebibyte_is_not_read_for_the_name(
+        tmp_path: Path) -> None:
+    head = '[repo]\nname = "okapi"\n'
+    fits = head + "#" * ((1 << 20) - len(head) - 1) + "\n"  # exactly 1 MiB
+    repo = _repo(tmp_path, {"README.md": "# Tiny\n", ".omh/memory.toml": fits})
+    ws = open_workspace(repo)
+    assert [d.key for _, d in ws.snapshot().live() if d.is_topic] == ["okapi"]
+    _commit(repo, {".omh/memory.toml": fits + "#\n"})  # two bytes over
+    assert [d.key for _, d in ws.snapshot().live() if d.is_topic] == ["repo"]
