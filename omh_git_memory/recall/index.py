@@ -563,7 +563,7 @@ def cache_files(folder: Path, pattern: str) -> list[Path]:
         for path in folder.glob(pattern):
             with contextlib.suppress(OSError):
                 info = path.lstat()
-                if stat.S_ISREG(info.st_mode):
+                if stat.S_ISREG(info.st_mode) and not _in_progress(path, pattern):
                     found.append((info.st_mtime, path))
     except OSError:
         return []
@@ -700,3 +700,9 @@ def committed_repo_name(repo: GitRepo, entries: Sequence[TreeEntry]) -> str:
 
 _CONFIG_LIMIT: Final = 1 << 20  # a settings file this large is a mistake, not settings
 
+
+def _in_progress(path: Path, pattern: str) -> bool:
+    """A writer's temporary file (`.tmp-…`, see `write_checked`), which a pattern for
+    cache files such as `*.idx` matches too: never read, discarded or pruned as a
+    cache file while its writer may still rename it into place."""
+    return path.name.startswith(".tmp-") and not pattern.startswith(".tmp-")
