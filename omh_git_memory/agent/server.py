@@ -31,6 +31,7 @@ from pydantic import Field
 from omh_git_memory.agent.census import Census, own_prefixes, take_census
 from omh_git_memory.errors import OmhError
 from omh_git_memory.expiry.stale import pin_trigger, stale_marks
+from omh_git_memory.keys import shell_word
 from omh_git_memory.layers import Layer
 from omh_git_memory.near_duplicate import NAMED, Pair, fold_command, more_than_named, repeated
 from omh_git_memory.note import Note
@@ -185,11 +186,11 @@ def _repeat_warning(pair: Pair, searcher: Searcher, source: str, written: str) -
     if own:
         return (f"{said} It is your own note: if both record the same thing, keep that one: "
                 f"call remember again with replaces={other.key} to fold in what this one "
-                f"adds, then remove this copy with `omh memory rm {written}` (the tools "
-                "remove no note).")
+                f"adds, then remove this copy with `omh memory rm {shell_word(written)}` (the "
+                "tools remove no note).")
     return (f"{said} If both record the same thing, recall {other.key} and make sure the "
             f"two agree; a person can merge them: fold in what this one adds "
-            f"({fold_command(other)}), then `omh memory rm {written}`.")
+            f"({fold_command(other)}), then `omh memory rm {shell_word(written)}`.")
 
 
 def _correction_warning(pair: Pair, key: str) -> str:
@@ -200,10 +201,10 @@ def _correction_warning(pair: Pair, key: str) -> str:
     said = (f" Warning: it now looks like {other.key} ({other.layer.value} · "
             f"{other.recorded.isoformat()}, {pair.similarity:.0f}% alike).")
     if other.layer is Layer.TEAM:
-        return (f"{said} If both record the same thing, a person can merge them: fold in "
-                f"what this one adds ({fold_command(other)}), then `omh memory rm {key}`.")
-    return (f"{said} If both record the same thing, keep this one: the other is a copy a "
-            f"person removes with `omh memory rm {other.key}` (the tools remove no note).")
+        return (f"{said} If both record the same thing, a person can merge them: fold in what "
+                f"this one adds ({fold_command(other)}), then `omh memory rm {shell_word(key)}`.")
+    return (f"{said} If both record the same thing, keep this one: the other is a copy a person "
+            f"removes with `omh memory rm {shell_word(other.key)}` (the tools remove no note).")
 
 
 def _replace(ws: Workspace, key: str, obs: Observation,
@@ -221,7 +222,7 @@ def _replace(ws: Workspace, key: str, obs: Observation,
     repeats = [p for p in repeats_of(done.note)  # not the note it was before
                if not (p.original.layer is Layer.LOCAL and p.original.key == done.key.value)]
     return (f"replaced local/{done.key} ({done.note.recorded.isoformat()}); it keeps its key. "
-            f"A person can share it with `omh memory promote {done.key}`."
+            f"A person can share it with `omh memory promote {shell_word(done.key)}`."
             + "".join(_correction_warning(p, done.key.value) for p in repeats))
 
 
@@ -297,7 +298,7 @@ def build_server(ws: Workspace) -> MCPServer:
         if written > LINT_AT_START:  # so the next session starts with fresh counts
             refresh_later(ws)
         return (f"remembered local/{done.key} ({done.note.recorded.isoformat()}). "
-                f"A person can share it with `omh memory promote {done.key}`."
+                f"A person can share it with `omh memory promote {shell_word(done.key)}`."
                 + "".join(_repeat_warning(p, searcher, source, done.key.value)
                           for p in done.repeats[:NAMED])
                 + (f" Warning: {more}." if (more := more_than_named(done.repeats)) else ""))

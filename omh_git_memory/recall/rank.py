@@ -29,6 +29,7 @@ from itertools import compress, repeat
 from typing import Any, Final, Protocol
 
 from omh_git_memory.config import DEFAULT_REPO_NAME
+from omh_git_memory.keys import shell_word
 from omh_git_memory.layers import Layer, reachable_layers
 from omh_git_memory.note import Note
 from omh_git_memory.plural import agree, count
@@ -476,7 +477,7 @@ def read_at(doc: Doc) -> str:
     if doc.is_stub:
         return doc.location
     if doc.is_topic:
-        return f"derived from the repository (omh memory show {doc.key})"
+        return f"derived from the repository (omh memory show {shell_word(doc.key)})"
     if doc.layer == Layer.TEAM.value and ":" in doc.location:
         return doc.location.split(":", 1)[1]  # `<commit>:.omh/notes/<key>.md`
     return doc.location
@@ -506,7 +507,7 @@ def render_tree(answer: Answer, stale: Mapping[tuple[str, str], str] | None = No
             block.append((("└─ " if last else "├─ ") + doc.key, doc))
         if hit.more_neighbours:
             block.append((f"└─ … and {count(hit.more_neighbours, 'more linked note')} "
-                          f"(omh memory show {hit.doc.key})", None))
+                          f"(omh memory show {shell_word(hit.doc.key)})", None))
         blocks.append(block)
     named = [(label, doc) for block in blocks for label, doc in block if doc]
     width = max((len(label) for label, _ in named), default=0)
