@@ -125,6 +125,29 @@ def remember_linked(repo: Path, observed: str, *links: str) -> str:
     return str(run.json()["key"])
 
 
+def commit_files(repo: Path, files: dict[str, str | None], message: str = "change") -> str:
+    """Write `files` (None: delete it) in `repo`, commit them all; the new commit's id."""
+    for name, text in files.items():
+        path = repo / name
+        if text is None:
+            path.unlink()
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", message)
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+def promote_ready(repo: Path, *observed: str) -> list[str]:
+    """omh initialised and committed in `repo`, and one local surprise note observing
+    each of `observed`, ready to promote; their keys."""
+    assert omh(repo, "init").code == 0
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "omh init")
+    return [remember_linked(repo, text) for text in observed]
+
+
 def start_at_fault(repo: Path, fault: str, *args: str) -> subprocess.Popen[str]:
     """`omh ARGS` started with the fault point `fault` set (it stops itself there)."""
     return subprocess.Popen([sys.executable, "-m", "omh_git_memory", *args], cwd=repo,

@@ -13,21 +13,13 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import git, omh
+from tests.helpers import commit_files, omh
 
 
 def _commit(repo: Path, monkeypatch: pytest.MonkeyPatch, when: str,
             files: dict[str, str | None]) -> None:
-    for name, text in files.items():
-        path = repo / name
-        if text is None:
-            path.unlink()
-            continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
     monkeypatch.setenv("GIT_COMMITTER_DATE", f"{when}T12:00:00+0000")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", f"commit of {when}")
+    commit_files(repo, files, f"commit of {when}")
 
 
 def _reindex(repo: Path) -> dict[str, Any]:

@@ -26,29 +26,17 @@ from omh_git_memory.errors import GitFailure
 from omh_git_memory.faults import TRANSACTION
 from omh_git_memory.promote import promote
 from omh_git_memory.workspace import open_workspace
-from tests.helpers import Run, git, note_text, omh
+from tests.helpers import Run, git, note_text, omh, promote_ready
 
 A = "surprise/holes-note-a"
 B = "surprise/holes-note-b"
 LEFTOVERS = {"index.lock", "omh-index.new", "omh-index.lock.pid"}
 
 
-def _remember(repo: Path, observed: str) -> str:
-    run = omh(repo, "memory", "remember", "--expected", "e", "--observed", observed,
-              "--evidence", "v", "--answers", "q", "--json")
-    assert run.code == 0, run.err
-    key: str = run.json()["key"]
-    return key
-
-
 @pytest.fixture
 def ready(repo_dir: Path) -> Path:
     """omh initialised and committed, two local notes A and B ready to promote."""
-    assert omh(repo_dir, "init").code == 0
-    git(repo_dir, "add", "-A")
-    git(repo_dir, "commit", "-qm", "omh init")
-    assert _remember(repo_dir, "Holes note a.") == A
-    assert _remember(repo_dir, "Holes note b.") == B
+    assert promote_ready(repo_dir, "Holes note a.", "Holes note b.") == [A, B]
     return repo_dir
 
 

@@ -33,7 +33,7 @@ from omh_git_memory.recall.rank import recall
 from omh_git_memory.remember import TeamKeys
 from omh_git_memory.team import scan_team
 from omh_git_memory.workspace import open_workspace
-from tests.helpers import git, make_repo, note_text
+from tests.helpers import commit_files, git, make_repo, note_text
 
 
 def _repo(tmp_path: Path, files: dict[str, str]) -> Path:
@@ -48,16 +48,7 @@ def _found(repo: Path, question: str) -> list[str]:
 
 
 def _commit(repo: Path, files: dict[str, str | None], message: str = "change") -> str:
-    for name, text in files.items():
-        path = repo / name
-        if text is None:
-            path.unlink()
-            continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", message)
-    return git(repo, "rev-parse", "HEAD").strip()
+    return commit_files(repo, files, message)
 
 
 # --- what a document is found by ------------------------------------------------

@@ -27,28 +27,24 @@ from omh_git_memory.promote import (
     working_copy_set_aside,
 )
 from omh_git_memory.workspace import open_workspace
-from tests.helpers import git, note_text, omh, resume, start_at_fault, wait_stopped
+from tests.helpers import (
+    git,
+    note_text,
+    promote_ready,
+    remember_linked,
+    resume,
+    start_at_fault,
+    wait_stopped,
+)
 
 A = "surprise/mutants-note-a"
 B = "surprise/mutants-note-b"
 
 
-def _remember(repo: Path, observed: str, *extra: str) -> str:
-    run = omh(repo, "memory", "remember", "--expected", "e", "--observed", observed,
-              "--evidence", "v", "--answers", "q", "--json", *extra)
-    assert run.code == 0, run.err
-    key: str = run.json()["key"]
-    return key
-
-
 @pytest.fixture
 def ready(repo_dir: Path) -> Path:
     """omh initialised and committed, two local notes A and B ready to promote."""
-    assert omh(repo_dir, "init").code == 0
-    git(repo_dir, "add", "-A")
-    git(repo_dir, "commit", "-qm", "omh init")
-    assert _remember(repo_dir, "Mutants note a.") == A
-    assert _remember(repo_dir, "Mutants note b.") == B
+    assert promote_ready(repo_dir, "Mutants note a.", "Mutants note b.") == [A, B]
     return repo_dir
 
 
@@ -197,8 +193,7 @@ def test_another_team_file_claiming_the_key_is_named_by_its_path(ready: Path) ->
 
 
 def test_every_link_of_a_note_is_checked_after_one_that_reaches(ready: Path) -> None:
-    linker = _remember(ready, "Mutants note c.", "--relates-to", A,
-                       "--relates-to", "surprise/nobody-wrote-this")
+    linker = remember_linked(ready, "Mutants note c.", A, "surprise/nobody-wrote-this")
     problems = _refused(ready, [linker, A])
     assert problems == [f"{linker}: [[surprise/nobody-wrote-this]] names no note; "
                         "fix or remove the link"]
