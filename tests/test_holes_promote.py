@@ -16,7 +16,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,7 +25,7 @@ from omh_git_memory.errors import GitFailure
 from omh_git_memory.faults import TRANSACTION
 from omh_git_memory.promote import promote
 from omh_git_memory.workspace import open_workspace
-from tests.helpers import Run, git, note_text, omh, promote_ready
+from tests.helpers import Run, git, note_text, omh, promote_ready, resume, wait_stopped
 
 A = "surprise/holes-note-a"
 B = "surprise/holes-note-b"
@@ -72,24 +71,6 @@ def _start(repo: Path, fault: str, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-m", "omh_git_memory", *args], cwd=repo,
                             env={**os.environ, "OMH_FAULT": fault}, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-
-
-def _stopped(proc: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + 60
-    stat = Path(f"/proc/{proc.pid}/stat")
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, proc.communicate()
-        if stat.read_text().rsplit(")", 1)[1].split()[0] == "T":
-            return
-        time.sleep(0.02)
-    proc.kill()
-    raise AssertionError("the command never reached its fault point")
-
-
-def _resume(proc: subprocess.Popen[str]) -> Run:
-    os.kill(proc.pid, signal.SIGCONT)
-    out, err = proc.communicate(timeout=120)
-    return Run(proc.returncode, out, err)
 
 
 @contextlib.contextmanager
@@ -169,10 +150,10 @@ def test_the_index_write_failing_while_finishing_an_interrupted_promote(ready: P
 
 def _branch_moves_meanwhile(repo: Path) -> Run:
     proc = _start(repo, "commit:object:stop", "memory", "promote", A)
-    _stopped(proc)
+    wait_stopped(proc)
     other = git(repo, "commit-tree", "HEAD^{tree}", "-p", "HEAD", "-m", "someone else").strip()
     git(repo, "update-ref", "refs/heads/main", other)
-    return _resume(proc)
+    return resume(proc)
 
 
 FAILURES = {
@@ -203,7 +184,7 @@ def test_a_live_omh_processs_lock_is_refused_not_taken_over(ready: Path) -> None
     as they are, and the first one, let go, must finish its commit."""
     first = _start(ready, "commit:object:stop", "memory", "promote", A)
     try:
-        _stopped(first)
+        wait_stopped(first)
         lock, record = ready / ".git/index.lock", ready / ".git/omh-index.lock.pid"
         held = (lock.read_bytes(), lock.stat().st_ino, record.read_bytes())
         second = omh(ready, "memory", "promote", B)
@@ -211,7 +192,7 @@ def test_a_live_omh_processs_lock_is_refused_not_taken_over(ready: Path) -> None
         assert "index.lock" in second.err and "another git command is running" in second.err
         assert (lock.read_bytes(), lock.stat().st_ino, record.read_bytes()) == held
     finally:
-        run = _resume(first)
+        run = resume(first)
     assert run.code == 0, run.err
     assert _in_head(ready, _path(A)) and not _in_head(ready, _path(B))
     assert _leftovers(ready) == set()
@@ -388,11 +369,11 @@ def test_a_file_the_user_writes_at_the_path_while_promote_commits_is_kept(ready:
     the branch moved and before the working tree is written. It is the user's: it
     stays, and shows as their change against the committed note."""
     proc = _start(ready, "commit:ref:stop", "memory", "promote", A, "--json")
-    _stopped(proc)
+    wait_stopped(proc)
     mine = ready / _path(A)
     mine.parent.mkdir(parents=True, exist_ok=True)
     mine.write_text("written by the user meanwhile\n")
-    run = _resume(proc)
+    run = resume(proc)
     assert run.code == 0, run.err
     assert mine.read_text() == "written by the user meanwhile\n"
     assert _in_head(ready, _path(A)) and _leftovers(ready) == set()
