@@ -183,25 +183,15 @@ def omh_ranker(searcher: Searcher, **options: float) -> Ranker:
     return ask
 
 
-def with_area_weight(ranker: Ranker, weight: float) -> Ranker:
+def with_setting(ranker: Ranker, name: str, value: float) -> Ranker:
+    """`ranker` with the ranking module's constant `name` set to `value` while it asks."""
     def ask(question: str) -> tuple[list[str], int, int]:
-        shipped = recall_module.AREA_WEIGHT
-        recall_module.AREA_WEIGHT = weight
+        shipped = getattr(recall_module, name)
+        setattr(recall_module, name, value)
         try:
             return ranker(question)
         finally:
-            recall_module.AREA_WEIGHT = shipped
-    return ask
-
-
-def with_function_weight(ranker: Ranker, weight: float) -> Ranker:
-    def ask(question: str) -> tuple[list[str], int, int]:
-        shipped = recall_module.FUNCTION_WEIGHT
-        recall_module.FUNCTION_WEIGHT = weight
-        try:
-            return ranker(question)
-        finally:
-            recall_module.FUNCTION_WEIGHT = shipped
+            setattr(recall_module, name, shipped)
     return ask
 
 
@@ -235,12 +225,12 @@ def run_corpus(corpus: Path, semantic: bool) -> tuple[dict[str, list[Row]], int]
             "BM25 over omh's identifier-aware words": bm25(ours_bm25),
             "omh recall before the floor": omh_ranker(searcher, floor=0.0, min_share=0.0),
             "omh recall (shipped)": shipped,
-            "idea: area label at half weight": with_area_weight(shipped, 0.5),
+            "idea: area label at half weight": with_setting(shipped, "AREA_WEIGHT", 0.5),
             "idea: area label removed": area_removed,
             "idea: title as a field (counted again)": omh_ranker(reindexed(ws, with_title)),
             "idea: key not counted again": omh_ranker(reindexed(ws, without_key)),
-            "idea: function words at full weight": with_function_weight(shipped, 1.0),
-            "idea: function words not counted": with_function_weight(shipped, 0.0),
+            "idea: function words at full weight": with_setting(shipped, "FUNCTION_WEIGHT", 1.0),
+            "idea: function words not counted": with_setting(shipped, "FUNCTION_WEIGHT", 0.0),
         }
         for floor in FLOORS:
             rankers[f"floor {floor:.2f} × best, share {MIN_SHARE}"] = omh_ranker(

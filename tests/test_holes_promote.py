@@ -15,7 +15,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,7 +24,16 @@ from omh_git_memory.errors import GitFailure
 from omh_git_memory.faults import TRANSACTION
 from omh_git_memory.promote import promote
 from omh_git_memory.workspace import open_workspace
-from tests.helpers import Run, git, note_text, omh, promote_ready, resume, wait_stopped
+from tests.helpers import (
+    Run,
+    git,
+    note_text,
+    omh,
+    promote_ready,
+    resume,
+    start_at_fault,
+    wait_stopped,
+)
 
 A = "surprise/holes-note-a"
 B = "surprise/holes-note-b"
@@ -65,12 +73,6 @@ def _in_head(repo: Path, path: str) -> bool:
 
 def _path(key: str) -> str:
     return f".omh/notes/{key}.md"
-
-
-def _start(repo: Path, fault: str, *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "omh_git_memory", *args], cwd=repo,
-                            env={**os.environ, "OMH_FAULT": fault}, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
 @contextlib.contextmanager
@@ -149,7 +151,7 @@ def test_the_index_write_failing_while_finishing_an_interrupted_promote(ready: P
 # --- git's index lock on every failure path ------------------------------------
 
 def _branch_moves_meanwhile(repo: Path) -> Run:
-    proc = _start(repo, "commit:object:stop", "memory", "promote", A)
+    proc = start_at_fault(repo, "commit:object:stop", "memory", "promote", A)
     wait_stopped(proc)
     other = git(repo, "commit-tree", "HEAD^{tree}", "-p", "HEAD", "-m", "someone else").strip()
     git(repo, "update-ref", "refs/heads/main", other)
@@ -182,7 +184,7 @@ def test_a_live_omh_processs_lock_is_refused_not_taken_over(ready: Path) -> None
     """One promote holds the index lock (stopped after writing its commit object);
     a second one must refuse as git would, leave that lock and its record exactly
     as they are, and the first one, let go, must finish its commit."""
-    first = _start(ready, "commit:object:stop", "memory", "promote", A)
+    first = start_at_fault(ready, "commit:object:stop", "memory", "promote", A)
     try:
         wait_stopped(first)
         lock, record = ready / ".git/index.lock", ready / ".git/omh-index.lock.pid"
@@ -368,7 +370,7 @@ def test_a_file_the_user_writes_at_the_path_while_promote_commits_is_kept(ready:
     """The path was free when promote checked it; the user writes a file there after
     the branch moved and before the working tree is written. It is the user's: it
     stays, and shows as their change against the committed note."""
-    proc = _start(ready, "commit:ref:stop", "memory", "promote", A, "--json")
+    proc = start_at_fault(ready, "commit:ref:stop", "memory", "promote", A, "--json")
     wait_stopped(proc)
     mine = ready / _path(A)
     mine.parent.mkdir(parents=True, exist_ok=True)
