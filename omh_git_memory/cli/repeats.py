@@ -50,12 +50,16 @@ def say_team_repeats(repeats: dict[str, list[Pair]], promoted: Sequence[str]) ->
     from omh_git_memory.near_duplicate import NAMED, fold_command
 
     for key in promoted:
-        for pair in repeats.get(key, [])[:NAMED]:
+        pairs = repeats.get(key, [])
+        for pair in pairs[:NAMED]:
             other = pair.original
             say(f"warning: team/{key} now reads like {other.name} ({other.recorded.isoformat()},"
                 f" {pair.similarity:.0f}% alike); if both record the same thing, keep that one:"
                 f" fold in what team/{key} adds ({fold_command(other, with_layer=True)}), then"
                 f" `omh memory rm {shell_word(key)} --layer team`")
+        if (rest := len(pairs) - NAMED) > 0:
+            say(f"warning: team/{key} also reads like {rest} more team "
+                f"{'note' if rest == 1 else 'notes'} (`omh memory lint` names them all)")
 
 
 def as_json(repeats: Sequence[Pair]) -> list[dict[str, object]]:
