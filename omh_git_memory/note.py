@@ -352,11 +352,11 @@ def _parse_date(value: str, line: int) -> dt.date:
 
 @dataclass
 class _Positions:
-    """Where mistune's top-level ATX headings and fences are in the source (its
-    tokens carry no positions), by `id()` of the token."""
+    """Where mistune's top-level ATX headings, fences and indented code blocks are in
+    the source (its tokens carry no positions), by `id()` of the token."""
 
     starts: dict[int, int] = field(default_factory=dict)  # token -> offset in the source
-    fence_end: dict[int, int] = field(default_factory=dict)  # fence -> offset after it
+    code_end: dict[int, int] = field(default_factory=dict)  # code block -> offset after it
     fence_closed: dict[int, bool] = field(default_factory=dict)
 
 
@@ -379,12 +379,22 @@ def _positioned_parser() -> Callable[[_Positions], BlockParser]:
             end = super().parse_method(m, state)
             group = m.lastgroup
             top_level = state.parent is None and len(state.tokens) > before
-            if top_level and group in ("atx_heading", "fenced_code"):
+            if top_level and group in ("atx_heading", "fenced_code", "indent_code"):
                 token, at = state.tokens[before], self.positions
                 at.starts[id(token)] = m.start()
+                if group != "atx_heading":
+                    at.code_end[id(token)] = end if end else len(state.src)
                 if group == "fenced_code":
-                    at.fence_end[id(token)] = end if end else len(state.src)
                     at.fence_closed[id(token)] = _fence_closed(m, state.src, end)
+            return end
+
+        def _parse_indent_code_fast(self, state: BlockState) -> int | None:
+            # mistune 3.1+ parses an indented code block here, not in parse_method
+            start, before = state.cursor, len(state.tokens)
+            end = super()._parse_indent_code_fast(state)
+            if end and state.parent is None and len(state.tokens) > before:
+                self.positions.starts[id(state.tokens[before])] = start
+                self.positions.code_end[id(state.tokens[before])] = end
             return end
 
     return PositionedParser
@@ -490,16 +500,21 @@ def _item_text(item: dict[str, Any]) -> str:
 
 def _links(src: str, tokens: list[dict[str, Any]], at: _Positions) -> tuple[str, ...]:
     """`[[key]]` targets outside code, in order of first appearance."""
-    text = src
-    for token in tokens:
-        if id(token) in at.fence_end:
-            start, end = at.starts[id(token)], at.fence_end[id(token)]
-            text = text[:start] + " " * (end - start) + text[end:]
-    text = _CODE_SPAN.sub(" ", text)
     seen: dict[str, None] = {}
-    for match in _LINK.finditer(text):
+    for match in _LINK.finditer(_without_code(src, tokens, at)):
         seen.setdefault(match.group(1).strip(), None)
     return tuple(seen)
+
+
+def _without_code(src: str, tokens: list[dict[str, Any]], at: _Positions) -> str:
+    """`src` with its code (top-level fences and indented blocks, and code spans)
+    blanked out, every other character at its offset."""
+    text = src
+    for token in tokens:
+        if id(token) in at.code_end:
+            start, end = at.starts[id(token)], at.code_end[id(token)]
+            text = text[:start] + " " * (end - start) + text[end:]
+    return _CODE_SPAN.sub(lambda m: " " * len(m.group()), text)
 
 
 def outline(markdown: str) -> tuple[str | None, list[str]]:
@@ -519,15 +534,9 @@ def retarget_links(note: Note, old: str, new: str) -> Note:
     body = note.body
     src = body if body.endswith("\n") else body + "\n"
     tokens, at = _block_tokens(src)
-    masked = src  # code blanked out, keeping every offset
-    for token in tokens:
-        if id(token) in at.fence_end:
-            start, end = at.starts[id(token)], at.fence_end[id(token)]
-            masked = masked[:start] + " " * (end - start) + masked[end:]
-    masked = _CODE_SPAN.sub(lambda m: " " * len(m.group()), masked)
     pieces: list[str] = []
     last = 0
-    for match in _LINK.finditer(masked):
+    for match in _LINK.finditer(_without_code(src, tokens, at)):
         target = match.group(1)
         if target.strip() != old:
             continue

@@ -5,7 +5,15 @@ import datetime as dt
 import pytest
 
 from omh_git_memory.keys import DEFAULT_KEY_TEMPLATES
-from omh_git_memory.note import NoteParseError, compose, decode, parse, render, with_field
+from omh_git_memory.note import (
+    NoteParseError,
+    compose,
+    decode,
+    parse,
+    render,
+    retarget_links,
+    with_field,
+)
 from omh_git_memory.remember import Observation, build_surprise
 from tests.helpers import FIXTURES, SEED_NOTE, note_text
 
@@ -67,6 +75,15 @@ def test_a_heading_inside_a_code_fence_is_not_a_section() -> None:
 def test_links_inside_code_are_not_links() -> None:
     body = "Text [[real]] and `[[span]]`.\n\n```\n[[fenced]]\n```\n"
     assert parse(note_text("k", body=body)).links == ("real",)
+
+
+def test_links_in_an_indented_code_block_are_not_links_nor_moved() -> None:
+    body = ("Text [[real]].\n\n    omh memory show [[real]]\n\tcat [[tabbed]]\n\n"
+            "A paragraph\n    [[continued]] on an indented line.\n")
+    note = parse(note_text("k", body=body))
+    assert note.links == ("real", "continued")
+    moved = retarget_links(note, "real", "elsewhere").body
+    assert "Text [[elsewhere]]." in moved and "show [[real]]" in moved
 
 
 def test_sections_are_headings_not_words() -> None:
