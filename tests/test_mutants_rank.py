@@ -1,11 +1,13 @@
 """What recall's ranking and its answer promise, stated where the mutation pass found
-them unchecked (issue 14, pass 3).
+them unchecked (issue 14, passes 3 and 4).
 
 The tests build the searcher in process from hand-made documents (no git, no
 subprocess: each runs once per mutant) and state what a user or an agent sees:
-which notes are returned and in what order (orderings a user expects, never exact
-scores: the weights are tuned on benchmarks, docs/recall.md), how many were left
-out, which neighbours each result names, and the lines of the rendered answer.
+which notes are returned and in what order (orderings a user expects, never scores
+that depend on the tuned weights: docs/recall.md), how many were left out, which
+neighbours each result names, and the lines of the rendered answer. Where a weight's
+mechanism is tested, the test sets the weight itself; the scan is held to scoring
+every document by its definition, and the fusion to its documented arithmetic.
 """
 
 from __future__ import annotations
