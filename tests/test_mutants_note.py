@@ -122,11 +122,17 @@ def test_a_note_with_no_title_points_at_the_body() -> None:
 
 
 def test_a_frontmatter_closed_at_the_very_end_is_a_note_with_no_body() -> None:
-    # "---" as the last line, with no line feed: the frontmatter closes, but a
-    # note needs a title after it.
+    # "---" as the last line, with no line feed: the frontmatter closes, so the
+    # refusal is the one for a note with no title, as with the line feed.
     text = "---\nkey: k\ntype: topic\nsource: s\nrecorded: 2026-01-01\n---"
-    err = refusal(text)
-    assert "never closes" in str(err)
+    err, with_line_feed = refusal(text), refusal(text + "\n")
+    assert "no `# Title` line" in str(err) and "never closes" not in str(err)
+    assert (str(err), err.line) == (str(with_line_feed), with_line_feed.line) == (
+        str(err), 7)
+    # An empty frontmatter closed the same way lacks its fields, and one whose
+    # last line is a field still never closes.
+    assert "`key` is missing" in str(refusal("---\n---"))
+    assert "never closes" in str(refusal("---\nkey: k\ntype: topic"))
 
 
 def test_the_type_refusal_lists_the_types() -> None:
