@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from omh_git_memory.errors import NoteNotFound
+from omh_git_memory.errors import GitFailure, NoteNotFound
 from omh_git_memory.keys import Key
 from omh_git_memory.promote import (
     PromoteRefused,
@@ -24,7 +24,6 @@ from omh_git_memory.promote import (
     promote,
     refuse_symlinked_dirs,
     remove_team_note,
-    working_copy_set_aside,
 )
 from omh_git_memory.workspace import open_workspace
 from tests.helpers import (
@@ -170,7 +169,7 @@ def test_a_schema_refusal_names_its_rule_and_line(ready: Path) -> None:
     assert fence and fence[0].startswith(f"{A}: UnclosedFence (line {line}): "), problems
 
 
-def test_a_refusal_without_a_line_says_none(ready: Path) -> None:
+def test_a_refusal_without_a_line_names_no_line(ready: Path) -> None:
     local = _store(ready) / f"{A}.md"
     text = local.read_text()
     local.write_text(re.sub(r"## Evidence\nv\n\n", "", text))
@@ -262,26 +261,29 @@ def test_rm_of_a_team_note_head_lacks_is_not_found(ready: Path) -> None:
         remove_team_note(open_workspace(ready), Key(A))
 
 
-def test_the_checks_stop_at_the_first_missing_directory(tmp_path: Path) -> None:
+def test_a_missing_directory_on_the_path_is_no_refusal_a_symlinked_one_is(
+        tmp_path: Path) -> None:
     (tmp_path / "a").mkdir()
-    refuse_symlinked_dirs(tmp_path, "a/missing/b/c.md")  # nothing below is looked at
+    refuse_symlinked_dirs(tmp_path, "a/missing/b/c.md")  # as for git rm: nothing to lose
     (tmp_path / "a" / "b").symlink_to(tmp_path)
     with pytest.raises(UncommittedEdit, match="a/b is a symlink in the working tree"):
         refuse_symlinked_dirs(tmp_path, "a/b/c.md")
 
 
-def test_a_copy_set_aside_is_put_back_when_the_commit_fails(promoted: Path) -> None:
+def test_rm_puts_the_working_copy_back_when_the_commit_fails(
+    promoted: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = promoted / _path(A)
     committed = path.read_bytes()
-    ws = open_workspace(promoted)
-    blob = git(promoted, "rev-parse", f"HEAD:{_path(A)}").strip()
-    with pytest.raises(RuntimeError), working_copy_set_aside(ws, _path(A), blob):
-        assert not path.exists()  # aside while the commit is made
-        raise RuntimeError("the commit failed")
-    assert path.read_bytes() == committed
-    assert sorted(p.name for p in path.parent.iterdir()) == [path.name]
-    with working_copy_set_aside(ws, _path(A), blob):
-        pass
+    head = _head(promoted)
+    monkeypatch.setenv("OMH_FAULT", "commit:object")  # the commit's write fails (EIO)
+    monkeypatch.setenv("OMH_FAULT_ERRNO", "EIO")
+    with pytest.raises(GitFailure, match="nothing was committed"):
+        remove_team_note(open_workspace(promoted), Key(A))
+    assert path.read_bytes() == committed and _head(promoted) == head
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name]  # nothing set aside
+    monkeypatch.delenv("OMH_FAULT")
+    remove_team_note(open_workspace(promoted), Key(A))
     assert not path.exists() and not path.parent.exists()  # unlinked, empty folder pruned
 
 
@@ -370,7 +372,6 @@ def test_a_copy_that_cannot_be_hashed_is_put_back(
 ) -> None:
     """Reading the copy set aside fails (an I/O error): rm fails, the file stays."""
     import omh_git_memory.promote as promote_module
-    from omh_git_memory.errors import GitFailure
 
     def unreadable(*_args: object) -> str:
         raise GitFailure("hashing failed")
