@@ -282,17 +282,17 @@ def test_a_note_of_exactly_the_limit_is_read(tmp_path: Path) -> None:
     assert read_note_bytes(Layer.LOCAL, "b.md", "x", data + b"\n").note is None
 
 
-def test_a_refused_store_names_the_variable_that_placed_it(repo_dir: Path) -> None:
+def test_a_refused_store_names_the_variable_that_placed_it(
+    repo_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     repo = open_repo(repo_dir)
     with pytest.raises(StoreError, match="set OMH_HOME to a folder outside"):
         local_store_root(repo, {"OMH_HOME": str(repo_dir / "h")})
-    home = os.environ["HOME"]
-    try:
-        os.environ["HOME"] = str(repo_dir / "h")
-        with pytest.raises(StoreError, match="set HOME to a folder outside"):
-            local_store_root(repo, {})
-    finally:
-        os.environ["HOME"] = home
+    # No OMH_HOME: the store is under HOME, a home inside the checkout.
+    monkeypatch.delenv("OMH_HOME")
+    monkeypatch.setenv("HOME", str(repo_dir / "h"))
+    with pytest.raises(StoreError, match="set HOME to a folder outside"):
+        local_store_root(repo)
 
 
 def test_a_store_in_the_shared_git_directory_is_refused_from_a_linked_worktree(
