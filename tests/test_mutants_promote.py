@@ -316,14 +316,15 @@ def test_what_review_showed_is_committed(ready: Path) -> None:
 
 
 def test_a_note_changed_since_review_showed_it_is_refused_by_name(ready: Path) -> None:
-    shown = {A: _text(ready, A), B: _text(ready, B).replace(b"Mutants", b"Shown")}
+    before = {A: _text(ready, A), B: _text(ready, B)}
+    shown = {A: before[A], B: before[B].replace(b"Mutants", b"Shown")}
     with pytest.raises(PromoteRefused) as refused:
         promote(open_workspace(ready), [A, B], shown=shown)
     assert refused.value.problems == [
         f"local/{B} changed since review showed it, so nothing was committed; look at it "
         f"(omh memory show {B} --layer local) and review again"]
     assert not _in_head(ready, _path(A)) and not _in_head(ready, _path(B))
-    assert _text(ready, B).startswith(b"---\n")
+    assert {A: _text(ready, A), B: _text(ready, B)} == before  # both local copies kept
 
 
 def test_finishing_only_reports_the_commit_head_holds(ready: Path) -> None:
