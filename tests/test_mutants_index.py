@@ -10,6 +10,7 @@ check. Most tests here run in process: they are run once per mutant."""
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import time
@@ -406,11 +407,12 @@ def test_a_cache_file_has_an_ordinary_files_mode(tmp_path: Path) -> None:
 def test_a_cache_write_that_fails_leaves_no_temporary_file(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     def failing(src: object, dst: object) -> None:
-        raise OSError(28, "No space left on device")
+        raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(os, "replace", failing)
-    with pytest.raises(OSError):
+    with pytest.raises(OSError) as failed:
         write_checked(tmp_path / "c.idx", b"x")
+    assert failed.value.errno == errno.ENOSPC  # the disk's failure, no other
     assert list(tmp_path.iterdir()) == []
 
 

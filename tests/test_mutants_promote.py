@@ -9,6 +9,7 @@ branch, the files), not how promote gets there.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import subprocess
@@ -341,8 +342,9 @@ def test_the_promote_local_fault_point_is_after_the_first_local_copy(
     the others: the crash tests rely on that moment."""
     monkeypatch.setenv("OMH_FAULT", "promote:local")
     monkeypatch.setenv("OMH_FAULT_ERRNO", "EIO")
-    with pytest.raises(OSError):
+    with pytest.raises(OSError) as failed:
         promote(open_workspace(ready), [A, B])
+    assert failed.value.errno == errno.EIO  # the fault point's, no other failure
     assert _in_head(ready, _path(A)) and _in_head(ready, _path(B))
     assert not (_store(ready) / f"{A}.md").exists()
     assert (_store(ready) / f"{B}.md").exists()
