@@ -185,7 +185,9 @@ def test_the_recipe_digest_is_the_same_when_asked_again(tmp_path: Path) -> None:
 
 def _doc(key: str, trigger: str | None, layer: str = "local",
          problem: str | None = None) -> Doc:
-    return Doc(layer, key, "topic", 1, key, (), "src", 1, f"{key}.md", problem, trigger)
+    return Doc(layer=layer, key=key, kind="topic", recorded=1, title=key, links=(),
+               source="src", length=1, location=f"{key}.md", problem=problem,
+               trigger=trigger)
 
 
 @pytest.fixture
