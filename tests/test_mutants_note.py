@@ -133,6 +133,7 @@ def test_a_frontmatter_closed_at_the_very_end_is_a_note_with_no_body() -> None:
     # last line is a field still never closes.
     assert "`key` is missing" in str(refusal("---\n---"))
     assert "never closes" in str(refusal("---\nkey: k\ntype: topic"))
+    assert "never closes" in str(refusal("---\nkey: k\nabc"))  # a last line of three
 
 
 def test_the_type_refusal_lists_the_types() -> None:
