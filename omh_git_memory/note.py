@@ -319,7 +319,7 @@ def _split_frontmatter(text: str) -> tuple[tuple[tuple[str, str], ...], str, int
     pos = 4
     line_no = 2
     while True:
-        end = text.find("\n", pos)
+        end = text.find("\n", pos) if pos != len(text) - 3 else len(text)  # the ending \n---
         if end == -1:
             raise NoteParseError("frontmatter never closes: no `---` line after it", line_no)
         line = text[pos:end]

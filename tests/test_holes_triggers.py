@@ -246,7 +246,8 @@ def test_symbols_sharing_a_last_name_are_answered_in_one_pass(
     ws = open_workspace(repo)
     reads: list[str] = []
     real_read = stale_module.read_blob
-    monkeypatch.setattr(stale_module, "read_blob", lambda r, b: reads.append(b) or real_read(r, b))
+    monkeypatch.setattr(stale_module, "read_blob",
+                        lambda r, b, *rest: reads.append(b) or real_read(r, b, *rest))
     report = check(ws.searcher().docs, ws.facts())
     assert report.checked == 4
     assert [f.trigger for f in report.stale] == ["symbol:Reader::unparse"]

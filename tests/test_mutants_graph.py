@@ -67,14 +67,3 @@ def test_a_link_to_a_derived_team_note_reaches_it_from_either_layer(tmp_path: Pa
     # A derived key has no file: nothing resolves to a written note.
     assert graph.resolve("docs-guide", Layer.LOCAL) == []
 
-
-def test_a_local_note_reaches_both_layers_a_team_note_only_its_own(tmp_path: Path) -> None:
-    graph = _layers(tmp_path,
-                    team={"both.md": note_text("both")},
-                    local={"both.md": note_text("both"), "mine.md": note_text("mine")})
-    assert sorted(e.layer.value for e in graph.resolve("both", Layer.LOCAL)) == \
-        ["local", "team"]
-    assert [e.layer for e in graph.resolve("both", Layer.TEAM)] == [Layer.TEAM]
-    assert graph.resolve("mine", Layer.TEAM) == []
-    assert not graph.reaches("mine", Layer.TEAM)
-    assert graph.reaches("mine", Layer.LOCAL)

@@ -12,15 +12,16 @@ from omh_git_memory.graph import Graph
 from omh_git_memory.layers import Layer
 from omh_git_memory.lint import Report, lint
 from omh_git_memory.store import LocalStore
-from tests.helpers import note_text
+from omh_git_memory.workspace import open_workspace
+from tests.helpers import make_repo, note_text
 
 
-def _lint_files(root: Path, files: dict[str, str], **graph: object) -> Report:
+def _lint_files(root: Path, files: dict[str, str]) -> Report:
     root.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text)
-    return lint(Graph.of(LocalStore(root).scan(), **graph))  # type: ignore[arg-type]
+    return lint(Graph.of(LocalStore(root).scan()))
 
 
 def _found(report: Report, rule: str) -> list[tuple[str, int | None, str]]:
@@ -77,33 +78,45 @@ def test_one_note_per_key_is_no_duplicate(tmp_path: Path) -> None:
     assert report.findings == ()
 
 
+def _lint_repo(tmp_path: Path, files: dict[str, str]) -> Report:
+    """Lint as `omh memory lint` reads a clone: the team layer at HEAD with its
+    stubs and topic, and the (empty) local layer."""
+    repo = tmp_path / "repo"
+    make_repo(repo, {"README.md": "# Tiny\n", **files})
+    return lint(open_workspace(repo).graph())
+
+
 def test_a_stub_key_two_documents_slug_to_is_named_on_the_one_without_a_stub(
         tmp_path: Path) -> None:
-    report = _lint_files(tmp_path, {}, clashes=[
-        ("deploy-notes", "docs/deploy-notes.md", "docs/Deploy Notes.md")])
-    found = [(f.layer, f.key, f.path, f.line, f.message) for f in report.findings]
+    # Both paths slug to docs/deploy-notes; the one that sorts first keeps the stub.
+    report = _lint_repo(tmp_path, {"docs/deploy-notes.md": "# A\n",
+                                   "docs/Deploy Notes.md": "# B\n"})
+    found = [(f.rule, f.layer, f.key, f.path, f.line, f.message) for f in report.findings]
     assert found == [(
-        Layer.TEAM, "deploy-notes", "docs/deploy-notes.md", None,
-        "the stub key deploy-notes is also derived from docs/Deploy Notes.md, which keeps "
-        "it, so this document has no stub; rename one of the two, or exclude one in "
+        "DuplicateKey", Layer.TEAM, "docs/deploy-notes", "docs/deploy-notes.md", None,
+        "the stub key docs/deploy-notes is also derived from docs/Deploy Notes.md, which "
+        "keeps it, so this document has no stub; rename one of the two, or exclude one in "
         "[stubs] exclude")]
     assert report.counts["DuplicateKey"] == 1 and not report.refused
 
 
 def test_a_derived_note_whose_key_is_held_says_how_to_fix_its_own_kind(tmp_path: Path) -> None:
+    # A written team note holds the key of the topic (named by [repo] name) and the
+    # key of a document's stub: each derived note is named with its own fix.
+    report = _lint_repo(tmp_path, {
+        "docs/deploy.md": "# Deploy\n",
+        ".omh/memory.toml": '[repo]\nname = "myrepo"\n',
+        ".omh/notes/myrepo.md": note_text("myrepo", body="See [[docs/deploy]].\n"),
+        ".omh/notes/docs/deploy.md": note_text("docs/deploy", body="See [[myrepo]].\n"),
+    })
     topic = "the repository topic, named by [repo] name in .omh/memory.toml"
     stub = "the stub of docs/deploy.md"
-    report = _lint_files(tmp_path, {}, shadows=[
-        ("myrepo", topic, ".omh/notes/myrepo.md"),
-        ("deploy", stub, ".omh/notes/deploy.md"),
-    ])
-    found = {f.key: (f.rule, f.layer, f.path, f.message) for f in report.findings}
-    assert found == {
-        "myrepo": ("DuplicateKey", Layer.TEAM, topic,
-                   f"the key myrepo of {topic} is also held by .omh/notes/myrepo.md; "
-                   "change [repo] name in .omh/memory.toml and commit it"),
-        "deploy": ("DuplicateKey", Layer.TEAM, stub,
-                   f"the key deploy of {stub} is also held by .omh/notes/deploy.md; "
-                   "rename the document or the note, or exclude the document in "
-                   "[stubs] exclude"),
-    }
+    found = sorted((f.key, f.rule, f.layer, f.path, f.message) for f in report.findings)
+    assert found == [
+        ("docs/deploy", "DuplicateKey", Layer.TEAM, stub,
+         f"the key docs/deploy of {stub} is also held by .omh/notes/docs/deploy.md; "
+         "rename the document or the note, or exclude the document in [stubs] exclude"),
+        ("myrepo", "DuplicateKey", Layer.TEAM, topic,
+         f"the key myrepo of {topic} is also held by .omh/notes/myrepo.md; "
+         "change [repo] name in .omh/memory.toml and commit it"),
+    ]

@@ -9,6 +9,7 @@ branch, the files), not how promote gets there.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import subprocess
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from omh_git_memory.errors import NoteNotFound
+from omh_git_memory.errors import GitFailure, NoteNotFound
 from omh_git_memory.keys import Key
 from omh_git_memory.promote import (
     PromoteRefused,
@@ -24,7 +25,6 @@ from omh_git_memory.promote import (
     promote,
     refuse_symlinked_dirs,
     remove_team_note,
-    working_copy_set_aside,
 )
 from omh_git_memory.workspace import open_workspace
 from tests.helpers import (
@@ -170,7 +170,7 @@ def test_a_schema_refusal_names_its_rule_and_line(ready: Path) -> None:
     assert fence and fence[0].startswith(f"{A}: UnclosedFence (line {line}): "), problems
 
 
-def test_a_refusal_without_a_line_says_none(ready: Path) -> None:
+def test_a_refusal_without_a_line_names_no_line(ready: Path) -> None:
     local = _store(ready) / f"{A}.md"
     text = local.read_text()
     local.write_text(re.sub(r"## Evidence\nv\n\n", "", text))
@@ -262,26 +262,29 @@ def test_rm_of_a_team_note_head_lacks_is_not_found(ready: Path) -> None:
         remove_team_note(open_workspace(ready), Key(A))
 
 
-def test_the_checks_stop_at_the_first_missing_directory(tmp_path: Path) -> None:
+def test_a_missing_directory_on_the_path_is_no_refusal_a_symlinked_one_is(
+        tmp_path: Path) -> None:
     (tmp_path / "a").mkdir()
-    refuse_symlinked_dirs(tmp_path, "a/missing/b/c.md")  # nothing below is looked at
+    refuse_symlinked_dirs(tmp_path, "a/missing/b/c.md")  # as for git rm: nothing to lose
     (tmp_path / "a" / "b").symlink_to(tmp_path)
     with pytest.raises(UncommittedEdit, match="a/b is a symlink in the working tree"):
         refuse_symlinked_dirs(tmp_path, "a/b/c.md")
 
 
-def test_a_copy_set_aside_is_put_back_when_the_commit_fails(promoted: Path) -> None:
+def test_rm_puts_the_working_copy_back_when_the_commit_fails(
+    promoted: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = promoted / _path(A)
     committed = path.read_bytes()
-    ws = open_workspace(promoted)
-    blob = git(promoted, "rev-parse", f"HEAD:{_path(A)}").strip()
-    with pytest.raises(RuntimeError), working_copy_set_aside(ws, _path(A), blob):
-        assert not path.exists()  # aside while the commit is made
-        raise RuntimeError("the commit failed")
-    assert path.read_bytes() == committed
-    assert sorted(p.name for p in path.parent.iterdir()) == [path.name]
-    with working_copy_set_aside(ws, _path(A), blob):
-        pass
+    head = _head(promoted)
+    monkeypatch.setenv("OMH_FAULT", "commit:object")  # the commit's write fails (EIO)
+    monkeypatch.setenv("OMH_FAULT_ERRNO", "EIO")
+    with pytest.raises(GitFailure, match="nothing was committed"):
+        remove_team_note(open_workspace(promoted), Key(A))
+    assert path.read_bytes() == committed and _head(promoted) == head
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name]  # nothing set aside
+    monkeypatch.delenv("OMH_FAULT")
+    remove_team_note(open_workspace(promoted), Key(A))
     assert not path.exists() and not path.parent.exists()  # unlinked, empty folder pruned
 
 
@@ -314,14 +317,15 @@ def test_what_review_showed_is_committed(ready: Path) -> None:
 
 
 def test_a_note_changed_since_review_showed_it_is_refused_by_name(ready: Path) -> None:
-    shown = {A: _text(ready, A), B: _text(ready, B).replace(b"Mutants", b"Shown")}
+    before = {A: _text(ready, A), B: _text(ready, B)}
+    shown = {A: before[A], B: before[B].replace(b"Mutants", b"Shown")}
     with pytest.raises(PromoteRefused) as refused:
         promote(open_workspace(ready), [A, B], shown=shown)
     assert refused.value.problems == [
         f"local/{B} changed since review showed it, so nothing was committed; look at it "
         f"(omh memory show {B} --layer local) and review again"]
     assert not _in_head(ready, _path(A)) and not _in_head(ready, _path(B))
-    assert _text(ready, B).startswith(b"---\n")
+    assert {A: _text(ready, A), B: _text(ready, B)} == before  # both local copies kept
 
 
 def test_finishing_only_reports_the_commit_head_holds(ready: Path) -> None:
@@ -338,8 +342,9 @@ def test_the_promote_local_fault_point_is_after_the_first_local_copy(
     the others: the crash tests rely on that moment."""
     monkeypatch.setenv("OMH_FAULT", "promote:local")
     monkeypatch.setenv("OMH_FAULT_ERRNO", "EIO")
-    with pytest.raises(OSError):
+    with pytest.raises(OSError) as failed:
         promote(open_workspace(ready), [A, B])
+    assert failed.value.errno == errno.EIO  # the fault point's, no other failure
     assert _in_head(ready, _path(A)) and _in_head(ready, _path(B))
     assert not (_store(ready) / f"{A}.md").exists()
     assert (_store(ready) / f"{B}.md").exists()
@@ -370,7 +375,6 @@ def test_a_copy_that_cannot_be_hashed_is_put_back(
 ) -> None:
     """Reading the copy set aside fails (an I/O error): rm fails, the file stays."""
     import omh_git_memory.promote as promote_module
-    from omh_git_memory.errors import GitFailure
 
     def unreadable(*_args: object) -> str:
         raise GitFailure("hashing failed")

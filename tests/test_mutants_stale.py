@@ -11,8 +11,7 @@ from pathlib import Path
 import pygit2
 import pytest
 
-import omh_git_memory.expiry.stale as stale_module
-from omh_git_memory.errors import NoteRefused
+from omh_git_memory.errors import GitFailure, NoteRefused
 from omh_git_memory.expiry.stale import TreeFacts, check, pin_trigger, stale_marks
 from omh_git_memory.expiry.triggers import State
 from omh_git_memory.git import open_repo
@@ -186,7 +185,9 @@ def test_the_recipe_digest_is_the_same_when_asked_again(tmp_path: Path) -> None:
 
 def _doc(key: str, trigger: str | None, layer: str = "local",
          problem: str | None = None) -> Doc:
-    return Doc(layer, key, "topic", 1, key, (), "src", 1, f"{key}.md", problem, trigger)
+    return Doc(layer=layer, key=key, kind="topic", recorded=1, title=key, links=(),
+               source="src", length=1, location=f"{key}.md", problem=problem,
+               trigger=trigger)
 
 
 @pytest.fixture
@@ -231,14 +232,17 @@ def test_stale_marks_name_only_fired_triggers(facts: TreeFacts) -> None:
     assert stale_marks([], facts) == {}
 
 
-def test_a_report_without_symbol_triggers_reads_no_source_file(
-        facts: TreeFacts, monkeypatch: pytest.MonkeyPatch) -> None:
-    reads: list[str] = []
-    real = stale_module.read_blob
-    monkeypatch.setattr(stale_module, "read_blob", lambda r, b: reads.append(b) or real(r, b))
+def test_a_report_without_symbol_triggers_reads_no_source_file(tmp_path: Path) -> None:
+    # The clone lacks the source file's contents (a partial or damaged clone): a
+    # check that needs no symbol answers all the same, one that does cannot.
+    facts = _facts(tmp_path, {"src/app.py": "def parse(): pass\n"}, base="2026-06")
     blob = facts.blob_at("src/app.py")
+    assert blob is not None
+    (tmp_path / "r" / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
     report = check([_doc("f", f"file:src/app.py@{blob}"), _doc("b", "base:2026-07")], facts)
-    assert report.checked == 2 and report.stale == () and reads == []
+    assert report.checked == 2 and report.stale == () and report.unknown == ()
+    with pytest.raises(GitFailure, match=r"^src/app\.py \(blob [0-9a-f]{12}\) is missing"):
+        check([_doc("s", "symbol:parse")], facts)
 
 
 def test_pin_trigger_resolves_a_shorthand_and_refuses_what_cannot_be_pinned(

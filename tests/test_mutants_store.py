@@ -59,7 +59,9 @@ def test_file_kinds_are_named(tmp_path: Path) -> None:
     assert file_kind(0) == "special file"
 
 
-def test_scan_reports_each_file_that_is_no_note_and_reads_the_rest(tmp_path: Path) -> None:
+def test_scan_reports_each_file_that_is_no_note_and_reads_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     store = _store(tmp_path)
     _write(store, "gotchas/good")
     os.mkfifo(store.root / "gotchas" / "pipe.md")
@@ -69,7 +71,10 @@ def test_scan_reports_each_file_that_is_no_note_and_reads_the_rest(tmp_path: Pat
     (store.root / ".hidden.md").write_text("ignored")
     (store.root / "gotchas" / "notes.txt").write_text("not a note file")
     sock = socket.socket(socket.AF_UNIX)
-    sock.bind(str(store.root / "gotchas" / "sock.md"))
+    # Bound by a relative name: a socket's path is limited to about 100 bytes, which a
+    # deep temporary folder (macOS, a long TMPDIR) passes.
+    monkeypatch.chdir(store.root / "gotchas")
+    sock.bind("sock.md")
     try:
         found = {s.relpath: s for s in store.scan()}
     finally:
@@ -128,17 +133,13 @@ def test_create_root_refused_by_before_create_makes_nothing(tmp_path: Path) -> N
     assert not (tmp_path / "s").exists()
 
 
-def test_a_key_through_a_symlinked_or_file_folder_is_refused(tmp_path: Path) -> None:
+def test_a_key_through_a_file_where_its_folder_goes_is_refused(tmp_path: Path) -> None:
+    # (A symlinked folder: tests/test_store.py; both one level deeper: below.)
     store = _store(tmp_path)
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    os.symlink(outside, store.root / "linked")
-    with pytest.raises(StoreError, match="symlink"):
-        _write(store, "linked/note")
     (store.root / "plain").write_text("x")
     with pytest.raises(StoreError, match="needs a directory"):
         _write(store, "plain/note")
-    assert list(outside.iterdir()) == []
+    assert (store.root / "plain").read_text() == "x"
 
 
 def test_skip_keeps_the_first_and_error_names_the_way_out(tmp_path: Path) -> None:
@@ -282,17 +283,17 @@ def test_a_note_of_exactly_the_limit_is_read(tmp_path: Path) -> None:
     assert read_note_bytes(Layer.LOCAL, "b.md", "x", data + b"\n").note is None
 
 
-def test_a_refused_store_names_the_variable_that_placed_it(repo_dir: Path) -> None:
+def test_a_refused_store_names_the_variable_that_placed_it(
+    repo_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     repo = open_repo(repo_dir)
     with pytest.raises(StoreError, match="set OMH_HOME to a folder outside"):
         local_store_root(repo, {"OMH_HOME": str(repo_dir / "h")})
-    home = os.environ["HOME"]
-    try:
-        os.environ["HOME"] = str(repo_dir / "h")
-        with pytest.raises(StoreError, match="set HOME to a folder outside"):
-            local_store_root(repo, {})
-    finally:
-        os.environ["HOME"] = home
+    # No OMH_HOME: the store is under HOME, a home inside the checkout.
+    monkeypatch.delenv("OMH_HOME")
+    monkeypatch.setenv("HOME", str(repo_dir / "h"))
+    with pytest.raises(StoreError, match="set HOME to a folder outside"):
+        local_store_root(repo)
 
 
 def test_a_store_in_the_shared_git_directory_is_refused_from_a_linked_worktree(
@@ -340,12 +341,6 @@ def test_a_symlinked_folder_in_the_store_is_reported_not_walked(tmp_path: Path) 
     found = {s.relpath: s for s in store.scan()}
     assert list(found) == ["linked"]
     assert "symlink" in (found["linked"].problem or "")
-
-
-def test_suffix_without_other_layers_takes_the_next_number(tmp_path: Path) -> None:
-    store = _store(tmp_path)
-    _write(store, "a")
-    assert _write(store, "a", if_exists=IfExists.SUFFIX) == (Key("a-2"), True)
 
 
 def test_override_says_it_wrote(tmp_path: Path) -> None:

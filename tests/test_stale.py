@@ -227,7 +227,7 @@ def test_one_tree_walk_per_run_whatever_the_number_of_notes(
     monkeypatch.setattr(stale_module, "list_tree",
                         lambda *a: walks.append(1) or real_walk(*a))
     monkeypatch.setattr(stale_module, "read_blob",
-                        lambda r, b: reads.append(b) or real_read(r, b))
+                        lambda r, b, *rest: reads.append(b) or real_read(r, b, *rest))
     report = check(docs, ws.facts())
     assert report.checked == 24
     assert len(walks) == 1

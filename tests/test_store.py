@@ -160,15 +160,6 @@ def test_scan_reads_notes_and_reports_unreadable_ones(tmp_path: Path) -> None:
     assert found["bad.md"].note is None
 
 
-def test_remove_deletes_one_note_and_prunes_empty_directories(tmp_path: Path) -> None:
-    store = LocalStore(tmp_path)
-    store.write(Key("a/b/c"), _text)
-    store.write(Key("a/other"), _text)
-    store.remove(Key("a/b/c"))
-    assert not (tmp_path / "a" / "b").exists()
-    assert (tmp_path / "a" / "other.md").exists()
-
-
 def test_store_files_are_not_world_writable(tmp_path: Path) -> None:
     LocalStore(tmp_path).write(Key("x"), _text)
     assert not os.stat(tmp_path / "x.md").st_mode & 0o002

@@ -172,7 +172,7 @@ class TreeFacts:
             self._languages.add(lang)
             if not remaining:
                 continue
-            text = read_blob(self.repo, blob).decode("utf-8", errors="replace")
+            text = read_blob(self.repo, blob, path).decode("utf-8", errors="replace")
             defined = {g for match in patterns[lang][1].finditer(text)
                        for g in match.groups() if g}
             if lang in _EXTRA:
