@@ -478,6 +478,27 @@ def test_commit_change_of_a_file_staged_new_with_those_bytes(tmp_path: Path) -> 
     assert git(path, "status", "--porcelain") == ""
 
 
+def test_commit_change_of_paths_whose_removal_is_staged(tmp_path: Path) -> None:
+    path = tmp_path / "repo"
+    make_repo(path, {"team/a.md": "a\n", "team/b.md": "b\n"})
+    git(path, "rm", "-q", "--cached", "team/a.md", "team/b.md")
+    g.commit_change(g.open_repo(path), g.Change({"team/a.md": b"new\n"}, ("team/b.md",), "m"))
+    assert git(path, "ls-tree", "-r", "--name-only", "HEAD").split() == ["team/a.md"]
+    assert git(path, "show", "HEAD:team/a.md") == "new\n"
+
+
+def test_commit_change_of_a_file_staged_before_the_first_commit(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q", "-b", "main", "empty")
+    path = tmp_path / "empty"
+    git(path, "config", "user.name", IDENTITY[0])
+    git(path, "config", "user.email", IDENTITY[1])
+    (path / "a.md").write_bytes(b"a\n")
+    git(path, "add", "a.md")
+    g.commit_change(g.open_repo(path), g.Change({"a.md": b"a\n"}, (), "first"))
+    assert git(path, "show", "HEAD:a.md") == "a\n"
+    assert git(path, "status", "--porcelain") == ""
+
+
 def test_commit_change_without_an_identity(tmp_path: Path) -> None:
     git(tmp_path, "init", "-q", "-b", "main", "anon")
     # libgit2 fixed its global and XDG search paths when pygit2 was imported, from the
