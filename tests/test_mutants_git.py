@@ -687,12 +687,15 @@ def test_a_branch_that_moved_though_its_log_failed_is_committed(tmp_path: Path) 
 
 
 def test_a_branch_git_holds_locked_is_refused(tmp_path: Path) -> None:
+    # libgit2 says "failed to lock file '…' for writing: " with nothing after the
+    # colon; the refusal reads without the dangling colon
     path = tmp_path / "repo"
     make_repo(path)
     before = _log(path)
     (path / ".git" / "refs" / "heads" / "main.lock").write_text("", encoding="utf-8")
     with pytest.raises(GitFailure, match=(
-            r"^could not move refs/heads/main: .*main.lock.* \(another process "
+            r"^could not move refs/heads/main: failed to lock file '.*/main.lock' for writing "
+            r"\(another process "
             r"committed meanwhile\?\); nothing was changed, run the command again$")):
         g.commit_change(g.open_repo(path), g.Change({"new.md": b"n"}, (), "m"))
     assert _log(path) == before
