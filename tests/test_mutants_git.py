@@ -22,7 +22,7 @@ import pytest
 
 from omh_git_memory import faults
 from omh_git_memory import git as g
-from omh_git_memory.errors import GitFailure
+from omh_git_memory.errors import GitFailure, NotARepository
 from tests.helpers import IDENTITY, commit_files, git, make_repo
 
 # --- which checkouts, which root --------------------------------------------------
@@ -45,7 +45,7 @@ def test_a_bare_repository_has_no_checkout_of_its_own(tmp_path: Path) -> None:
     bare = g.open_repo(tmp_path / "bare.git")
     assert bare.main_checkout == (tmp_path / "bare.git").resolve()
     assert g.checkouts(bare) == []
-    with pytest.raises(GitFailure.__mro__[1]):  # NotARepository and GitFailure share OmhError
+    with pytest.raises(NotARepository, match="is a bare repository; run omh inside a checkout"):
         bare.require_workdir()
 
 
