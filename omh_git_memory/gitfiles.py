@@ -25,7 +25,10 @@ from omh_git_memory.errors import GitFailure
 def describe(err: BaseException) -> str:
     """What went wrong, in words, never libgit2's '(no error)' or a bare None."""
     number = err.errno if isinstance(err, OSError) else None
-    text = (err.strerror if isinstance(err, OSError) else None) or str(err).strip()
+    # libgit2 ends some messages in a colon with nothing after it ("failed to lock
+    # file '…' for writing: "): drop the dangling colon
+    text = ((err.strerror if isinstance(err, OSError) else None)
+            or str(err).strip().removesuffix(":").rstrip())
     if number == errno.ENOSPC or "No space left on device" in text:
         return "the disk is full; free some space and run the command again"
     if number == errno.EDQUOT or "quota exceeded" in text.lower():
