@@ -413,14 +413,15 @@ def test_json_that_is_not_an_object_is_an_invalid_request() -> None:
         None, INVALID_REQUEST, "invalid request: send one JSON-RPC object per line")
 
 
-@pytest.mark.parametrize("bad_id", ["1.5", "true", "false", "null", '{"a": 1}', "[1]"])
+@pytest.mark.parametrize("bad_id", ["1.5", "true", "false", "null", '{"a": 1}', "[1]"],
+                         ids=["float", "true", "false", "null", "object", "list"])
 def test_a_request_whose_id_is_not_a_string_or_an_integer(bad_id: str) -> None:
     refusal = unanswered(CALL % (bad_id, ""))
     assert refusal is not None and refusal[:2] == (None, INVALID_REQUEST), refusal
     assert "id must be a string or an integer" in refusal[2] or "not a JSON-RPC" in refusal[2]
 
 
-@pytest.mark.parametrize("bad_id", ["1.5", "true", "null"])
+@pytest.mark.parametrize("bad_id", ["1.5", "true", "null"], ids=["float", "true", "null"])
 def test_a_request_the_sdk_reads_with_an_unusable_id_names_the_id(bad_id: str) -> None:
     assert unanswered(CALL % (bad_id, "")) == (
         None, INVALID_REQUEST, "invalid request: its id must be a string or an integer")
@@ -428,7 +429,8 @@ def test_a_request_the_sdk_reads_with_an_unusable_id_names_the_id(bad_id: str) -
 
 @pytest.mark.parametrize("where", [', "params": {"cursor": "\\ud800"}',
                                    ', "params": {"\\udfff": 1}',
-                                   ', "params": {"list": ["ok", "\\udc00"]}'])
+                                   ', "params": {"list": ["ok", "\\udc00"]}'],
+                         ids=["value", "key", "list"])
 def test_a_lone_surrogate_anywhere_is_answered_with_the_request_s_id(where: str) -> None:
     refusal = unanswered(CALL % ("7", where))
     assert refusal is not None and refusal[:2] == (7, INVALID_REQUEST), refusal
@@ -529,7 +531,8 @@ def test_every_argument_limit_is_taken_at_its_number_and_refused_one_over(served
 # --- a big store's lint counts: refreshed after a remember, in the background -----------
 
 
-@pytest.mark.parametrize(("limit", "refreshed"), [(2, True), (3, False)])
+@pytest.mark.parametrize(("limit", "refreshed"), [(2, True), (3, False)],
+                         ids=["over", "at"])
 def test_remember_refreshes_the_counts_only_over_the_start_limit(
     served: Path, monkeypatch: pytest.MonkeyPatch, limit: int, refreshed: bool
 ) -> None:
@@ -554,3 +557,156 @@ def test_remember_refreshes_the_counts_only_over_the_start_limit(
         return asked[len(before):]
 
     assert _serve(served, body) == (["refresh"] if refreshed else [])
+
+
+# --- pass 4, after the first run: what survived it ---------------------------------------
+
+
+def test_a_character_a_line_cannot_show_is_cut_even_when_it_is_not_unsafe() -> None:
+    assert clean_source_part("a\u00a0b") == "a?b"  # a no-break space prints as nothing
+    assert clean_source_part("a\u202eb") == "a?b"  # a bidi control
+
+
+def test_an_unchanged_store_is_not_read_again_between_calls(
+    served: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from omh_git_memory.recall.rank import Searcher
+
+    built: list[int] = []
+
+    class Counting(Searcher):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            built.append(1)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(srv, "Searcher", Counting)
+    answers = _calls(served, _recall("release branch"), _recall("deploy"), _recall("deploy"))
+    assert [a.is_error for a in answers] == [False] * 3
+    assert len(built) == 1  # at the start, then kept: HEAD and the local store unchanged
+
+
+def test_the_description_carries_lint_s_counts_only_when_it_finds_something(
+    repo_dir: Path,
+) -> None:
+    async def described(c: Client) -> str:
+        tools = {t.name: t for t in (await c.list_tools()).tools}
+        return tools["recall"].description or ""
+
+    assert omh(repo_dir, "init").code == 0
+    clean = _serve(repo_dir, described)
+    assert clean.endswith("and its date — weigh them."), clean  # nothing after it
+    (_local(repo_dir) / "fence.md").write_text(note_text("fence", body="```\nnever closed\n"))
+    found = _serve(repo_dir, described)
+    assert found.endswith(" `omh memory lint` finds 1 refused note and 1 warning in this "
+                          "store (1 Orphan, 1 UnclosedFence); run it to list them."), found
+
+
+def test_both_tools_answer_text_not_structured_output(served: Path) -> None:
+    async def body(c: Client) -> Any:
+        tools = (await c.list_tools()).tools
+        return tools, await c.call_tool("recall", {"question": "deploy"})
+
+    tools, answer = _serve(served, body)
+    assert [t.output_schema for t in tools] == [None, None]
+    assert answer.structured_content is None
+
+
+def test_relates_to_takes_a_note_and_refuses_a_file_that_is_not_one(served: Path) -> None:
+    (served / ".omh/notes/broken.md").write_text("no frontmatter at all\n")
+    git(served, "add", "-A")
+    git(served, "commit", "-qm", "a broken note")
+    linked, broken = _calls(served, _remember({**GOOD, "relates_to": ["deploy"]}),
+                            _remember({**GOOD, "observed": "Another.", "relates_to": ["broken"]}))
+    assert not linked.is_error, _text(linked)
+    assert broken.is_error and "broken names no note" in _text(broken), _text(broken)
+
+
+def test_more_repeats_than_named_are_counted(repo_dir: Path) -> None:
+    base = mcp_args(FIRST)
+    copies = [{**base, "observed": base["observed"].replace("three times", f"{n} times")}
+              for n in ("two", "four", "five", "six")]
+    answers = [_text(r) for r in _calls(repo_dir, *(_remember(c) for c in [base, *copies]))]
+    assert "more" not in answers[3], answers[3]  # three alike: each named
+    assert answers[4].count("Warning: this note looks like") == 3, answers[4]
+    assert answers[4].endswith(" Warning: and 1 more note looks like it."), answers[4]
+
+
+def test_a_store_that_breaks_while_serving_is_a_refusal_in_its_own_words(
+    served: Path,
+) -> None:
+    assert omh(served, "init").code == 0
+
+    async def body(c: Client) -> Any:
+        (served / ".omh/memory.toml").write_text("[recall]\nsemantic = 3\n")
+        return await c.call_tool("recall", {"question": "deploy"})
+
+    answer = _serve(served, body)
+    assert answer.is_error and "semantic must be true or false" in _text(answer), _text(answer)
+
+
+def test_probe_of_a_server_that_never_answers_names_the_timeout(tmp_path: Path) -> None:
+    import os
+
+    with pytest.raises(ProbeFailed) as failed:
+        probe(sys.executable, ["-c", "import time; time.sleep(30)"], tmp_path,
+              dict(os.environ), timeout=2)
+    assert str(failed.value) == "TimeoutError"
+
+
+def test_probe_keeps_what_the_server_logged_from_its_first_character(
+    served: Path, tmp_path: Path
+) -> None:
+    import os
+
+    shim = tmp_path / "shim" / "onnxruntime"  # the semantic extra made unimportable
+    shim.mkdir(parents=True)
+    (shim / "__init__.py").write_text("raise ImportError('onnxruntime is not installed')\n")
+    assert omh(served, "init").code == 0
+    config = served / ".omh/memory.toml"
+    config.write_text(config.read_text().replace("semantic = false", "semantic = true"))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        p for p in (str(shim.parent), os.environ.get("PYTHONPATH")) if p)}
+    seen = probe(sys.executable, ["-m", "omh_git_memory", "mcp", "serve"], served, env)
+    assert seen.log.startswith("omh mcp: WARNING semantic recall is on"), seen.log
+
+
+def test_semantic_on_loads_the_model_once_and_its_view_once_per_store_state(
+    served: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The model is loaded at the start and kept; the view over the store's vectors
+    is made again only when HEAD or the local store changed. Stand-ins for the
+    model and the view count the work; recall itself goes on by words."""
+    from omh_git_memory.recall import semantic
+    from omh_git_memory.workspace import Workspace
+
+    loaded: list[int] = []
+    views: list[object] = []
+    asked_with: list[object] = []
+
+    class Model:
+        def __init__(self, *_: Any, **__: Any) -> None:
+            loaded.append(1)
+
+    def view(self: Workspace, searcher: Any, embedder: Any = None, progress: Any = None) -> Any:
+        assert isinstance(embedder, Model)
+        views.append(object())
+        return views[-1]
+
+    from omh_git_memory.recall.rank import recall as real_recall
+
+    def by_words(searcher: Any, question: str, also: Any = (), semantic: Any = None) -> Any:
+        asked_with.append(semantic)
+        return real_recall(searcher, question, also)
+
+    monkeypatch.setattr(semantic, "Embedder", Model)
+    monkeypatch.setattr(Workspace, "semantic", view)
+    monkeypatch.setattr(srv, "recall", by_words)
+    assert omh(served, "init").code == 0
+    config = served / ".omh/memory.toml"
+    config.write_text(config.read_text().replace("semantic = false", "semantic = true"))
+    answers = _calls(served, _recall("deploy"), _recall("release branch"), _remember(GOOD),
+                     _recall("deploy"))
+    assert not any(a.is_error for a in answers), [_text(a) for a in answers]
+    assert loaded == [1]
+    assert len(views) == 2  # at the start, and after remember changed the local store
+    assert asked_with == [views[0], views[0], views[1]]
