@@ -710,3 +710,42 @@ def test_semantic_on_loads_the_model_once_and_its_view_once_per_store_state(
     assert loaded == [1]
     assert len(views) == 2  # at the start, and after remember changed the local store
     assert asked_with == [views[0], views[0], views[1]]
+
+
+def test_a_request_nested_too_deep_to_search_for_surrogates_is_still_answered() -> None:
+    # 600 levels: Python's parser reads it, the SDK's refuses it, and looking for a
+    # lone surrogate that deep overflows the stack: it is answered all the same.
+    deep = CALL % ("1", ', "params": {"a": ' + "[" * 600 + "]" * 600 + "}")
+    assert unanswered(deep) == (1, INVALID_REQUEST, "invalid request: not a JSON-RPC 2.0 message")
+    deeper = CALL % ("1", ', "params": {"a": ' + "[" * 5000 + "]" * 5000 + "}")
+    refused = unanswered(deeper)  # too deep for Python's parser too
+    assert refused is not None and refused[:2] == (None, PARSE_ERROR)
+
+
+def test_the_reader_passes_what_the_sdk_reads_and_answers_what_it_would_drop() -> None:
+    """`_Requests`, the line reader in front of the SDK's: a blank line or one the SDK
+    reads goes through as it is; one it would drop is answered with an error, and
+    not passed on."""
+    good = CALL % ("1", "") + "\n"
+    lines = ["\n", good, "not json\n", CALL % ("true", "") + "\n", "  \n"]
+
+    async def run() -> tuple[list[str], list[Any]]:
+        async def source() -> Any:
+            for line in lines:
+                yield line
+
+        sent: list[Any] = []
+
+        class Replies:
+            async def send(self, message: Any) -> None:
+                sent.append(message.message)
+
+        requests = srv._Requests(source())
+        requests.replies = Replies()
+        requests.ready.set()
+        return [line async for line in requests], sent
+
+    passed, answered = asyncio.run(run())
+    assert passed == ["\n", good, "  \n"]
+    assert [(a.id, a.error.code) for a in answered] == [(None, PARSE_ERROR),
+                                                         (None, INVALID_REQUEST)]
