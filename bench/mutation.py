@@ -666,6 +666,9 @@ def main(argv: list[str] | None = None) -> int:
         print("mutation: restored a file an earlier run left mutated", file=sys.stderr)
     signal.signal(signal.SIGTERM, _raise_interrupted)
     signal.signal(signal.SIGHUP, _raise_interrupted)
+    # Python leaves SIGINT ignored when it starts so (a job a shell put in the
+    # background): a `kill -INT` must still stop a run and put the module back.
+    signal.signal(signal.SIGINT, _raise_interrupted)
     try:
         if args.command == "map":
             build_map(paths, args.tests)

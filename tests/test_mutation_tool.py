@@ -62,9 +62,12 @@ def _tool(root: Path, *args: str, **kw: object) -> subprocess.CompletedProcess[s
 def _start_hanging_run(root: Path, pid_file: Path) -> subprocess.Popen[str]:
     assert _tool(root, "map").returncode == 0
     env = {**os.environ, "HANG_PID_FILE": str(pid_file)}
+    # started as a shell starts a background job, with SIGINT ignored: the tool must
+    # stop on it all the same
     run = subprocess.Popen([sys.executable, str(TOOL), "--root", str(root), "run",
                             "--module", "keys"], env=env, text=True,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     deadline = time.monotonic() + 120
     while not pid_file.exists():
         assert run.poll() is None, run.communicate()
