@@ -28,6 +28,15 @@ from tests.helpers import IDENTITY, commit_files, git, make_repo
 # --- which checkouts, which root --------------------------------------------------
 
 
+def _committed(path: Path, files: dict[str, str]) -> tuple[g.GitRepo, pygit2.Commit]:
+    """A repository at `path` whose one commit holds `files`, and that commit."""
+    make_repo(path, files)
+    repo = g.open_repo(path)
+    head = g.resolve_commit(repo, "HEAD")
+    assert head is not None
+    return repo, head
+
+
 def test_checkouts_of_a_clone_with_a_linked_worktree_from_either_side(tmp_path: Path) -> None:
     main = tmp_path / "main"
     make_repo(main)
@@ -157,10 +166,7 @@ def _drop_object(repo_path: Path, oid: object) -> None:
 
 def test_every_missing_blob_is_named_at_once(tmp_path: Path) -> None:
     path = tmp_path / "repo"
-    make_repo(path, {"team/a.md": "a\n", "team/b.md": "b\n", "team/c.md": "c\n"})
-    repo = g.open_repo(path)
-    head = g.resolve_commit(repo, "HEAD")
-    assert head is not None
+    _, head = _committed(path, {"team/a.md": "a\n", "team/b.md": "b\n", "team/c.md": "c\n"})
     for name in ("team/b.md", "team/c.md"):
         _drop_object(path, head.tree[name].id)
     short = str(head.id)[:12]
@@ -178,10 +184,7 @@ def test_every_missing_blob_is_named_at_once(tmp_path: Path) -> None:
 
 def test_a_missing_subtree_is_named(tmp_path: Path) -> None:
     path = tmp_path / "repo"
-    make_repo(path, {"team/sub/a.md": "a\n"})
-    repo = g.open_repo(path)
-    head = g.resolve_commit(repo, "HEAD")
-    assert head is not None
+    _, head = _committed(path, {"team/sub/a.md": "a\n"})
     _drop_object(path, head.tree["team/sub"].id)
     short = str(head.id)[:12]
     with pytest.raises(GitFailure, match=rf"^team/sub at {short} is missing from "):
@@ -194,10 +197,7 @@ def test_a_missing_subtree_is_named(tmp_path: Path) -> None:
 
 def test_a_missing_root_tree_is_named(tmp_path: Path) -> None:
     path = tmp_path / "repo"
-    make_repo(path, {"team/a.md": "a\n"})
-    repo = g.open_repo(path)
-    head = g.resolve_commit(repo, "HEAD")
-    assert head is not None
+    _, head = _committed(path, {"team/a.md": "a\n"})
     _drop_object(path, head.tree.id)
     head = g.resolve_commit(g.open_repo(path), "HEAD")
     assert head is not None
@@ -226,10 +226,7 @@ def test_is_partial_clone_reads_the_promisor_settings(tmp_path: Path) -> None:
 
 def test_require_blobs_names_one_missing_blob(tmp_path: Path) -> None:
     path = tmp_path / "repo"
-    make_repo(path, {"a.md": "a\n", "b.md": "b\n"})
-    repo = g.open_repo(path)
-    head = g.resolve_commit(repo, "HEAD")
-    assert head is not None
+    repo, head = _committed(path, {"a.md": "a\n", "b.md": "b\n"})
     blobs = {name: str(head.tree[name].id) for name in ("a.md", "b.md")}
     g.require_blobs(repo, str(head.id), blobs, ".")
     _drop_object(path, blobs["b.md"])
@@ -239,10 +236,7 @@ def test_require_blobs_names_one_missing_blob(tmp_path: Path) -> None:
 
 def test_blob_readers_name_what_is_missing(tmp_path: Path) -> None:
     path = tmp_path / "repo"
-    make_repo(path, {"a.md": "abc"})
-    repo = g.open_repo(path)
-    head = g.resolve_commit(repo, "HEAD")
-    assert head is not None
+    repo, head = _committed(path, {"a.md": "abc"})
     blob = str(head.tree["a.md"].id)
     assert g.blob_size(repo, blob) == 3 and g.read_blob(repo, blob) == b"abc"
     _drop_object(path, blob)
