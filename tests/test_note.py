@@ -77,6 +77,16 @@ def test_links_inside_code_are_not_links() -> None:
     assert parse(note_text("k", body=body)).links == ("real",)
 
 
+def test_only_code_blocks_hide_links_headings_lists_and_quotes_do_not() -> None:
+    # a `~~~` fence: no backtick for the code-span pass to blank it by chance
+    body = ("~~~\n[[tilde]]\n~~~\n\n- item [[listed]]\n\n> quoted [[quoted]]\n\n"
+            "## Section [[heading]]\n\nText [[prose]]\n")
+    note = parse(note_text("k", body=body))
+    assert note.links == ("listed", "quoted", "heading", "prose")
+    assert retarget_links(note, "tilde", "elsewhere") is note  # nothing to rewrite
+    assert "## Section [[x]]" in retarget_links(note, "heading", "x").body
+
+
 def test_links_in_an_indented_code_block_are_not_links_nor_moved() -> None:
     body = ("Text [[real]].\n\n    omh memory show [[real]]\n\tcat [[tabbed]]\n\n"
             "A paragraph\n    [[continued]] on an indented line.\n")
