@@ -58,8 +58,9 @@ def say_team_repeats(repeats: dict[str, list[Pair]], promoted: Sequence[str]) ->
                 f" fold in what team/{key} adds ({fold_command(other, with_layer=True)}), then"
                 f" `omh memory rm {shell_word(key)} --layer team`")
         if (rest := len(pairs) - NAMED) > 0:
+            # not "lint names them": lint names each note's most alike repeat only
             say(f"warning: team/{key} also reads like {rest} more team "
-                f"{'note' if rest == 1 else 'notes'} (`omh memory lint` names them all)")
+                f"{'note' if rest == 1 else 'notes'}, less alike than these")
 
 
 def as_json(repeats: Sequence[Pair]) -> list[dict[str, object]]:
