@@ -85,4 +85,4 @@ def say_repeats(repeats: Sequence[Pair], written: str | None) -> None:
         say(f"warning: {repeated_line(pair)}; if both record the same thing, keep that one: "
             f"fold in what this one adds ({update}), then `omh memory rm {shell_word(written)}`")
     if more := more_than_named(repeats):
-        say(f"warning: {more} (`omh memory lint` names them)")
+        say(f"warning: {more}")  # lint names each note's most alike repeat only
