@@ -18,7 +18,7 @@ from omh_git_memory.expiry.triggers import trigger_problem
 from omh_git_memory.graph import Graph
 from omh_git_memory.keys import printable
 from omh_git_memory.layers import Layer
-from omh_git_memory.note import Note, render
+from omh_git_memory.note import Note, link_line, render
 from omh_git_memory.store import StoredNote
 
 
@@ -165,7 +165,7 @@ def _dangling_link(graph: Graph) -> Iterator[tuple[StoredNote, int | None, str]]
                 why = "is only in your local layer, which teammates do not have; promote it too"
             else:
                 why = "names no note in the store"
-            yield entry, _line_of(note, f"[[{target}"), f"[[{target}]] {why}"
+            yield entry, link_line(note, target), f"[[{target}]] {why}"
 
 
 def _near_duplicate(graph: Graph) -> Iterator[tuple[StoredNote, int | None, str]]:

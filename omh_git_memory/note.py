@@ -517,6 +517,18 @@ def _without_code(src: str, tokens: list[dict[str, Any]], at: _Positions) -> str
     return _CODE_SPAN.sub(lambda m: " " * len(m.group()), text)
 
 
+def link_line(note: Note, target: str) -> int | None:
+    """The file line of the first `[[target]]` link outside code, where
+    :attr:`Note.links` finds it (None if the note has no such link)."""
+    body = note.body
+    src = body if body.endswith("\n") else body + "\n"
+    tokens, at = _block_tokens(src)
+    for match in _LINK.finditer(_without_code(src, tokens, at)):
+        if match.group(1).strip() == target:
+            return _render_fields(note.fields).count("\n") + src.count("\n", 0, match.start()) + 1
+    return None
+
+
 def outline(markdown: str) -> tuple[str | None, list[str]]:
     """A Markdown document's first `# ` heading (None if it has none) and its
     top-level `## ` headings, word for word — what a stub is made of. Headings

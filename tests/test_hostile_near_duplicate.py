@@ -259,3 +259,17 @@ def test_the_advice_for_a_topic_names_a_command_that_changes_a_topic(repo_dir: P
     strict = omh(repo_dir, *again, "--strict", "--if-exists", "suffix")
     assert strict.code == 1 and "`omh memory edit upload-test-retries-3-times-before-failing` " \
         "opens it in your editor" in strict.err  # the twin just written, 100% alike
+
+
+def test_the_count_of_further_repeats_does_not_send_the_user_to_lint(repo_dir: Path) -> None:
+    # lint names each note's most alike repeat only, never the rest of a note's repeats
+    _copies(repo_dir, 6)
+    run = omh(repo_dir, "memory", "remember", *FIRST, "--json")
+    assert run.code == 0, run.err
+    key = run.json()["key"]
+    lint = omh(repo_dir, "memory", "lint", "--json").json()
+    assert len([f for f in lint["findings"]
+                if f["rule"] == "NearDuplicate" and f["key"] == key]) == 1
+    again = omh(repo_dir, "memory", "remember", *FIRST, "--if-exists", "skip")
+    (more,) = [line for line in again.out.splitlines() if "more notes look like it" in line]
+    assert more == "warning: and 3 more notes look like it", more

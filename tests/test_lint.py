@@ -78,3 +78,14 @@ def test_a_well_formed_trigger_is_accepted_and_a_bad_month_is_not() -> None:
     assert note_refusals(good) == []
     bad = parse(note_text("k", invalidated_by="base:2026-13"))
     assert [name for name, _, _ in note_refusals(bad)] == ["UnevaluatableTrigger"]
+
+
+@pytest.mark.parametrize("link", ["[[gone]]", "[[ gone ]]"])
+def test_a_dangling_link_is_named_at_its_prose_line_not_at_code_before_it(
+    tmp_path: Path, link: str
+) -> None:
+    # line 10 is an indented code block showing the link, line 12 the link itself
+    body = f"    {link}\n\nsee {link} here\n"
+    (tmp_path / "k.md").write_text(note_text("k", body=body))
+    found = [f for f in _lint_dir(tmp_path).findings if f.rule == "DanglingLink"]
+    assert [(f.message, f.line) for f in found] == [("[[gone]] names no note in the store", 12)]

@@ -835,3 +835,12 @@ def test_a_function_word_weighs_less_than_a_content_word_as_rare() -> None:
                   *[doc(f"x{i}", "filler words") for i in range(6)]])
     assert keys(recall(s, "why zebra lemur")) == ["b", "a"]
     assert keys(recall(s, "zebra why lemur")) == ["b", "a"]
+
+
+def test_a_title_written_with_a_tab_after_its_hash_is_not_quoted_either() -> None:
+    # `#<tab>Title` is an ATX heading as much as `# Title` (the note's title reads so)
+    d, _ = doc("p")
+    asked = Answer((), 0, ("anything",))
+    assert parse(_note("#\tTab title\n")).title == "Tab title"
+    assert excerpt(d, parse(_note("#\tTab title\n")), asked) == []
+    assert excerpt(d, parse(_note("#\tTab title\n\nIntro.\n")), asked) == ["Intro."]

@@ -58,8 +58,9 @@ def say_team_repeats(repeats: dict[str, list[Pair]], promoted: Sequence[str]) ->
                 f" fold in what team/{key} adds ({fold_command(other, with_layer=True)}), then"
                 f" `omh memory rm {shell_word(key)} --layer team`")
         if (rest := len(pairs) - NAMED) > 0:
+            # not "lint names them": lint names each note's most alike repeat only
             say(f"warning: team/{key} also reads like {rest} more team "
-                f"{'note' if rest == 1 else 'notes'} (`omh memory lint` names them all)")
+                f"{'note' if rest == 1 else 'notes'}, less alike than these")
 
 
 def as_json(repeats: Sequence[Pair]) -> list[dict[str, object]]:
@@ -84,4 +85,4 @@ def say_repeats(repeats: Sequence[Pair], written: str | None) -> None:
         say(f"warning: {repeated_line(pair)}; if both record the same thing, keep that one: "
             f"fold in what this one adds ({update}), then `omh memory rm {shell_word(written)}`")
     if more := more_than_named(repeats):
-        say(f"warning: {more} (`omh memory lint` names them)")
+        say(f"warning: {more}")  # lint names each note's most alike repeat only

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Final, NamedTuple
 
 from omh_git_memory.config import CONFIG_NAME, DEFAULT_REPO_NAME, OMH_DIR, Config, repo_name_in
+from omh_git_memory.errors import GitFailure
 from omh_git_memory.git import (
     GitRepo,
     TreeEntry,
@@ -278,14 +279,24 @@ def snapshot_for(
         if cached is not None:
             return cached
     base = None if rebuild else _newest(folder)
-    snap = _Builder(repo, config, sha, commit_date(commit), list_tree(repo, commit),
-                    base, progress).build()
+    try:
+        snap = _Builder(repo, config, sha, commit_date(commit), list_tree(repo, commit),
+                        base, progress).build()
+    except _BaseGone:  # a document of the base pruned from git: build without it
+        base = None
+        snap = _Builder(repo, config, sha, commit_date(commit), list_tree(repo, commit),
+                        None, progress).build()
     if base is not None and sum(d is None for d in snap.docs) * 2 > len(snap.docs):
         # Mostly tombstones: start afresh rather than carry the holes.
         snap = _Builder(repo, config, sha, commit_date(commit), list_tree(repo, commit),
                         None, progress).build()
     _save(folder, snap)
     return snap
+
+
+class _BaseGone(Exception):
+    """A document the base snapshot indexed is no longer in git (an amended or
+    rebased commit, then `git gc`): the base cannot be patched, only replaced."""
 
 
 class _Builder:
@@ -330,7 +341,10 @@ class _Builder:
         topic_terms = self._put_topic(stub_keys)
         base_slots = len(self.base.docs) if self.base else 0
         removed = [s for s in range(base_slots) if self.docs[s] is not None and s not in self.keep]
-        gone_terms = {s: self._terms_of(self.docs[s]) for s in removed}
+        try:
+            gone_terms = {s: self._terms_of(self.docs[s]) for s in removed}
+        except GitFailure:
+            raise _BaseGone from None
         for slot in removed:
             self.docs[slot] = None
         today = self.day.toordinal()
@@ -407,7 +421,7 @@ class _Builder:
             return self.base.topic_terms if self.base else {}
         if doc.is_stub:
             blob_id, path = doc.content.blob_id, doc.content.path
-            text = read_blob(self.repo, blob_id).decode("utf-8", errors="replace")
+            text = read_blob(self.repo, blob_id, path).decode("utf-8", errors="replace")
             stub = stub_note(path, text, self.config.keys, self.day)
             return dict(analyse(stub, text)) if stub is not None else {}
         note = written_or_stub(self.repo, self.config, doc, self.day)

@@ -564,7 +564,7 @@ def excerpt(doc: Doc, note: Note, answer: Answer, limit: int = EXCERPT_EACH) -> 
                  for sec in note.sections
                  if sec.name not in ("Related", "Answers") and without_links(sec.text).strip()]
         body = note.body.lstrip()
-        text = without_links(body.partition("\n")[2] if body.startswith("# ") else body)
+        text = without_links(body.partition("\n")[2] if body.startswith("#") else body)
         lines += named[:2] or [" ".join(p.split()) for p in text.split("\n\n") if p.strip()][:2]
     return _cut(lines, limit)
 
