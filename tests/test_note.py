@@ -9,6 +9,8 @@ from omh_git_memory.note import (
     NoteParseError,
     compose,
     decode,
+    link_line,
+    outline,
     parse,
     render,
     retarget_links,
@@ -75,6 +77,15 @@ def test_a_heading_inside_a_code_fence_is_not_a_section() -> None:
 def test_links_inside_code_are_not_links() -> None:
     body = "Text [[real]] and `[[span]]`.\n\n```\n[[fenced]]\n```\n"
     assert parse(note_text("k", body=body)).links == ("real",)
+
+
+def test_a_body_without_its_final_line_feed_is_read_linked_and_moved_alike() -> None:
+    text = note_text("k", body="## Section\n\nsee [[b]]").rstrip("\n")
+    note = parse(text)
+    assert not note.body.endswith("\n") and note.links == ("b",)
+    assert link_line(note, "b") == text.count("\n") + 1  # the file's last line
+    assert retarget_links(note, "b", "c").body.endswith("see [[c]]")
+    assert outline("# Title\n\n## Section") == ("Title", ["Section"])
 
 
 def test_only_code_blocks_hide_links_headings_lists_and_quotes_do_not() -> None:
