@@ -15,7 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
@@ -517,15 +517,20 @@ def _without_code(src: str, tokens: list[dict[str, Any]], at: _Positions) -> str
     return _CODE_SPAN.sub(lambda m: " " * len(m.group()), text)
 
 
+def _links_outside_code(body: str) -> Iterator[re.Match[str]]:
+    """Every `[[...]]` of a note's body outside code, at its offset in `body`."""
+    src = body if body.endswith("\n") else body + "\n"
+    tokens, at = _block_tokens(src)
+    return _LINK.finditer(_without_code(src, tokens, at))
+
+
 def link_line(note: Note, target: str) -> int | None:
     """The file line of the first `[[target]]` link outside code, where
     :attr:`Note.links` finds it (None if the note has no such link)."""
-    body = note.body
-    src = body if body.endswith("\n") else body + "\n"
-    tokens, at = _block_tokens(src)
-    for match in _LINK.finditer(_without_code(src, tokens, at)):
+    for match in _links_outside_code(note.body):
         if match.group(1).strip() == target:
-            return _render_fields(note.fields).count("\n") + src.count("\n", 0, match.start()) + 1
+            return (_render_fields(note.fields).count("\n")
+                    + note.body.count("\n", 0, match.start()) + 1)
     return None
 
 
@@ -544,11 +549,9 @@ def retarget_links(note: Note, old: str, new: str) -> Note:
     finds them) naming `new` instead: only the link's target text changes, every
     other byte of the file is kept (spaces inside the brackets included)."""
     body = note.body
-    src = body if body.endswith("\n") else body + "\n"
-    tokens, at = _block_tokens(src)
     pieces: list[str] = []
     last = 0
-    for match in _LINK.finditer(_without_code(src, tokens, at)):
+    for match in _links_outside_code(body):
         target = match.group(1)
         if target.strip() != old:
             continue
