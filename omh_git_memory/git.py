@@ -649,8 +649,19 @@ def _blob_at(r: pygit2.Repository, tree: pygit2.Tree | None, path: str) -> bytes
 
 def _stage(lock: IndexLock, blobs: dict[str, pygit2.Oid], delete: tuple[str, ...]) -> Path:
     """Write the index as it must be after the commit beside the lock (to be renamed
-    into place by `lock.commit`)."""
+    into place by `lock.commit`).
+
+    The staged index keeps the modification time of the index it copies. git trusts
+    an entry's stat data only when the entry is older than the index file; one
+    stamped in the same tick as the index (a file edited right after `git add`)
+    is "racily clean" and must be compared by content. A fresh mtime on the copy
+    would make such entries trusted, and hide the edit (`git status` shows `M `
+    where it showed `MM`). Keeping the timestamp keeps exactly the entries git
+    would re-check; the entries added here carry no stat data, so git hashes
+    them anyway."""
+    stamp: os.stat_result | None = None
     if lock.index.exists():
+        stamp = os.stat(lock.index)
         shutil.copyfile(lock.index, lock.staged)
     else:
         lock.staged.unlink(missing_ok=True)
@@ -661,6 +672,8 @@ def _stage(lock: IndexLock, blobs: dict[str, pygit2.Oid], delete: tuple[str, ...
         if path in index:
             index.remove(path)
     index.write()
+    if stamp is not None:
+        os.utime(lock.staged, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
     return lock.staged
 
 
