@@ -24,6 +24,7 @@ from omh_git_memory.errors import NoteRefused, OmhError
 from omh_git_memory.keys import Key
 from omh_git_memory.layers import Layer
 from omh_git_memory.note import MAX_NOTE_BYTES, NoteParseError, decode
+from omh_git_memory.promote import finish_team_commit
 from omh_git_memory.store import read_regular
 from omh_git_memory.update import Updated, check_text, derived_sources, find_target, write_back
 from omh_git_memory.workspace import Workspace
@@ -99,6 +100,7 @@ def edit(ws: Workspace, key: str, layer: Layer | None = None, strict: bool = Fal
     """`omh memory edit`: open the note in the user's editor and write back what
     was saved, if it passes the checks. A refused text is kept, and named."""
     argv = editor_command(os.environ if environ is None else environ)
+    finish_team_commit(ws)
     graph = ws.graph()
     target = find_target(graph, derived_sources(ws), key, layer)
     scratch = _scratch_file(ws, target.key, target.data)

@@ -24,6 +24,8 @@ from typing import Final
 POINTS: Final = (
     "promote:planned",  # the notes read and checked, nothing written
     "commit:blobs",  # blobs written, no commit yet
+    "commit:stage",  # the new index staged beside the lock, no tree yet
+    "commit:tree",  # the commit's tree written, no commit object yet
     "commit:object",  # commit object written, branch not moved
     "commit:ref",  # branch moved, working tree not written
     "commit:workdir",  # working tree written, index not updated
@@ -48,7 +50,12 @@ STOP_ONLY: Final = (
 )
 
 # The points inside the commit's transaction, where an error must be undone.
-TRANSACTION: Final = ("commit:blobs", "commit:object", "commit:ref", "commit:workdir")
+TRANSACTION: Final = ("commit:blobs", "commit:stage", "commit:tree", "commit:object",
+                      "commit:ref", "commit:workdir")
+
+# The point inside the finishing of a commit a killed process landed (git.py's
+# finish_interrupted): its index staged, the working tree not yet written.
+FINISH: Final = "commit:finish"
 
 
 def point(name: str) -> None:

@@ -387,7 +387,8 @@ def _read_index(repo: GitRepo) -> pygit2.Index:
             raise GitFailure(_SPARSE) from None
         if "'link'" in text:
             raise GitFailure(_SPLIT) from None
-        raise GitFailure(f"reading the index {repo.git_dir / 'index'}: {describe(err)}") from None
+        raise GitFailure(f"reading the index {repo.git_dir / 'index'}: "
+                         f"{describe(err, repo.git_dir)}") from None
     return index
 
 
@@ -554,11 +555,15 @@ def commit_change(repo: GitRepo, change: Change) -> str:
         for path in change.delete:
             tree.remove(path)
         staged = _stage(lock, blobs, change.delete)
+        faults.point("commit:stage")
+        tree_id = tree.write_tree(r)
+        faults.point("commit:tree")
         new = r.create_commit(
-            None, signature, signature, message, tree.write_tree(r),
+            None, signature, signature, message, tree_id,
             [parent] if parent is not None else [],
         )
         faults.point("commit:object")
+        lock.landed(branch, str(parent) if parent is not None else None, str(new))
         _move(r, branch, ref, new, f"omh: {change.message.splitlines()[0]}")
         moved = (new, parent)
         faults.point("commit:ref")
@@ -590,8 +595,8 @@ def _move(r: pygit2.Repository, branch: str, ref: pygit2.Reference | None, new: 
             now = r.references.get(branch)
             if now is not None and now.target == new:
                 return  # it moved, and only the reflog failed
-        reason = describe(err)
-        if reason.startswith(("the disk is full", "your disk quota")):
+        reason = describe(err, Path(r.path))
+        if reason.startswith(("the disk", "your disk quota")):
             raise GitFailure(f"could not move {branch}, nothing was changed: {reason}") from None
         # GitError when the branch moved; OSError when git holds the ref's lock.
         raise GitFailure(
@@ -614,11 +619,12 @@ def _undo(lock: IndexLock, undo: WorkdirUndo, r: pygit2.Repository, branch: str,
             if not _move_back(r, branch, *moved):
                 kept = "somebody moved the branch on since"
         except (pygit2.GitError, OSError) as failure:
-            kept = describe(failure)
+            kept = describe(failure, Path(r.path))
     lock.release()
-    if not isinstance(err, (pygit2.GitError, OSError, GitFailure)):
-        return  # KeyboardInterrupt and bugs go on as they are
-    what = str(err) if isinstance(err, GitFailure) else describe(err)
+    if not isinstance(err, (pygit2.GitError, OSError, KeyError, GitFailure)):
+        return  # KeyboardInterrupt and bugs go on as they are (a KeyError here is
+        # libgit2's: an object or path it cannot find, as a full disk can leave)
+    what = str(err) if isinstance(err, GitFailure) else describe(err, Path(r.path))
     if moved is None:
         if isinstance(err, GitFailure):
             raise err.with_traceback(None) from None
@@ -831,9 +837,113 @@ def check_out_paths(repo: GitRepo, files: dict[str, bytes]) -> None:
         lock.discard()
         undo.run()
         lock.release()
-        if isinstance(err, (pygit2.GitError, OSError)):
+        if isinstance(err, (pygit2.GitError, OSError, KeyError)):
             raise GitFailure(
-                f"bringing {', '.join(files)} in line with HEAD failed ({describe(err)}); "
+                f"bringing {', '.join(files)} in line with HEAD failed "
+                f"({describe(err, repo.git_dir)}); "
                 "nothing was changed"
             ) from None
         raise
+
+
+def finish_interrupted(repo: GitRepo) -> str | None:
+    """Finish the commit an omh process landed before it was killed: the branch
+    moved, but the index and working tree of the commit's paths were left as they
+    were (and git's index lock with them, so the user's next `git commit -a` would
+    drop the change once they removed it). Each path's index entry and file are
+    brought to the commit's — only where they still hold what the commit's parent
+    had (or nothing, for a path it adds): anything else is the user's and stays.
+    Then the lock is released.
+
+    Nothing is done, and nothing locked, unless `index.lock` is provably one a dead
+    omh process left; a lock it left before its branch moved is only released. The
+    commit finished, or None. A failure keeps the lock and its record, so that
+    running the command again finishes the job."""
+    lock = IndexLock(repo.git_dir)
+    if not lock.left_by_dead_omh():
+        return None
+    lock.acquire()
+    r = repo.repo
+    landed = _landed(r, (lock.taken_over or {}).get("landed"))
+    if landed is None:
+        lock.release()
+        return None
+    branch, old, new = landed
+    undo = WorkdirUndo(repo.workdir)
+    try:
+        lock.landed(branch, old, new)  # killed again while finishing: the same job is left
+        index = _read_index(repo)
+        new_tree = r[new].peel(pygit2.Commit).tree
+        if old is None:
+            diff = new_tree.diff_to_tree(swap=True)
+        else:
+            diff = r[old].peel(pygit2.Commit).tree.diff_to_tree(new_tree)
+        blobs: dict[str, pygit2.Oid] = {}
+        delete: list[str] = []
+        writes: list[tuple[str, bytes, bytes | None]] = []
+        removals: list[tuple[str, bytes]] = []
+        for delta in diff.deltas:
+            before = delta.old_file if int(delta.old_file.mode) in _REGULAR else None
+            after = delta.new_file if int(delta.new_file.mode) in _REGULAR else None
+            if before is None and after is None:
+                continue
+            path = str(after.path if after is not None else delta.old_file.path)
+            entry = _entry(index, path)
+            ours = entry.id == before.id if entry is not None and before is not None \
+                else entry is None and before is None
+            old_bytes = r[before.id].read_raw() if before is not None else None
+            if after is not None:
+                if ours:
+                    blobs[path] = after.id
+                writes.append((path, r[after.id].read_raw(), old_bytes))
+            elif before is not None and old_bytes is not None:
+                if entry is not None and ours:
+                    delete.append(path)
+                removals.append((path, old_bytes))
+        staged = _stage(lock, blobs, tuple(delete))
+        faults.point(faults.FINISH)
+        for path, data, replaceable in writes:
+            undo.write(path, data, replaceable)
+        for path, data in removals:
+            undo.delete(path, data)
+        lock.commit(staged)
+    except BaseException as err:
+        lock.discard()
+        undo.run()
+        lock.abandon()  # the lock and its record stay: the next run finishes the job
+        if isinstance(err, (pygit2.GitError, OSError, KeyError, ValueError)):
+            reason = describe(err, repo.git_dir)
+            raise GitFailure(
+                f"an interrupted omh command left its commit {new[:12]} on {branch} "
+                f"unfinished, and finishing it failed ({reason}); run the command again"
+            ) from None
+        raise
+    return new
+
+
+def _entry(index: pygit2.Index, path: str) -> pygit2.IndexEntry | None:
+    try:
+        return index[path]
+    except KeyError:
+        return None
+
+
+def _landed(r: pygit2.Repository, landed: object) -> tuple[str, str | None, str] | None:
+    """What the record of a dead omh process's lock says it moved its branch to,
+    if the branch got there: (branch, the commit it pointed at, the new commit)."""
+    if not isinstance(landed, dict):
+        return None
+    branch, old, new = landed.get("branch"), landed.get("old"), landed.get("new")
+    if not isinstance(branch, str) or not isinstance(new, str) or not (
+            old is None or isinstance(old, str)):
+        return None
+    try:
+        ref = r.references.get(branch)
+        tip = ref.target if ref is not None else None
+        wanted = pygit2.Oid(hex=new)
+        if not isinstance(tip, pygit2.Oid) or not (
+                tip == wanted or r.descendant_of(tip, wanted)):
+            return None  # the branch never moved (or was put back): nothing to finish
+    except (pygit2.GitError, KeyError, ValueError):
+        return None
+    return branch, old, new

@@ -18,26 +18,55 @@ import socket
 import stat
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Final
 
 from omh_git_memory.errors import GitFailure
 
+# Less free space than this on the file system of the git dir, and a write that
+# failed without saying why is taken to have failed for want of space.
+NEARLY_FULL: Final = 1 << 20
 
-def describe(err: BaseException) -> str:
-    """What went wrong, in words, never libgit2's '(no error)' or a bare None."""
+
+def describe(err: BaseException, where: Path | None = None) -> str:
+    """What went wrong, in words, never libgit2's '(no error)' or a bare None.
+
+    libgit2 does not always say that a write failed for want of space: some of its
+    writes fail with no reason at all, and an object lost on a full disk surfaces
+    later as a tree that lacks a path. So with `where` (the git dir written to), a
+    failure whose reason does not already say it is checked against the file
+    system's free space and inodes, and a full disk is named as its cause."""
     number = err.errno if isinstance(err, OSError) else None
     # libgit2 ends some messages in a colon with nothing after it ("failed to lock
     # file '…' for writing: "): drop the dangling colon
+    said = err.args[0] if isinstance(err, KeyError) and err.args else str(err)
     text = ((err.strerror if isinstance(err, OSError) else None)
-            or str(err).strip().removesuffix(":").rstrip())
+            or str(said).strip().removesuffix(":").rstrip())
     if number == errno.ENOSPC or "No space left on device" in text:
         return "the disk is full; free some space and run the command again"
     if number == errno.EDQUOT or "quota exceeded" in text.lower():
         return "your disk quota is exceeded; free some space and run the command again"
     if not text or text in ("(no error)", "None"):
-        return f"{type(err).__name__} without a reason from libgit2"
-    if isinstance(err, OSError) and err.filename:
-        return f"{text}: {err.filename}"
+        text = f"{type(err).__name__} without a reason from libgit2"
+    elif isinstance(err, OSError) and err.filename:
+        text = f"{text}: {err.filename}"
+    full = disk_full(where) if where is not None else None
+    if full is not None:
+        return f"{full} ({text}); free some space and run the command again"
     return text
+
+
+def disk_full(where: Path) -> str | None:
+    """'the disk is full' (or out of inodes) when the file system holding `where`
+    has (nearly) no room left for an unprivileged write; else None."""
+    try:
+        info = os.statvfs(where)
+    except OSError:
+        return None
+    if info.f_bavail * info.f_frsize < NEARLY_FULL:
+        return "the disk is full"
+    if info.f_files and not info.f_favail:
+        return "the disk has no free inodes left (it is full)"
+    return None
 
 
 def refusal(here: str, kind: str, where: str, path: str) -> str:
@@ -115,10 +144,13 @@ class IndexLock:
         self.owner = git_dir / "omh-index.lock.pid"
         self.staged = git_dir / "omh-index.new"
         self.record: str | None = None
+        self.taken_over: dict[str, object] | None = None
 
     def acquire(self) -> None:
+        """Take the lock (a dead omh process's is taken over: what its record said
+        is kept in `taken_over`, so that a commit it landed can be finished)."""
         with _serialised(self.git_dir):
-            self._take_over_stale()
+            self.taken_over = self._take_over_stale()
             try:
                 fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
                              0o644)
@@ -128,7 +160,8 @@ class IndexLock:
                     "wait for it, or remove the file if no git command is running"
                 ) from None
             except OSError as err:
-                raise GitFailure(f"cannot lock the index at {self.path}: {describe(err)}") from None
+                raise GitFailure(f"cannot lock the index at {self.path}: "
+                                 f"{describe(err, self.git_dir)}") from None
             try:
                 nonce = secrets.token_hex(16)
                 _write_all(fd, f"omh {os.getpid()} {nonce}\n".encode())
@@ -143,12 +176,14 @@ class IndexLock:
                 os.close(fd)
                 with contextlib.suppress(OSError):
                     self.path.unlink()
-                raise GitFailure(f"cannot lock the index at {self.path}: {describe(err)}") from None
+                raise GitFailure(f"cannot lock the index at {self.path}: "
+                                 f"{describe(err, self.git_dir)}") from None
             os.close(fd)
             self.record = record
 
-    def _take_over_stale(self) -> None:
-        """Remove `index.lock` if it is provably the one a dead omh process left."""
+    def _stale_record(self) -> dict[str, object] | None:
+        """The record of `index.lock` if it is provably the one a dead omh process
+        left, else None."""
         try:
             with open(self.owner, "rb") as handle:
                 record = json.loads(handle.read(4096))
@@ -157,13 +192,13 @@ class IndexLock:
             same_place = (record["host"], record["pidns"]) == (socket.gethostname(),
                                                               _pid_namespace())
         except (OSError, ValueError, KeyError, TypeError):
-            return  # no record, or not one this version wrote: nothing is provable
-        if not same_place or _alive(pid):
-            return
+            return None  # no record, or not one this version wrote: nothing is provable
+        if not same_place or (_alive(pid) and record.get("abandoned") is not True):
+            return None
         try:
             fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW)
         except OSError:
-            return
+            return None
         try:
             info = os.fstat(fd)
             content = os.read(fd, 4096)
@@ -172,10 +207,47 @@ class IndexLock:
         if (stat.S_ISREG(info.st_mode)
                 and (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns) == identity
                 and content == f"omh {pid} {nonce}\n".encode()):
+            return dict(record)
+        return None
+
+    def left_by_dead_omh(self) -> bool:
+        """Whether `index.lock` is one a dead omh process left (cheap when there is
+        no record: one failed open)."""
+        return self._stale_record() is not None
+
+    def _take_over_stale(self) -> dict[str, object] | None:
+        """Remove `index.lock` if it is provably the one a dead omh process left;
+        its record, or None."""
+        record = self._stale_record()
+        if record is not None:
             with contextlib.suppress(OSError):
                 self.path.unlink()
             with contextlib.suppress(OSError):
                 self.owner.unlink()
+        return record
+
+    def landed(self, branch: str, old: str | None, new: str) -> None:
+        """Say in the record, before the branch moves, that it moves from `old` to
+        `new`: a process killed from then on leaves what the next one needs to
+        finish the job (stage the commit's paths and write them out)."""
+        assert self.record is not None
+        record = {**json.loads(self.record), "landed": {"branch": branch, "old": old,
+                                                        "new": new}}
+        text = json.dumps(record)
+        _replace_text(self.owner, text)  # OSError: the caller undoes, nothing moved yet
+        self.record = text
+
+    def abandon(self) -> None:
+        """Leave the lock in place, its record marked as one nobody holds any more
+        (even while this process lives), so that the next omh command takes it over
+        and finishes the job its record names; git keeps refusing to write the
+        index meanwhile, so no `git commit` can drop the change."""
+        if self.record is None:
+            return
+        with contextlib.suppress(OSError, ValueError):
+            _replace_text(self.owner, json.dumps({**json.loads(self.record),
+                                                  "abandoned": True}))
+        self.record = None
 
     def commit(self, staged: Path) -> None:
         """Put the staged index in place, then release the lock."""

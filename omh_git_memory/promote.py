@@ -15,18 +15,22 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
+import secrets
+import shutil
 import stat
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from omh_git_memory import faults
-from omh_git_memory.errors import NoteNotFound, OmhError
+from omh_git_memory.errors import NoteNotFound, OmhError, StoreError
 from omh_git_memory.git import (
     Change,
     blob_in_tree,
     check_out_paths,
     commit_change,
+    finish_interrupted,
     head_id,
     index_change,
     path_in_tree,
@@ -43,7 +47,7 @@ from omh_git_memory.layers import Layer
 from omh_git_memory.lint import note_refusals
 from omh_git_memory.note import render
 from omh_git_memory.secret_scan import find_secrets
-from omh_git_memory.store import StoredNote, put_back, set_aside
+from omh_git_memory.store import ASIDE_PREFIX, StoredNote, put_back, read_regular
 from omh_git_memory.team import NOTES_DIR, team_path
 from omh_git_memory.workspace import Workspace
 
@@ -200,6 +204,7 @@ def promote(ws: Workspace, keys: Sequence[str], signoff: bool = False,
     `signoff` adds a Signed-off-by trailer from the committer's identity. `shown`:
     the text a person decided on, by key (review); a note that reads otherwise now
     is refused, so that only what was shown is committed."""
+    finish_team_commit(ws)
     steps = plan(ws, ws.graph(), keys)
     if shown is not None:
         now = {key.value: render(entry.note).encode("utf-8")
@@ -248,6 +253,7 @@ def remove_team_note(ws: Workspace, key: Key, signoff: bool = False) -> str:
     Refused, with nothing changed, when the index or working-tree copy holds
     something HEAD does not (an edit, staged or not; a directory or a symlink in
     its place): only bytes git has may be removed."""
+    finish_team_commit(ws)
     path = team_path(key)
     head = resolve_commit(ws.repo, "HEAD")
     committed = tree_file(head, path)
@@ -290,7 +296,7 @@ def working_copy_set_aside(ws: Workspace, path: str, blob_id: str, verb: str = "
         kind = "a symlink" if stat.S_ISLNK(mode) else (
             "a directory" if stat.S_ISDIR(mode) else "not a regular file")
         raise error(message(path, f"is {kind} in the working tree, not the committed note"))
-    aside = set_aside(target)
+    aside = _set_aside(target)
     if aside is None:  # removed meanwhile
         yield
         return
@@ -331,3 +337,87 @@ def refuse_symlinked_dirs(checkout: Path, path: str, verb: str = "rm",
                 f"nothing through it. Put the directory back (git restore --source=HEAD "
                 f"--staged --worktree {path}) and run {verb} again"
             )
+
+
+# --- finishing what a killed team verb left -------------------------------------
+
+# `.omh-aside-<pid>-<hex>-<name>`: the working copy a team verb moved aside while
+# it committed; the pid says whose it is.
+_ASIDE = re.compile(rf"{re.escape(ASIDE_PREFIX)}(\d+)-[0-9a-f]{{16}}-(.+)\Z", re.DOTALL)
+
+
+def _set_aside(path: Path) -> Path | None:
+    """Rename `path` to a unique hidden name beside it that names this process, in
+    one atomic step, so nobody can change it while it is compared; None when nothing
+    is there. A process killed before it is put back or removed leaves it, and the
+    next team verb (:func:`finish_team_commit`) clears it."""
+    aside = path.with_name(f"{ASIDE_PREFIX}{os.getpid()}-{secrets.token_hex(8)}-{path.name}")
+    try:
+        os.rename(path, aside)
+    except FileNotFoundError:
+        return None
+    except OSError as err:
+        raise StoreError(f"cannot move {path} aside to check it: {err.strerror}") from None
+    return aside
+
+
+def finish_team_commit(ws: Workspace) -> str | None:
+    """Finish what a team verb (promote, update, edit, mv, rm) killed mid-way left:
+    the index and working-tree files of a commit that landed (see
+    :func:`omh_git_memory.git.finish_interrupted`), git's index lock, and the
+    working copies it had moved aside under `.omh/notes/`, where `git add -A` would
+    commit them. Every team verb runs it first. The commit finished, or None."""
+    finished = finish_interrupted(ws.repo)
+    _clear_asides(ws)
+    return finished
+
+
+def _clear_asides(ws: Workspace) -> None:
+    """Each copy a dead omh process moved aside goes: removed when git has its
+    bytes (HEAD's, or its parent's: the commit landed), put back when its place is
+    free; bytes git lacks with a file in their place go into the git dir, never
+    into history."""
+    top = ws.checkout / NOTES_DIR
+    with contextlib.suppress(OSError):
+        if not stat.S_ISDIR(os.lstat(top).st_mode):
+            return
+    found = [(Path(here), name) for here, _dirs, names in os.walk(top)
+             for name in names if name.startswith(ASIDE_PREFIX)]
+    if not found:
+        return
+    head = resolve_commit(ws.repo, "HEAD")
+    parents = [head, *head.parents[:1]] if head is not None else []
+    for here, name in found:
+        match = _ASIDE.match(name)
+        if match is None or _alive(int(match[1])):
+            continue  # a live process's (or not one of ours): left to its owner
+        aside, target = here / name, here / match[2]
+        rel = target.relative_to(ws.checkout).as_posix()
+        data = read_regular(aside)
+        if data is None:
+            continue
+        known = [blob_in_tree(commit, rel) for commit in parents]
+        free = not os.path.lexists(target)
+        with contextlib.suppress(OSError, StoreError):
+            if free and data == known[0]:
+                put_back(aside, target)  # the verb was killed before its commit
+            elif data in known:
+                os.unlink(aside)  # git has these bytes
+            elif free:
+                put_back(aside, target)
+            else:
+                kept = ws.repo.git_dir / "omh-kept"
+                kept.mkdir(exist_ok=True)
+                shutil.move(aside, kept / name)
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

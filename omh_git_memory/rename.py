@@ -40,6 +40,7 @@ from omh_git_memory.journal import prune_empty_dirs
 from omh_git_memory.keys import Key
 from omh_git_memory.layers import Layer
 from omh_git_memory.note import Note, render, retarget_links, with_field
+from omh_git_memory.promote import finish_team_commit
 from omh_git_memory.store import StoredNote
 from omh_git_memory.team import NOTES_DIR, team_path
 from omh_git_memory.workspace import Workspace
@@ -67,6 +68,7 @@ def rename(ws: Workspace, old: str, new: str, layer: Layer | None = None) -> Ren
     would shadow or be shadowed by), when `old` is not a written note of one layer,
     or when a file the rename touches holds something omh did not read."""
     new_key = Key(new)  # InvalidKey: one line, exit 1
+    finish_team_commit(ws)
     if new_key.value == old:
         raise RenameRefused(f"{old} is already called {new}; nothing to rename")
     graph = ws.graph()

@@ -56,7 +56,7 @@ from omh_git_memory.note import (
     render,
     with_field,
 )
-from omh_git_memory.promote import working_copy_set_aside
+from omh_git_memory.promote import finish_team_commit, working_copy_set_aside
 from omh_git_memory.remember import Observation, build_surprise, first_sentence, plain_lines
 from omh_git_memory.secret_scan import find_secrets
 from omh_git_memory.team import team_path
@@ -449,6 +449,7 @@ def update(ws: Workspace, key: str, changes: Changes, layer: Layer | None = None
         raise NoteRefused(f"nothing to update: give a section to change (--expected, "
                           f"--observed, --evidence, --answers, --relates-to, …), or run "
                           f"`omh memory edit {shell_word(key)}`")
+    finish_team_commit(ws)
     graph = ws.graph()
     target = find_target(graph, derived_sources(ws), key, layer)
     text = apply_changes(target.note, changes)

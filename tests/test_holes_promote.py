@@ -129,15 +129,16 @@ def test_an_index_write_failing_after_the_commit_moves_the_branch_back(ready: Pa
 def test_the_index_write_failing_while_finishing_an_interrupted_promote(ready: Path) -> None:
     """A promote killed after the branch moved leaves the commit and its own lock;
     the promote that finishes it fails at the index write: the lock (taken over)
-    is released, HEAD keeps the commit, the local copy stays, and a third run
-    finishes the job."""
+    stays, marked as abandoned (released, it would let `git commit -a` drop the
+    note: issue 23 item 2), HEAD keeps the commit, the local copy stays, and a
+    third run finishes the job."""
     killed = omh(ready, "memory", "promote", A, env={"OMH_FAULT": "commit:ref"})
     assert killed.code == -signal.SIGKILL
     assert (ready / ".git/index.lock").exists()  # the dead process's lock
     head, local = git(ready, "rev-parse", "HEAD"), _local_bytes(ready)
-    with _index_rename_fails(ready), pytest.raises(GitFailure, match="nothing was changed"):
+    with _index_rename_fails(ready), pytest.raises(GitFailure, match="run the command again"):
         promote(open_workspace(ready), [A])
-    assert _leftovers(ready) == set()
+    assert (ready / ".git/index.lock").exists()  # git still may not write the index
     assert git(ready, "rev-parse", "HEAD") == head
     assert not (ready / _path(A)).exists()  # the working-tree write was taken back
     assert _local_bytes(ready) == local

@@ -13,14 +13,16 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pygit2
 import pytest
 
 from omh_git_memory import cli
+from omh_git_memory.faults import FINISH, TRANSACTION
 from tests.helpers import Run, git, make_repo, note_text, omh, remember_linked
 
 A_TEXT = note_text("deploy", body="How we ship.\n")
 B_TEXT = note_text("ci", body="Runs after [[deploy]].\n")
-NOTES = ".omh/notes"
+NOTES_DIR = ".omh/notes"
 
 EDITOR = """\
 import sys
@@ -36,7 +38,7 @@ def team(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     user's file conf.txt, an editor that edits deploy, all committed."""
     repo = tmp_path / "repo"
     make_repo(repo, {"README.md": "# r\n", "conf.txt": "value=1\n",
-                     f"{NOTES}/deploy.md": A_TEXT, f"{NOTES}/ci.md": B_TEXT})
+                     f"{NOTES_DIR}/deploy.md": A_TEXT, f"{NOTES_DIR}/ci.md": B_TEXT})
     assert omh(repo, "init").code == 0
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "omh init")
@@ -124,3 +126,238 @@ def test_dataloss_finishing_an_interrupted_promote_keeps_a_racily_staged_edit_vi
     run = _cli(team, monkeypatch, capsys, "memory", "promote", key)
     assert run.code == 0, run.err
     assert git(team, "status", "--porcelain", "conf.txt") == "MM conf.txt\n"
+
+
+# --- item 2: a kill after the branch moved is finished by the next team verb -------
+
+def _asides(repo: Path) -> list[Path]:
+    return sorted(p for p in (repo / NOTES_DIR).rglob(".omh-aside-*"))
+
+
+def _leftovers(repo: Path) -> set[str]:
+    names = {p.name for p in (repo / ".git").iterdir()}
+    return names & {"index.lock", "omh-index.new", "omh-index.lock.pid"}
+
+
+OTHER = ["memory", "update", "ci", "--layer", "team", "--title", "Continuous integration"]
+
+
+@pytest.mark.parametrize("next_verb", ["same", "other"])
+@pytest.mark.parametrize("verb", list(VERBS))
+def test_dataloss_a_team_verb_killed_after_the_branch_moved_is_finished_by_the_next(
+    team: Path, verb: str, next_verb: str, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Item 2. Killed once its commit had landed (fault point commit:ref), a team
+    update/edit/mv/rm left git's index lock, an index of the old tree and its
+    working copy set aside as `.omh-aside-…` under .omh/notes/; running it again
+    said "no change" and repaired nothing, so the user's next `git commit -a`
+    deleted the note (or reverted the rename and its link rewrites), and `git add
+    -A` committed the set-aside copy. The next team verb must finish the job."""
+    args = VERBS[verb](team)
+    killed = omh(team, *args, env={"OMH_FAULT": "commit:ref"})
+    assert killed.code == -9, killed.err
+    landed = git(team, "rev-parse", "HEAD").strip()
+    assert git(team, "rev-parse", "HEAD~1").strip() != landed
+    assert "index.lock" in _leftovers(team)  # what the kill left
+    again = _cli(team, monkeypatch, capsys, *(args if next_verb == "same" else OTHER))
+    if next_verb == "same" and verb in ("mv", "rm"):
+        assert again.code == 1 and "no note deploy" in again.err, again.err  # done already
+    else:
+        assert again.code == 0, again.err
+    assert _leftovers(team) == set()
+    assert _asides(team) == []
+    if next_verb == "same":
+        assert git(team, "rev-parse", "HEAD").strip() == landed  # no second commit
+        assert git(team, "status", "--porcelain", "--untracked-files=all") == ""
+    git(team, "add", "-A")
+    git(team, "commit", "-q", "--allow-empty", "-m", "the user's next commit")
+    changed = git(team, "diff", "--name-status", landed, "HEAD").splitlines()
+    assert changed in ([], ["M\t.omh/notes/ci.md"]), changed  # only the other verb's change
+    assert git(team, "diff", "--name-status", "HEAD~1", "HEAD") == "" or next_verb == "other"
+
+
+@pytest.mark.parametrize("point", ["commit:blobs", "commit:object", "commit:workdir",
+                                   "commit:index"])
+@pytest.mark.parametrize("verb", ["update", "edit", "rm"])
+def test_dataloss_a_kill_at_any_step_leaves_no_set_aside_copy_behind(
+    team: Path, verb: str, point: str, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Item 2, the other steps: killed before its branch moved, after the working tree
+    was written, or after the index was: the next team verb leaves the repository as
+    one of the two commits has it, with no lock and no `.omh-aside-…` copy that
+    `git add -A` would commit."""
+    args = VERBS[verb](team)
+    before = git(team, "rev-parse", "HEAD").strip()
+    killed = omh(team, *args, env={"OMH_FAULT": point})
+    assert killed.code == -9, killed.err
+    again = _cli(team, monkeypatch, capsys, *OTHER)
+    assert again.code == 0, again.err
+    assert _leftovers(team) == set() and _asides(team) == []
+    assert git(team, "status", "--porcelain", "--untracked-files=all") == ""
+    head = git(team, "rev-parse", "HEAD~1").strip()
+    assert (head == before) == (point in ("commit:blobs", "commit:object"))
+
+
+# --- item 13: a full disk is named as the cause, at every write step ---------------
+
+def _state(repo: Path) -> tuple[str, bytes, str]:
+    """HEAD, the index's bytes and what git calls changed (read without letting git
+    refresh the index)."""
+    return (git(repo, "rev-parse", "HEAD"), (repo / ".git/index").read_bytes(),
+            git(repo, "--no-optional-locks", "status", "--porcelain", "--untracked-files=all"))
+
+
+def _one_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("omh: "), err
+    return lines[0]
+
+
+@pytest.mark.parametrize("point", TRANSACTION)
+@pytest.mark.parametrize("verb", list(VERBS))
+def test_gitstate_a_full_disk_at_each_write_step_of_a_team_verb_is_named(
+    team: Path, verb: str, point: str, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Item 13. The disk fills at one write of the commit (its blobs, the staged
+    index, the tree, the commit object, the branch, the working tree): the one line
+    says the disk is full, everything is as it was (the branch moved back), and the
+    same verb works once there is room."""
+    args = VERBS[verb](team)
+    before = _state(team)
+    with monkeypatch.context() as patch:
+        patch.setenv("OMH_FAULT", point)
+        patch.setenv("OMH_FAULT_ERRNO", "ENOSPC")
+        run = _cli(team, monkeypatch, capsys, *args)
+    assert run.code == 1, run.err
+    line = _one_line(run.err)
+    assert "the disk is full" in line and "(no error)" not in line, line
+    assert _state(team) == before
+    assert _leftovers(team) == set() and _asides(team) == []
+    again = _cli(team, monkeypatch, capsys, *args)
+    assert again.code == 0, again.err
+    assert git(team, "status", "--porcelain", "--untracked-files=all") == ""
+
+
+def test_gitstate_a_full_disk_while_finishing_an_interrupted_commit_is_named(
+    team: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Items 13 and 2. Finishing the commit a killed update landed fails for want of
+    space: the line names the full disk and says to run again; git's lock stays
+    (released, the user's `git commit -a` would delete the note), and the next run
+    finishes the job."""
+    killed = omh(team, *VERBS["update"](team), env={"OMH_FAULT": "commit:ref"})
+    assert killed.code == -9, killed.err
+    with monkeypatch.context() as patch:
+        patch.setenv("OMH_FAULT", FINISH)
+        patch.setenv("OMH_FAULT_ERRNO", "ENOSPC")
+        run = _cli(team, monkeypatch, capsys, *OTHER)
+    assert run.code == 1
+    line = _one_line(run.err)
+    assert "the disk is full" in line and "run the command again" in line, line
+    assert (team / ".git/index.lock").exists()
+    again = _cli(team, monkeypatch, capsys, *OTHER)
+    assert again.code == 0, again.err
+    assert _leftovers(team) == set() and _asides(team) == []
+    assert git(team, "status", "--porcelain", "--untracked-files=all") == ""
+    assert "Deploying" in git(team, "show", f"HEAD:{NOTES_DIR}/deploy.md")
+
+
+def _no_reason(*_args: object, **_kw: object) -> object:
+    raise pygit2.GitError("(no error)")
+
+
+def _lost_tree(*_args: object, **_kw: object) -> object:
+    raise KeyError("the path 'notes' does not exist in the given tree")
+
+
+@pytest.mark.parametrize("failure", ["no reason", "lost tree"])
+@pytest.mark.parametrize("full", [True, False])
+def test_gitstate_a_failure_libgit2_gives_no_reason_for_names_a_full_disk(
+    team: Path, failure: str, full: bool, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Item 13. On a full disk libgit2 fails some writes with no reason ("committing
+    failed (no error)"), and an object lost to it surfaces as "the path 'notes' does
+    not exist in the given tree" (once a crash log): the line names the full disk,
+    found from the file system's free space. On a disk with room, the same failure
+    is reported as it is, with no false alarm."""
+    from omh_git_memory import git as gitmod
+    from omh_git_memory import gitfiles
+
+    real = os.statvfs
+
+    def statvfs(path: object) -> os.statvfs_result:
+        got = real(path)  # type: ignore[arg-type]
+        if not full:
+            return got
+        values = list(got)
+        values[4] = 0  # f_bavail: no block free for an unprivileged write
+        return os.statvfs_result(values)
+
+    before = _state(team)
+    with monkeypatch.context() as patch:
+        patch.setattr(gitfiles.os, "statvfs", statvfs)
+        if failure == "no reason":
+            patch.setattr(pygit2.Repository, "create_commit", _no_reason)
+        else:
+            patch.setattr(gitmod._Index, "write_tree", _lost_tree)
+        run = _cli(team, monkeypatch, capsys, *VERBS["update"](team))
+    assert run.code == 1, run.err
+    line = _one_line(run.err)
+    assert ("the disk is full" in line) == full, line
+    assert "nothing was committed" in line and "internal error" not in line, line
+    assert _state(team) == before and _leftovers(team) == set()
+
+
+def _mount_tmpfs(where: Path, size: str) -> bool:
+    if os.geteuid() != 0:
+        return False
+    where.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)],
+                          capture_output=True, check=False)
+    return done.returncode == 0
+
+
+@pytest.mark.parametrize("verb", ["update", "mv", "rm"])
+def test_gitstate_a_really_full_disk_at_every_step_of_a_team_verb(
+    tmp_path: Path, verb: str, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Item 13 on a real full disk (a small tmpfs, filled, then one page more free
+    each round): every failing run names the full disk in one line and leaves the
+    repository as it was, until there is room and the verb succeeds."""
+    disk = tmp_path / "disk"
+    if not _mount_tmpfs(disk, "2m"):
+        pytest.skip("needs root to mount a small tmpfs")
+    try:
+        template = disk / "template"
+        make_repo(template, {"README.md": "# r\n", f"{NOTES_DIR}/deploy.md": A_TEXT,
+                             f"{NOTES_DIR}/ci.md": B_TEXT})
+        assert omh(template, "init").code == 0
+        git(template, "add", "-A")
+        git(template, "commit", "-qm", "omh init")
+        repo, filler = disk / "repo", disk / "filler"
+        outcomes = []
+        for free_pages in range(40):
+            subprocess.run(["rm", "-rf", str(repo)], check=True)
+            subprocess.run(["cp", "-a", str(template), str(repo)], check=True)
+            before = _state(repo)
+            with open(filler, "wb", buffering=0) as handle, pytest.raises(OSError):
+                while True:
+                    handle.write(b"\0" * 4096)
+            os.truncate(filler, max(0, filler.stat().st_size - free_pages * 4096))
+            run = _cli(repo, monkeypatch, capsys, *VERBS[verb](repo))
+            filler.unlink()
+            outcomes.append(run.code)
+            if run.code == 0:
+                break
+            line = _one_line(run.err)
+            assert "disk is full" in line, (free_pages, line)
+            assert _state(repo) == before, (free_pages, line)
+            assert _leftovers(repo) == set() and _asides(repo) == [], (free_pages, line)
+    finally:
+        subprocess.run(["umount", str(disk)], check=False)
+    assert outcomes[0] == 1 and outcomes[-1] == 0, outcomes

@@ -510,8 +510,10 @@ def rm(
     from omh_git_memory.errors import OmhError
     from omh_git_memory.keys import Key, shell_word
     from omh_git_memory.layers import Layer
+    from omh_git_memory.promote import finish_team_commit
 
     ws = here()
+    finish_team_commit(ws)  # a team verb killed mid-way: finished before anything is read
     graph = all_notes(ws)
     wanted = Layer(layer.value) if layer else None
     written = [e for lay in Layer for e in graph.claimants(lay, key) if wanted in (None, lay)]
