@@ -856,22 +856,23 @@ def finish_interrupted(repo: GitRepo) -> str | None:
     Then the lock is released.
 
     Nothing is done, and nothing locked, unless `index.lock` is provably one a dead
-    omh process left; a lock it left before its branch moved is only released. The
-    commit finished, or None. A failure keeps the lock and its record, so that
-    running the command again finishes the job."""
+    omh process left, or such a job was taken over and not finished; a lock left
+    before its branch moved is only released. The commit finished, or None. A
+    failure keeps the lock (marked abandoned) and the job, so that running the
+    command again finishes it."""
     lock = IndexLock(repo.git_dir)
-    if not lock.left_by_dead_omh():
+    if not lock.left_by_dead_omh() and not lock.unfinished.exists():
         return None
-    lock.acquire()
+    lock.acquire()  # the dead process's landed commit is kept in lock.unfinished
     r = repo.repo
-    landed = _landed(r, (lock.taken_over or {}).get("landed"))
+    landed = _landed(r, lock.read_unfinished())
     if landed is None:
+        lock.drop_unfinished()
         lock.release()
         return None
     branch, old, new = landed
     undo = WorkdirUndo(repo.workdir)
     try:
-        lock.landed(branch, old, new)  # killed again while finishing: the same job is left
         index = _read_index(repo)
         new_tree = r[new].peel(pygit2.Commit).tree
         if old is None:
@@ -907,10 +908,11 @@ def finish_interrupted(repo: GitRepo) -> str | None:
         for path, data in removals:
             undo.delete(path, data)
         lock.commit(staged)
+        lock.drop_unfinished()  # killed just before: finishing again changes nothing
     except BaseException as err:
         lock.discard()
         undo.run()
-        lock.abandon()  # the lock and its record stay: the next run finishes the job
+        lock.abandon()  # the lock and the job stay: the next run finishes it
         if isinstance(err, (pygit2.GitError, OSError, KeyError, ValueError)):
             reason = describe(err, repo.git_dir)
             raise GitFailure(

@@ -143,14 +143,14 @@ class IndexLock:
         self.path = git_dir / "index.lock"
         self.owner = git_dir / "omh-index.lock.pid"
         self.staged = git_dir / "omh-index.new"
+        self.unfinished = git_dir / "omh-unfinished.json"
         self.record: str | None = None
-        self.taken_over: dict[str, object] | None = None
 
     def acquire(self) -> None:
-        """Take the lock (a dead omh process's is taken over: what its record said
-        is kept in `taken_over`, so that a commit it landed can be finished)."""
+        """Take the lock (a dead omh process's is taken over, a commit it landed
+        kept in `unfinished` for :func:`omh_git_memory.git.finish_interrupted`)."""
         with _serialised(self.git_dir):
-            self.taken_over = self._take_over_stale()
+            self._take_over_stale()
             try:
                 fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
                              0o644)
@@ -217,14 +217,38 @@ class IndexLock:
 
     def _take_over_stale(self) -> dict[str, object] | None:
         """Remove `index.lock` if it is provably the one a dead omh process left;
-        its record, or None."""
+        its record, or None. A commit the record says the dead process landed is
+        first written to `omh-unfinished.json` (which outlives the lock until the
+        job is finished); if that cannot be written, nothing is removed."""
         record = self._stale_record()
-        if record is not None:
-            with contextlib.suppress(OSError):
-                self.path.unlink()
-            with contextlib.suppress(OSError):
-                self.owner.unlink()
+        if record is None:
+            return None
+        if isinstance(record.get("landed"), dict):
+            try:
+                _replace_text(self.unfinished, json.dumps(record["landed"]))
+            except OSError as err:
+                raise GitFailure(
+                    f"cannot take over {self.path}, which an omh process killed mid-way "
+                    f"left: {describe(err, self.git_dir)}"
+                ) from None
+        with contextlib.suppress(OSError):
+            self.path.unlink()
+        with contextlib.suppress(OSError):
+            self.owner.unlink()
         return record
+
+    def read_unfinished(self) -> dict[str, object] | None:
+        """The commit a killed omh process landed and nobody has finished yet."""
+        try:
+            with open(self.unfinished, "rb") as handle:
+                found = json.loads(handle.read(4096))
+        except (OSError, ValueError):
+            return None
+        return found if isinstance(found, dict) else None
+
+    def drop_unfinished(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.unfinished.unlink()
 
     def landed(self, branch: str, old: str | None, new: str) -> None:
         """Say in the record, before the branch moves, that it moves from `old` to

@@ -8,6 +8,7 @@ their class (dataloss, gitstate) for the report.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -32,16 +33,27 @@ open(path, "w", encoding="utf-8").write(text.replace("How we ship.", "How we shi
 """
 
 
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The repository every test copies (built once: `omh init` is a process)."""
+    base = tmp_path_factory.mktemp("template")
+    repo = base / "repo"
+    make_repo(repo, {"README.md": "# r\n", "conf.txt": "value=1\n",
+                     f"{NOTES_DIR}/deploy.md": A_TEXT, f"{NOTES_DIR}/ci.md": B_TEXT})
+    home = {"HOME": str(base / "home"), "OMH_HOME": str(base / "home/.omh"),
+            "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": str(base / "gitconfig")}
+    assert omh(repo, "init", env=home).code == 0
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "omh init")
+    return repo
+
+
 @pytest.fixture
-def team(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def team(template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A repository with omh initialised, two team notes (ci links to deploy), a
     user's file conf.txt, an editor that edits deploy, all committed."""
     repo = tmp_path / "repo"
-    make_repo(repo, {"README.md": "# r\n", "conf.txt": "value=1\n",
-                     f"{NOTES_DIR}/deploy.md": A_TEXT, f"{NOTES_DIR}/ci.md": B_TEXT})
-    assert omh(repo, "init").code == 0
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "omh init")
+    shutil.copytree(template, repo, symlinks=True)
     script = tmp_path / "editor.py"
     script.write_text(EDITOR)
     monkeypatch.setenv("EDITOR", f"{sys.executable} {script}")
@@ -136,7 +148,7 @@ def _asides(repo: Path) -> list[Path]:
 
 def _leftovers(repo: Path) -> set[str]:
     names = {p.name for p in (repo / ".git").iterdir()}
-    return names & {"index.lock", "omh-index.new", "omh-index.lock.pid"}
+    return names & {"index.lock", "omh-index.new", "omh-index.lock.pid", "omh-unfinished.json"}
 
 
 OTHER = ["memory", "update", "ci", "--layer", "team", "--title", "Continuous integration"]
@@ -175,6 +187,27 @@ def test_dataloss_a_team_verb_killed_after_the_branch_moved_is_finished_by_the_n
     changed = git(team, "diff", "--name-status", landed, "HEAD").splitlines()
     assert changed in ([], ["M\t.omh/notes/ci.md"]), changed  # only the other verb's change
     assert git(team, "diff", "--name-status", "HEAD~1", "HEAD") == "" or next_verb == "other"
+
+
+def test_dataloss_a_kill_while_finishing_leaves_the_same_job_for_the_next_run(
+    team: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Item 2. The run that finishes a killed mv is killed too, after it took the
+    dead process's lock over: what the first one landed must not be forgotten with
+    the lock it replaced, or the rename is reverted by the user's next commit."""
+    killed = omh(team, *VERBS["mv"](team), env={"OMH_FAULT": "commit:ref"})
+    assert killed.code == -9, killed.err
+    landed = git(team, "rev-parse", "HEAD").strip()
+    again = omh(team, *OTHER, env={"OMH_FAULT": FINISH})
+    assert again.code == -9, again.err
+    run = _cli(team, monkeypatch, capsys, *OTHER)
+    assert run.code == 0, run.err
+    assert _leftovers(team) == set() and _asides(team) == []
+    git(team, "commit", "-qa", "--allow-empty", "-m", "the user's next commit")
+    changed = git(team, "diff", "--name-status", landed, "HEAD").splitlines()
+    assert changed == ["M\t.omh/notes/ci.md"], changed
+    assert (team / NOTES_DIR / "ops/deploy.md").exists()
+    assert not (team / NOTES_DIR / "deploy.md").exists()
 
 
 @pytest.mark.parametrize("point", ["commit:blobs", "commit:object", "commit:workdir",
