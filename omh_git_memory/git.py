@@ -11,19 +11,20 @@ import datetime as dt
 import os
 import re
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
 
-from omh_git_memory import faults
+from omh_git_memory import faults, identity
 from omh_git_memory.errors import GitFailure, NotARepository
 from omh_git_memory.gitfiles import (
     IndexLock,
     WorkdirUndo,
     describe,
     disk_obstacle,
+    read_nofollow,
     refusal,
 )
 
@@ -56,25 +57,95 @@ class GitRepo:
         return self.workdir
 
 
-def open_repo(start: Path) -> GitRepo:
-    """Discover the repository holding `start` (any subdirectory or linked worktree)."""
+def open_repo(start: Path, environ: Mapping[str, str] | None = None) -> GitRepo:
+    """The repository git would use from `start` (any subdirectory or linked worktree),
+    following git's discovery rules and the environment that shapes them:
+    `GIT_DIR` names the repository (the working tree is then `GIT_WORK_TREE`,
+    `core.worktree`, or `start` itself, as git takes the current directory), and
+    without it the search upwards stops at `GIT_CEILING_DIRECTORIES` and, unless
+    `GIT_DISCOVERY_ACROSS_FILESYSTEM`, at a file system boundary. Relative paths
+    are taken from `start`, as git takes them from the current directory."""
+    env = os.environ if environ is None else environ
+    if env.get("GIT_COMMON_DIR"):
+        raise NotARepository(
+            f"GIT_COMMON_DIR is set ({env['GIT_COMMON_DIR']}), which omh does not follow: "
+            "it would read one repository and commit into another; unset it (open the "
+            "linked worktree by its own directory instead)")
+    named = env.get("GIT_DIR")
+    tree = env.get("GIT_WORK_TREE")
+    repo = _open_named(start, Path(named)) if named else _discover(start, env)
+    workdir = _worktree_of(repo, start, named, tree)
+    if workdir is not None and repo.workdir != f"{workdir}/":
+        try:
+            repo.workdir = str(workdir)
+        except pygit2.GitError as err:
+            raise GitFailure(f"using {workdir} as the working tree: {err}") from None
+    git_dir = Path(repo.path).resolve()
+    return GitRepo(repo=repo, git_dir=git_dir, common_dir=_common_dir(git_dir), workdir=workdir)
+
+
+def _discover(start: Path, env: Mapping[str, str]) -> pygit2.Repository:
+    ceilings = [c for c in env.get("GIT_CEILING_DIRECTORIES", "").split(os.pathsep) if c]
+    across = (env.get("GIT_DISCOVERY_ACROSS_FILESYSTEM", "").strip().lower()
+              in ("1", "true", "yes", "on"))
     try:
-        found = pygit2.discover_repository(str(start))
+        if ceilings:
+            found = pygit2.discover_repository(str(start), across, os.pathsep.join(ceilings))
+        else:
+            found = pygit2.discover_repository(str(start), across)
     except pygit2.GitError as err:
         raise GitFailure(f"looking for a git repository from {start}: {err}") from None
     if found is None:
+        stop = " (the search stops at GIT_CEILING_DIRECTORIES)" if ceilings else ""
         raise NotARepository(
-            f"{start} is not inside a git repository; cd into one, or run `git init` first"
+            f"{start} is not inside a git repository{stop}; cd into one, or run `git init` "
+            "first"
         )
     try:
         # Open from `start`, not from the git dir found: only then does libgit2 see a
         # `.git` file, so a `--separate-git-dir` checkout is its own working tree.
-        repo = pygit2.Repository(str(start))
+        return pygit2.Repository(str(start))
     except pygit2.GitError as err:
         raise GitFailure(f"opening the git repository at {found}: {err}") from None
-    git_dir = Path(repo.path).resolve()
-    workdir = Path(repo.workdir).resolve() if repo.workdir else None
-    return GitRepo(repo=repo, git_dir=git_dir, common_dir=_common_dir(git_dir), workdir=workdir)
+
+
+def _open_named(start: Path, named: Path) -> pygit2.Repository:
+    """The repository `GIT_DIR` names (relative to `start`); no search."""
+    where = named if named.is_absolute() else start / named
+    try:
+        return pygit2.Repository(str(where), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
+    except pygit2.GitError:
+        raise NotARepository(
+            f"GIT_DIR names {where}, which is not a git repository; unset GIT_DIR or point "
+            "it at one") from None
+
+
+def _worktree_of(repo: pygit2.Repository, start: Path, named: str | None,
+                 tree: str | None) -> Path | None:
+    """The working tree as git decides it (git help repository-layout, git help git)."""
+    if tree:
+        path = Path(tree) if Path(tree).is_absolute() else start / tree
+        if not path.is_dir():
+            raise NotARepository(f"GIT_WORK_TREE names {path}, which is not a directory; "
+                                 "unset it or point it at the checkout")
+        return path.resolve()
+    if named is None:
+        return Path(repo.workdir).resolve() if repo.workdir else None
+    configured = _config_text(repo, "core.worktree")
+    if configured:
+        path = Path(configured)
+        return (path if path.is_absolute() else Path(repo.path) / path).resolve()
+    if _config_text(repo, "core.bare") in ("true", "yes", "on", "1", ""):
+        return None
+    return start.resolve()  # GIT_DIR alone: the current directory is the top
+
+
+def _config_text(repo: pygit2.Repository, name: str) -> str | None:
+    try:
+        value = repo.config[name]
+    except KeyError:
+        return None
+    return "" if value is None else str(value).strip().lower()
 
 
 def _common_dir(git_dir: Path) -> Path:
@@ -127,7 +198,7 @@ def create_repository(path: Path, message: str, name: str, email: str) -> GitRep
         repo.create_commit("HEAD", signature, signature, message, tree, [])
     except pygit2.GitError as err:
         raise GitFailure(f"creating a repository at {path}: {err}") from None
-    return open_repo(path)
+    return open_repo(path, environ={})  # the repository just made, whatever GIT_DIR says
 
 
 def commit_files(path: Path, names: list[str], message: str, name: str, email: str) -> None:
@@ -347,6 +418,54 @@ def in_index(repo: GitRepo, path: str) -> bool:
     return path in _read_index(repo)
 
 
+def as_committed(repo: GitRepo, path: str, data: bytes) -> bytes:
+    """`data`, the working-tree bytes of `path`, as `git add` would store them: the
+    clean filters `.gitattributes` and `core.autocrlf` name for the path applied
+    (a `* text eol=crlf` checkout holds CRLF where the blob holds LF)."""
+    return _filtered(repo, path, data, pygit2.enums.FilterMode.TO_ODB)
+
+
+def as_checked_out(repo: GitRepo, path: str, data: bytes) -> bytes:
+    """The blob `data` of `path` as `git checkout` would write it to the working
+    tree (the smudge direction of the same filters)."""
+    return _filtered(repo, path, data, pygit2.enums.FilterMode.TO_WORKTREE)
+
+
+def _filtered(repo: GitRepo, path: str, data: bytes, mode: pygit2.enums.FilterMode) -> bytes:
+    try:
+        filters = repo.repo.load_filter_list(path, mode)
+        return data if filters is None else bytes(filters.apply_to_buffer(data))
+    except pygit2.GitError as err:
+        raise GitFailure(f"applying git's filters (.gitattributes) to {path}: "
+                         f"{describe(err)}") from None
+
+
+def disk_form(repo: GitRepo, path: str, blob: bytes | None) -> bytes | None:
+    """`blob` as the working tree may hold it: the file's own bytes when git would
+    call them that blob (they clean to it), else `blob` as git would check it out.
+    What a byte-for-byte look at the working tree must compare with."""
+    if blob is None or repo.workdir is None:
+        return blob
+    disk = read_nofollow(repo.workdir, path)
+    if disk is not None and (disk == blob or as_committed(repo, path, disk) == blob):
+        return disk
+    return as_checked_out(repo, path, blob)
+
+
+def checkout_holding(repo: GitRepo, path: Path) -> Path | None:
+    """The checkout of this clone (the main one or any linked worktree) that holds
+    `path`, compared as real paths; None when none does. A private file omh keeps
+    must be in none of them: `git add -A` in any one would publish it."""
+    try:
+        real = path.resolve()
+    except (OSError, RuntimeError):
+        real = path.absolute()
+    for checkout in checkouts(repo):
+        if real == checkout or checkout in real.parents:
+            return checkout
+    return None
+
+
 def worktree_blob_id(repo: GitRepo, file: Path, as_path: str) -> str:
     """The blob id `git add` would give `file` if it were at `as_path`: the
     repository's filters (line endings) applied, as git applies them."""
@@ -512,16 +631,10 @@ def commit_change(repo: GitRepo, change: Change) -> str:
         raise GitFailure("HEAD is detached; check out a branch first (git switch <branch>)")
     branch = r.references["HEAD"].target
     assert isinstance(branch, str)
-    try:
-        signature = r.default_signature
-    except (KeyError, pygit2.GitError):
-        raise GitFailure(
-            "git does not know who you are: set it with git config user.name 'Your Name' "
-            "and git config user.email you@example.com"
-        ) from None
+    author, committer = identities(repo)
     message = change.message
     if change.signoff:  # the committer's identity, as git's own --signoff uses
-        message = signed_off(message, signature.name, signature.email)
+        message = signed_off(message, committer.name, committer.email)
     lock = IndexLock(repo.git_dir)
     lock.acquire()
     undo = WorkdirUndo(repo.workdir)
@@ -537,7 +650,7 @@ def commit_change(repo: GitRepo, change: Change) -> str:
                    or _staged_edit(index, old_tree, path))
             if why is None and repo.workdir is not None:
                 # A file the commit changes may stand there as HEAD has it.
-                why = disk_obstacle(repo.workdir, path, data, _blob_at(r, old_tree, path))
+                why = disk_obstacle(repo.workdir, path, *_on_disk(repo, path, data, old_tree))
             if why is not None:
                 raise GitFailure(f"{why}; nothing was changed")
         for path in change.delete:
@@ -554,8 +667,8 @@ def commit_change(repo: GitRepo, change: Change) -> str:
         for path in change.delete:
             tree.remove(path)
         staged = _stage(lock, blobs, change.delete)
-        new = r.create_commit(
-            None, signature, signature, message, tree.write_tree(r),
+        new = create_commit(
+            repo, author, committer, message, tree.write_tree(r),
             [parent] if parent is not None else [],
         )
         faults.point("commit:object")
@@ -565,9 +678,9 @@ def commit_change(repo: GitRepo, change: Change) -> str:
         for path, data in change.add.items():
             # A clean copy of HEAD's file is replaced; a file written there since
             # the check above is the user's and stays (it shows as their change).
-            undo.write(path, data, _blob_at(r, old_tree, path))
+            undo.write(path, *_on_disk(repo, path, data, old_tree))
         for path in change.delete:
-            undo.delete(path, _blob_at(r, old_tree, path))
+            undo.delete(path, disk_form(repo, path, _blob_at(r, old_tree, path)))
         faults.point("commit:workdir")
         lock.commit(staged)
     except BaseException as err:
@@ -635,6 +748,16 @@ def _undo(lock: IndexLock, undo: WorkdirUndo, r: pygit2.Repository, branch: str,
     raise GitFailure(
         f"committing failed ({what}); the commit was undone and nothing else changed{extra}"
     ) from None
+
+
+def _on_disk(repo: GitRepo, path: str, data: bytes, tree: pygit2.Tree | None
+             ) -> tuple[bytes, bytes | None]:
+    """The new bytes of `path` and HEAD's, each as the working tree holds (or git
+    would write) them, so that a clean copy under line-ending filters is seen as
+    clean (item 15 of issue 23)."""
+    new = disk_form(repo, path, data)
+    assert new is not None
+    return new, disk_form(repo, path, _blob_at(repo.repo, tree, path))
 
 
 def _blob_at(r: pygit2.Repository, tree: pygit2.Tree | None, path: str) -> bytes | None:
@@ -745,12 +868,53 @@ def commit_date(commit: pygit2.Commit) -> dt.date:
 
 
 def config_value(repo: GitRepo, name: str) -> str | None:
-    """A git configuration value as git itself would read it, or None."""
+    """A git configuration value as git itself would read it, or None; a key given
+    without a value (`[commit] gpgSign`, which git reads as true) is ""."""
     try:
         value = repo.repo.config[name]
     except KeyError:
         return None
-    return str(value)
+    return "" if value is None else str(value)
+
+
+def identities(repo: GitRepo, environ: Mapping[str, str] | None = None
+               ) -> tuple[pygit2.Signature, pygit2.Signature]:
+    """The author and the committer `git commit` would record here: `GIT_AUTHOR_*` /
+    `GIT_COMMITTER_*` before configuration, as git reads them (identity.py)."""
+    env = os.environ if environ is None else environ
+    found = [identity.person(role, lambda name: config_value(repo, name), env)
+             for role in ("author", "committer")]
+    try:
+        return _signature(found[0]), _signature(found[1])
+    except (ValueError, pygit2.GitError) as err:
+        raise GitFailure(f"git's identity cannot be used ({err}); set user.name and "
+                         "user.email (or GIT_AUTHOR_* / GIT_COMMITTER_*) to plain text") from None
+
+
+def _signature(who: identity.Person) -> pygit2.Signature:
+    if who.when is None:
+        return pygit2.Signature(who.name, who.email)
+    return pygit2.Signature(who.name, who.email, who.when[0], who.when[1])
+
+
+def create_commit(repo: GitRepo, author: pygit2.Signature, committer: pygit2.Signature,
+                  message: str, tree: pygit2.Oid, parents: list[pygit2.Oid]) -> pygit2.Oid:
+    """A commit object (no ref moves), signed as `git commit` would sign it when
+    `commit.gpgSign` is on; a signature that cannot be made is refused, never
+    left out."""
+    r = repo.repo
+    how = identity.signer(lambda name: config_value(repo, name),
+                          identity.Person(committer.name, committer.email))
+    if how is None:
+        return r.create_commit(None, author, committer, message, tree, parents)
+    heads: list[pygit2.Oid | str] = list(parents)
+    # a str, whatever pygit2's stub says: the object's text, to sign and then store
+    payload = str(r.create_commit_string(author, committer, message, tree, heads))
+    signature = identity.sign(how, payload.encode("utf-8"))
+    try:
+        return r.create_commit_with_signature(payload, signature)
+    except pygit2.GitError as err:
+        raise GitFailure(f"storing the signed commit: {describe(err)}") from None
 
 
 def head_id(repo: GitRepo) -> str | None:
@@ -812,7 +976,7 @@ def check_out_paths(repo: GitRepo, files: dict[str, bytes]) -> None:
         if repo.workdir is not None:
             for path, data in files.items():
                 if not os.path.lexists(repo.workdir / path):
-                    undo.write(path, data)
+                    undo.write(path, as_checked_out(repo, path, data))
         lock.commit(staged)
     except BaseException as err:
         lock.discard()
