@@ -629,6 +629,7 @@ def commit_change(repo: GitRepo, change: Change) -> str:
     r = repo.repo
     if r.head_is_detached:
         raise GitFailure("HEAD is detached; check out a branch first (git switch <branch>)")
+    refuse_other_index(repo)
     branch = r.references["HEAD"].target
     assert isinstance(branch, str)
     author, committer = identities(repo)
@@ -891,6 +892,22 @@ def identities(repo: GitRepo, environ: Mapping[str, str] | None = None
                          "user.email (or GIT_AUTHOR_* / GIT_COMMITTER_*) to plain text") from None
 
 
+def refuse_other_index(repo: GitRepo, environ: Mapping[str, str] | None = None) -> None:
+    """Refuse to write an index when `GIT_INDEX_FILE` names another file than the
+    one omh locks and writes (`<git dir>/index`): git would stage into that one.
+    (git sets it for its hooks, naming this index or its lock: reading is fine.)"""
+    env = os.environ if environ is None else environ
+    named = env.get("GIT_INDEX_FILE")
+    if not named:
+        return
+    where = Path(named) if Path(named).is_absolute() else Path.cwd() / named
+    if where.resolve() != (repo.git_dir / "index").resolve():
+        raise GitFailure(
+            f"GIT_INDEX_FILE names {where}, but omh commits through the repository's own "
+            f"index ({repo.git_dir / 'index'}); nothing was changed. Unset GIT_INDEX_FILE (a "
+            "git hook that runs omh while git holds the index cannot commit either)")
+
+
 def _signature(who: identity.Person) -> pygit2.Signature:
     if who.when is None:
         return pygit2.Signature(who.name, who.email)
@@ -955,6 +972,7 @@ def check_out_paths(repo: GitRepo, files: dict[str, bytes]) -> None:
     A working-tree file or an index entry that exists is left alone (a user's own,
     written or staged since); nothing follows a symlink."""
     r = repo.repo
+    refuse_other_index(repo)
     lock = IndexLock(repo.git_dir)
     lock.acquire()
     undo = WorkdirUndo(repo.workdir)

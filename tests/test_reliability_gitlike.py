@@ -306,6 +306,39 @@ def test_gitstate_ceiling_and_common_dir_are_not_ignored(
         open_repo(a)
 
 
+def test_gitstate_an_index_file_git_would_use_instead_is_not_ignored(
+        repo_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Item 12, sibling: GIT_INDEX_FILE naming another index was ignored, so omh
+    staged into the repository's index where git would have used the other one.
+    It is refused with nothing changed; naming this index (as git's hooks do) is
+    fine."""
+    key = _ready(repo_dir, monkeypatch, capsys)
+    head = _head(repo_dir)
+    run = omh_in(repo_dir, monkeypatch, capsys, "memory", "promote", key,
+                 env={"GIT_INDEX_FILE": str(tmp_path / "other-index")})
+    assert run.code == 1 and "GIT_INDEX_FILE" in run.err, run.err
+    assert _head(repo_dir) == head and not (tmp_path / "other-index").exists()
+    run = omh_in(repo_dir, monkeypatch, capsys, "memory", "promote", key,
+                 env={"GIT_INDEX_FILE": ".git/index"})
+    assert run.code == 0, run.err
+    assert git(repo_dir, "status", "--porcelain") == ""
+
+
+def test_escape_local_store_in_the_main_checkout_from_a_linked_worktree(
+        repo_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Item 8, sibling (a guard: store.py checked every checkout already): an
+    OMH_LOCAL_STORE inside the main checkout, named from a linked worktree, would
+    put unreviewed notes where the main checkout's `git add -A` publishes them."""
+    from omh_git_memory.errors import StoreError
+    from omh_git_memory.workspace import open_workspace
+
+    linked = tmp_path / "linked"
+    git(repo_dir, "worktree", "add", "-q", str(linked))
+    with pytest.raises(StoreError, match="inside the checkout"):
+        open_workspace(linked, environ={"OMH_LOCAL_STORE": str(repo_dir / "store")})
+
+
 def test_gitstate_pre_commit_hook_in_a_linked_worktree_still_lints(
         repo_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Item 12: git runs a linked worktree's hooks with GIT_DIR set to the worktree's
