@@ -234,6 +234,45 @@ def test_gitstate_gpgsign_that_cannot_sign_is_refused_and_nothing_committed(
     assert key in listed.out
 
 
+def test_gitstate_git_dash_c_settings_reach_omh_as_they_reach_git(
+        repo_dir: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Items 10 and 11, sibling: what `git -c` hands to the commands it runs
+    (GIT_CONFIG_PARAMETERS; GIT_CONFIG_COUNT and its pairs) was ignored, so
+    `git -c commit.gpgSign=false` (or an identity given so) did not reach omh,
+    which read only the files. The settings git's environment carries come first."""
+    key = _ready(repo_dir, monkeypatch, capsys)
+    config = pygit2.Repository(str(repo_dir)).config
+    config["commit.gpgSign"] = True
+    config["gpg.program"] = shutil.which("false") or "false"
+    said = real_git(repo_dir, "-c", "commit.gpgSign=false", "-c", "user.name=Via O'Dash C",
+                    "-c", "alias.p=!printf %s \"$GIT_CONFIG_PARAMETERS\"", "p")
+    head = _head(repo_dir)
+    run = omh_in(repo_dir, monkeypatch, capsys, "memory", "promote", key,
+                 env={"GIT_CONFIG_PARAMETERS": said})
+    assert run.code == 0, run.err
+    assert real_git(repo_dir, "log", "-1", "--format=%an|%G?").strip() == "Via O'Dash C|N"
+    git(repo_dir, "reset", "-q", "--hard", head)
+    count = {"GIT_CONFIG_COUNT": "2", "GIT_CONFIG_KEY_0": "commit.gpgsign",
+             "GIT_CONFIG_VALUE_0": "false", "GIT_CONFIG_KEY_1": "User.Email",
+             "GIT_CONFIG_VALUE_1": "counted@example.invalid"}
+    key = _ready_again(repo_dir, monkeypatch, capsys)
+    run = omh_in(repo_dir, monkeypatch, capsys, "memory", "promote", key, env=count)
+    assert run.code == 0, run.err
+    ours = real_git(repo_dir, "log", "-1", "--format=%ae")
+    real_git(repo_dir, "commit", "-q", "--allow-empty", "-m", "m", env=count)
+    assert ours == real_git(repo_dir, "log", "-1", "--format=%ae") == "counted@example.invalid\n"
+
+
+def _ready_again(repo: Path, monkeypatch: pytest.MonkeyPatch,
+                 capsys: pytest.CaptureFixture[str]) -> str:
+    run = omh_in(repo, monkeypatch, capsys, "memory", "remember", "--expected", "e",
+                 "--observed", "The cache fills after an hour.", "--evidence", "v",
+                 "--answers", "why does the cache fill?", "--json")
+    assert run.code == 0, run.err
+    return str(run.json()["key"])
+
+
 # --- item 12: GIT_DIR / GIT_WORK_TREE / GIT_CEILING_DIRECTORIES -----------------
 
 def _two_repos(tmp_path: Path) -> tuple[Path, Path]:
