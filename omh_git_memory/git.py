@@ -58,6 +58,14 @@ class GitRepo:
         return self.workdir
 
 
+# The variables that make git (and omh) use another repository, working tree or
+# index than the current directory's: a process omh starts in a repository of its
+# own (the demo's) must not inherit them.
+LOCATION_VARIABLES = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE",
+                      "GIT_CEILING_DIRECTORIES", "GIT_OBJECT_DIRECTORY",
+                      "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE")
+
+
 def open_repo(start: Path, environ: Mapping[str, str] | None = None) -> GitRepo:
     """The repository git would use from `start` (any subdirectory or linked worktree),
     following git's discovery rules and the environment that shapes them:

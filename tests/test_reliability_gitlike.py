@@ -9,6 +9,7 @@ Each is checked against git itself where git can say.
 
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 import subprocess
@@ -376,6 +377,32 @@ def test_escape_local_store_in_the_main_checkout_from_a_linked_worktree(
     git(repo_dir, "worktree", "add", "-q", str(linked))
     with pytest.raises(StoreError, match="inside the checkout"):
         open_workspace(linked, environ={"OMH_LOCAL_STORE": str(repo_dir / "store")})
+
+
+def test_gitstate_demo_never_commits_into_the_repository_git_dir_names(
+        repo_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Item 12, sibling: once omh follows GIT_DIR, `omh demo` run with GIT_DIR set
+    would have its steps (init, promote) commit into that repository — the user's
+    — instead of the demo's own. The demo's steps must not inherit it. (Each step's
+    environment is checked; running the whole demo takes most of a minute.)"""
+    demo = importlib.import_module("omh_git_memory.cli.demo")
+    seen: list[dict[str, str]] = []
+
+    def step(argv: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+        env = kwargs["env"]
+        assert isinstance(env, dict)
+        seen.append(env)
+        Path(env["OMH_LOCAL_STORE"]).mkdir(exist_ok=True)  # as the real first step does
+        return subprocess.CompletedProcess(argv, 0, "", "")
+
+    monkeypatch.setenv("GIT_DIR", str(repo_dir / ".git"))
+    monkeypatch.setenv("GIT_WORK_TREE", str(repo_dir))
+    monkeypatch.setenv("GIT_INDEX_FILE", str(repo_dir / ".git/index"))
+    monkeypatch.setattr(demo.subprocess, "run", step)
+    monkeypatch.setattr("omh_git_memory.git.commit_files", lambda *args: None)
+    demo.run_demo()
+    assert seen and all(not {"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"} & set(env)
+                        for env in seen)
 
 
 def test_gitstate_pre_commit_hook_in_a_linked_worktree_still_lints(
