@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from omh_git_memory.errors import NoteRefused, OmhError
+from omh_git_memory.git import checkout_holding
 from omh_git_memory.keys import Key
 from omh_git_memory.layers import Layer
 from omh_git_memory.note import MAX_NOTE_BYTES, NoteParseError, decode
@@ -66,11 +67,15 @@ def _scratch_file(ws: Workspace, key: Key, data: bytes) -> Path:
     the user may read) outside the checkout, named like the note so an editor
     knows it for Markdown."""
     folder = Path(tempfile.mkdtemp(prefix="omh-edit-"))
-    inside = folder.resolve()
-    if inside == ws.checkout.resolve() or ws.checkout.resolve() in inside.parents:
+    # Every checkout of the clone, not only this one: from a linked worktree, a
+    # TMPDIR in the main checkout is as exposed to its `git add -A`.
+    holder = checkout_holding(ws.repo, folder)
+    if holder is not None:
         shutil.rmtree(folder, ignore_errors=True)
-        raise OmhError(f"the temporary directory ({folder.parent}) is inside the checkout, "
-                       "where an edit could be committed by mistake; set TMPDIR elsewhere")
+        this = "the checkout" if holder == ws.checkout.resolve() else "a checkout of this clone"
+        raise OmhError(f"the temporary directory ({folder.parent}) is inside {this} "
+                       f"({holder}), where an edit could be committed by mistake; set TMPDIR "
+                       "elsewhere")
     path = folder / key.relpath().name
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     with os.fdopen(fd, "wb") as handle:

@@ -10,20 +10,22 @@ import contextlib
 import datetime as dt
 import os
 import re
+import shlex
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
 
-from omh_git_memory import faults
+from omh_git_memory import faults, identity
 from omh_git_memory.errors import GitFailure, NotARepository
 from omh_git_memory.gitfiles import (
     IndexLock,
     WorkdirUndo,
     describe,
     disk_obstacle,
+    read_nofollow,
     refusal,
 )
 
@@ -56,25 +58,103 @@ class GitRepo:
         return self.workdir
 
 
-def open_repo(start: Path) -> GitRepo:
-    """Discover the repository holding `start` (any subdirectory or linked worktree)."""
+# The variables that make git (and omh) use another repository, working tree or
+# index than the current directory's: a process omh starts in a repository of its
+# own (the demo's) must not inherit them.
+LOCATION_VARIABLES = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE",
+                      "GIT_CEILING_DIRECTORIES", "GIT_OBJECT_DIRECTORY",
+                      "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE")
+
+
+def open_repo(start: Path, environ: Mapping[str, str] | None = None) -> GitRepo:
+    """The repository git would use from `start` (any subdirectory or linked worktree),
+    following git's discovery rules and the environment that shapes them:
+    `GIT_DIR` names the repository (the working tree is then `GIT_WORK_TREE`,
+    `core.worktree`, or `start` itself, as git takes the current directory), and
+    without it the search upwards stops at `GIT_CEILING_DIRECTORIES` and, unless
+    `GIT_DISCOVERY_ACROSS_FILESYSTEM`, at a file system boundary. Relative paths
+    are taken from `start`, as git takes them from the current directory."""
+    env = os.environ if environ is None else environ
+    if env.get("GIT_COMMON_DIR"):
+        raise NotARepository(
+            f"GIT_COMMON_DIR is set ({env['GIT_COMMON_DIR']}), which omh does not follow: "
+            "it would read one repository and commit into another; unset it (open the "
+            "linked worktree by its own directory instead)")
+    named = env.get("GIT_DIR")
+    tree = env.get("GIT_WORK_TREE")
+    repo = _open_named(start, Path(named)) if named else _discover(start, env)
+    workdir = _worktree_of(repo, start, named, tree)
+    if workdir is not None and repo.workdir != f"{workdir}/":
+        try:
+            repo.workdir = str(workdir)
+        except pygit2.GitError as err:
+            raise GitFailure(f"using {workdir} as the working tree: {err}") from None
+    git_dir = Path(repo.path).resolve()
+    return GitRepo(repo=repo, git_dir=git_dir, common_dir=_common_dir(git_dir), workdir=workdir)
+
+
+def _discover(start: Path, env: Mapping[str, str]) -> pygit2.Repository:
+    ceilings = [c for c in env.get("GIT_CEILING_DIRECTORIES", "").split(os.pathsep) if c]
+    across = (env.get("GIT_DISCOVERY_ACROSS_FILESYSTEM", "").strip().lower()
+              in ("1", "true", "yes", "on"))
     try:
-        found = pygit2.discover_repository(str(start))
+        if ceilings:
+            found = pygit2.discover_repository(str(start), across, os.pathsep.join(ceilings))
+        else:
+            found = pygit2.discover_repository(str(start), across)
     except pygit2.GitError as err:
         raise GitFailure(f"looking for a git repository from {start}: {err}") from None
     if found is None:
+        stop = " (the search stops at GIT_CEILING_DIRECTORIES)" if ceilings else ""
         raise NotARepository(
-            f"{start} is not inside a git repository; cd into one, or run `git init` first"
+            f"{start} is not inside a git repository{stop}; cd into one, or run `git init` "
+            "first"
         )
     try:
         # Open from `start`, not from the git dir found: only then does libgit2 see a
         # `.git` file, so a `--separate-git-dir` checkout is its own working tree.
-        repo = pygit2.Repository(str(start))
+        return pygit2.Repository(str(start))
     except pygit2.GitError as err:
         raise GitFailure(f"opening the git repository at {found}: {err}") from None
-    git_dir = Path(repo.path).resolve()
-    workdir = Path(repo.workdir).resolve() if repo.workdir else None
-    return GitRepo(repo=repo, git_dir=git_dir, common_dir=_common_dir(git_dir), workdir=workdir)
+
+
+def _open_named(start: Path, named: Path) -> pygit2.Repository:
+    """The repository `GIT_DIR` names (relative to `start`); no search."""
+    where = named if named.is_absolute() else start / named
+    try:
+        return pygit2.Repository(str(where), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
+    except pygit2.GitError:
+        raise NotARepository(
+            f"GIT_DIR names {where}, which is not a git repository; unset GIT_DIR or point "
+            "it at one") from None
+
+
+def _worktree_of(repo: pygit2.Repository, start: Path, named: str | None,
+                 tree: str | None) -> Path | None:
+    """The working tree as git decides it (git help repository-layout, git help git)."""
+    if tree:
+        path = Path(tree) if Path(tree).is_absolute() else start / tree
+        if not path.is_dir():
+            raise NotARepository(f"GIT_WORK_TREE names {path}, which is not a directory; "
+                                 "unset it or point it at the checkout")
+        return path.resolve()
+    if named is None:
+        return Path(repo.workdir).resolve() if repo.workdir else None
+    configured = _config_text(repo, "core.worktree")
+    if configured:
+        path = Path(configured)
+        return (path if path.is_absolute() else Path(repo.path) / path).resolve()
+    if _config_text(repo, "core.bare") in ("true", "yes", "on", "1", ""):
+        return None
+    return start.resolve()  # GIT_DIR alone: the current directory is the top
+
+
+def _config_text(repo: pygit2.Repository, name: str) -> str | None:
+    try:
+        value = repo.config[name]
+    except KeyError:
+        return None
+    return "" if value is None else str(value).strip().lower()
 
 
 def _common_dir(git_dir: Path) -> Path:
@@ -127,7 +207,7 @@ def create_repository(path: Path, message: str, name: str, email: str) -> GitRep
         repo.create_commit("HEAD", signature, signature, message, tree, [])
     except pygit2.GitError as err:
         raise GitFailure(f"creating a repository at {path}: {err}") from None
-    return open_repo(path)
+    return open_repo(path, environ={})  # the repository just made, whatever GIT_DIR says
 
 
 def commit_files(path: Path, names: list[str], message: str, name: str, email: str) -> None:
@@ -347,6 +427,54 @@ def in_index(repo: GitRepo, path: str) -> bool:
     return path in _read_index(repo)
 
 
+def as_committed(repo: GitRepo, path: str, data: bytes) -> bytes:
+    """`data`, the working-tree bytes of `path`, as `git add` would store them: the
+    clean filters `.gitattributes` and `core.autocrlf` name for the path applied
+    (a `* text eol=crlf` checkout holds CRLF where the blob holds LF)."""
+    return _filtered(repo, path, data, pygit2.enums.FilterMode.TO_ODB)
+
+
+def as_checked_out(repo: GitRepo, path: str, data: bytes) -> bytes:
+    """The blob `data` of `path` as `git checkout` would write it to the working
+    tree (the smudge direction of the same filters)."""
+    return _filtered(repo, path, data, pygit2.enums.FilterMode.TO_WORKTREE)
+
+
+def _filtered(repo: GitRepo, path: str, data: bytes, mode: pygit2.enums.FilterMode) -> bytes:
+    try:
+        filters = repo.repo.load_filter_list(path, mode)
+        return data if filters is None else bytes(filters.apply_to_buffer(data))
+    except pygit2.GitError as err:
+        raise GitFailure(f"applying git's filters (.gitattributes) to {path}: "
+                         f"{describe(err)}") from None
+
+
+def disk_form(repo: GitRepo, path: str, blob: bytes | None) -> bytes | None:
+    """`blob` as the working tree may hold it: the file's own bytes when git would
+    call them that blob (they clean to it), else `blob` as git would check it out.
+    What a byte-for-byte look at the working tree must compare with."""
+    if blob is None or repo.workdir is None:
+        return blob
+    disk = read_nofollow(repo.workdir, path)
+    if disk is not None and (disk == blob or as_committed(repo, path, disk) == blob):
+        return disk
+    return as_checked_out(repo, path, blob)
+
+
+def checkout_holding(repo: GitRepo, path: Path) -> Path | None:
+    """The checkout of this clone (the main one or any linked worktree) that holds
+    `path`, compared as real paths; None when none does. A private file omh keeps
+    must be in none of them: `git add -A` in any one would publish it."""
+    try:
+        real = path.resolve()
+    except (OSError, RuntimeError):
+        real = path.absolute()
+    for checkout in checkouts(repo):
+        if real == checkout or checkout in real.parents:
+            return checkout
+    return None
+
+
 def worktree_blob_id(repo: GitRepo, file: Path, as_path: str) -> str:
     """The blob id `git add` would give `file` if it were at `as_path`: the
     repository's filters (line endings) applied, as git applies them."""
@@ -511,18 +639,13 @@ def commit_change(repo: GitRepo, change: Change) -> str:
     r = repo.repo
     if r.head_is_detached:
         raise GitFailure("HEAD is detached; check out a branch first (git switch <branch>)")
+    refuse_other_index(repo)
     branch = r.references["HEAD"].target
     assert isinstance(branch, str)
-    try:
-        signature = r.default_signature
-    except (KeyError, pygit2.GitError):
-        raise GitFailure(
-            "git does not know who you are: set it with git config user.name 'Your Name' "
-            "and git config user.email you@example.com"
-        ) from None
+    author, committer = identities(repo)
     message = change.message
     if change.signoff:  # the committer's identity, as git's own --signoff uses
-        message = signed_off(message, signature.name, signature.email)
+        message = signed_off(message, committer.name, committer.email)
     lock = IndexLock(repo.git_dir)
     lock.acquire()
     undo = WorkdirUndo(repo.workdir)
@@ -538,7 +661,7 @@ def commit_change(repo: GitRepo, change: Change) -> str:
                    or _staged_edit(index, old_tree, path))
             if why is None and repo.workdir is not None:
                 # A file the commit changes may stand there as HEAD has it.
-                why = disk_obstacle(repo.workdir, path, data, _blob_at(r, old_tree, path))
+                why = disk_obstacle(repo.workdir, path, *_on_disk(repo, path, data, old_tree))
             if why is not None:
                 raise GitFailure(f"{why}; nothing was changed")
         for path in change.delete:
@@ -558,8 +681,8 @@ def commit_change(repo: GitRepo, change: Change) -> str:
         faults.point("commit:stage")
         tree_id = tree.write_tree(r)
         faults.point("commit:tree")
-        new = r.create_commit(
-            None, signature, signature, message, tree_id,
+        new = create_commit(
+            repo, author, committer, message, tree_id,
             [parent] if parent is not None else [],
         )
         faults.point("commit:object")
@@ -570,9 +693,9 @@ def commit_change(repo: GitRepo, change: Change) -> str:
         for path, data in change.add.items():
             # A clean copy of HEAD's file is replaced; a file written there since
             # the check above is the user's and stays (it shows as their change).
-            undo.write(path, data, _blob_at(r, old_tree, path))
+            undo.write(path, *_on_disk(repo, path, data, old_tree))
         for path in change.delete:
-            undo.delete(path, _blob_at(r, old_tree, path))
+            undo.delete(path, disk_form(repo, path, _blob_at(r, old_tree, path)))
         faults.point("commit:workdir")
         lock.commit(staged)
     except BaseException as err:
@@ -641,6 +764,16 @@ def _undo(lock: IndexLock, undo: WorkdirUndo, r: pygit2.Repository, branch: str,
     raise GitFailure(
         f"committing failed ({what}); the commit was undone and nothing else changed{extra}"
     ) from None
+
+
+def _on_disk(repo: GitRepo, path: str, data: bytes, tree: pygit2.Tree | None
+             ) -> tuple[bytes, bytes | None]:
+    """The new bytes of `path` and HEAD's, each as the working tree holds (or git
+    would write) them, so that a clean copy under line-ending filters is seen as
+    clean (item 15 of issue 23)."""
+    new = disk_form(repo, path, data)
+    assert new is not None
+    return new, disk_form(repo, path, _blob_at(repo.repo, tree, path))
 
 
 def _blob_at(r: pygit2.Repository, tree: pygit2.Tree | None, path: str) -> bytes | None:
@@ -763,13 +896,112 @@ def commit_date(commit: pygit2.Commit) -> dt.date:
     return dt.datetime.fromtimestamp(commit.commit_time, tz).date()
 
 
-def config_value(repo: GitRepo, name: str) -> str | None:
-    """A git configuration value as git itself would read it, or None."""
+def config_value(repo: GitRepo, name: str, environ: Mapping[str, str] | None = None
+                 ) -> str | None:
+    """A git configuration value as git itself would read it, or None; a key given
+    without a value (`[commit] gpgSign`, which git reads as true) is "". What
+    `git -c` passes on to the commands it runs (`GIT_CONFIG_PARAMETERS`, and
+    `GIT_CONFIG_COUNT` with `GIT_CONFIG_KEY_<n>` / `_VALUE_<n>`) comes first, as
+    for git; libgit2 reads only the files."""
+    given = _config_from_environment(os.environ if environ is None else environ)
+    if _config_key(name) in given:
+        return given[_config_key(name)]
     try:
         value = repo.repo.config[name]
     except KeyError:
         return None
-    return str(value)
+    return "" if value is None else str(value)
+
+
+def _config_key(name: str) -> str:
+    # the section and the variable are case-insensitive, a subsection is not
+    section, _, rest = name.partition(".")
+    middle, _, variable = rest.rpartition(".")
+    return ".".join(p for p in (section.lower(), middle, variable.lower()) if p)
+
+
+def _config_from_environment(env: Mapping[str, str]) -> dict[str, str]:
+    """The settings git's environment carries, the later one winning: the
+    `GIT_CONFIG_COUNT` pairs, then `GIT_CONFIG_PARAMETERS` (git reads them so)."""
+    found: dict[str, str] = {}
+    count = env.get("GIT_CONFIG_COUNT", "").strip()
+    if count:
+        if not count.isdigit():
+            raise GitFailure(f"GIT_CONFIG_COUNT={count!r} is not a number; git refuses it too")
+        for n in range(int(count)):
+            key = env.get(f"GIT_CONFIG_KEY_{n}")
+            value = env.get(f"GIT_CONFIG_VALUE_{n}")
+            if not key or value is None:
+                raise GitFailure(f"GIT_CONFIG_COUNT is {count} but GIT_CONFIG_KEY_{n} or "
+                                 f"GIT_CONFIG_VALUE_{n} is missing; git refuses it too")
+            found[_config_key(key)] = value
+    parameters = env.get("GIT_CONFIG_PARAMETERS", "").strip()
+    if parameters:
+        try:
+            words = shlex.split(parameters)
+        except ValueError:
+            raise GitFailure("GIT_CONFIG_PARAMETERS cannot be read (it is what `git -c` "
+                             "sets); unset it") from None
+        for word in words:
+            key, has_value, value = word.partition("=")
+            found[_config_key(key)] = value if has_value else ""
+    return found
+
+
+def identities(repo: GitRepo, environ: Mapping[str, str] | None = None
+               ) -> tuple[pygit2.Signature, pygit2.Signature]:
+    """The author and the committer `git commit` would record here: `GIT_AUTHOR_*` /
+    `GIT_COMMITTER_*` before configuration, as git reads them (identity.py)."""
+    env = os.environ if environ is None else environ
+    found = [identity.person(role, lambda name: config_value(repo, name), env)
+             for role in ("author", "committer")]
+    try:
+        return _signature(found[0]), _signature(found[1])
+    except (ValueError, pygit2.GitError) as err:
+        raise GitFailure(f"git's identity cannot be used ({err}); set user.name and "
+                         "user.email (or GIT_AUTHOR_* / GIT_COMMITTER_*) to plain text") from None
+
+
+def refuse_other_index(repo: GitRepo, environ: Mapping[str, str] | None = None) -> None:
+    """Refuse to write an index when `GIT_INDEX_FILE` names another file than the
+    one omh locks and writes (`<git dir>/index`): git would stage into that one.
+    (git sets it for its hooks, naming this index or its lock: reading is fine.)"""
+    env = os.environ if environ is None else environ
+    named = env.get("GIT_INDEX_FILE")
+    if not named:
+        return
+    where = Path(named) if Path(named).is_absolute() else Path.cwd() / named
+    if where.resolve() != (repo.git_dir / "index").resolve():
+        raise GitFailure(
+            f"GIT_INDEX_FILE names {where}, but omh commits through the repository's own "
+            f"index ({repo.git_dir / 'index'}); nothing was changed. Unset GIT_INDEX_FILE (a "
+            "git hook that runs omh while git holds the index cannot commit either)")
+
+
+def _signature(who: identity.Person) -> pygit2.Signature:
+    if who.when is None:
+        return pygit2.Signature(who.name, who.email)
+    return pygit2.Signature(who.name, who.email, who.when[0], who.when[1])
+
+
+def create_commit(repo: GitRepo, author: pygit2.Signature, committer: pygit2.Signature,
+                  message: str, tree: pygit2.Oid, parents: list[pygit2.Oid]) -> pygit2.Oid:
+    """A commit object (no ref moves), signed as `git commit` would sign it when
+    `commit.gpgSign` is on; a signature that cannot be made is refused, never
+    left out."""
+    r = repo.repo
+    how = identity.signer(lambda name: config_value(repo, name),
+                          identity.Person(committer.name, committer.email))
+    if how is None:
+        return r.create_commit(None, author, committer, message, tree, parents)
+    heads: list[pygit2.Oid | str] = list(parents)
+    # a str, whatever pygit2's stub says: the object's text, to sign and then store
+    payload = str(r.create_commit_string(author, committer, message, tree, heads))
+    signature = identity.sign(how, payload.encode("utf-8"))
+    try:
+        return r.create_commit_with_signature(payload, signature)
+    except pygit2.GitError as err:
+        raise GitFailure(f"storing the signed commit: {describe(err)}") from None
 
 
 def head_id(repo: GitRepo) -> str | None:
@@ -810,6 +1042,7 @@ def check_out_paths(repo: GitRepo, files: dict[str, bytes]) -> None:
     A working-tree file or an index entry that exists is left alone (a user's own,
     written or staged since); nothing follows a symlink."""
     r = repo.repo
+    refuse_other_index(repo)
     lock = IndexLock(repo.git_dir)
     lock.acquire()
     undo = WorkdirUndo(repo.workdir)
@@ -831,7 +1064,7 @@ def check_out_paths(repo: GitRepo, files: dict[str, bytes]) -> None:
         if repo.workdir is not None:
             for path, data in files.items():
                 if not os.path.lexists(repo.workdir / path):
-                    undo.write(path, data)
+                    undo.write(path, as_checked_out(repo, path, data))
         lock.commit(staged)
     except BaseException as err:
         lock.discard()

@@ -25,6 +25,7 @@ from omh_git_memory import faults, journal
 from omh_git_memory.errors import KeyConflict, NoteNotFound, OmhError
 from omh_git_memory.git import (
     Change,
+    as_committed,
     blob_in_tree,
     commit_change,
     index_change,
@@ -212,7 +213,9 @@ def _refuse_unclean(ws: Workspace, path: str, may_be_missing: bool) -> None:
     on_disk = read_nofollow(ws.repo.workdir, path)
     if on_disk is None and may_be_missing:
         return
-    if on_disk != blob_in_tree(head, path):
+    # compared as git compares: the working copy through the clean filters
+    # (.gitattributes, core.autocrlf), so a CRLF checkout git calls clean is clean
+    if on_disk is None or as_committed(ws.repo, path, on_disk) != blob_in_tree(head, path):
         state = "is deleted in the working tree" if on_disk is None else \
             "has changes not committed"
         raise RenameRefused(_commit_first(path, state))

@@ -187,11 +187,15 @@ class LocalStore:
         layer: Layer = Layer.LOCAL,
         before_create: Callable[[], None] | None = None,
         after_create: Callable[[], None] | None = None,
+        convert: Callable[[str, bytes], bytes] | None = None,
     ) -> None:
         self.root = root
         self.layer = layer
         self._before_create = before_create
         self._after_create = after_create
+        # what a file's bytes become before they are read as a note (relpath, bytes):
+        # git's clean filters, for the checkout's `.omh/notes/` (lint --worktree)
+        self._convert = convert
 
     def create_root(self) -> bool:
         """Make the store's directory if it is missing; True when this call made it."""
@@ -323,6 +327,8 @@ class LocalStore:
                 data = handle.read(MAX_NOTE_BYTES + 1)
             except OSError as err:
                 return refused(f"cannot be read: {err.strerror}")
+        if self._convert is not None:
+            data = self._convert(relpath, data)
         return read_note_bytes(self.layer, relpath, location, data)
 
     def write(

@@ -12,7 +12,14 @@ import os
 import stat
 from pathlib import Path
 
-from omh_git_memory.git import GitRepo, blob_size, files_under, read_blob, resolve_commit
+from omh_git_memory.git import (
+    GitRepo,
+    as_committed,
+    blob_size,
+    files_under,
+    read_blob,
+    resolve_commit,
+)
 from omh_git_memory.keys import Key
 from omh_git_memory.layers import Layer
 from omh_git_memory.note import MAX_NOTE_BYTES
@@ -81,8 +88,10 @@ def scan_team(repo: GitRepo, rev: str = "HEAD") -> list[StoredNote]:
     return sorted(found, key=lambda s: s.relpath)
 
 
-def scan_worktree_team(checkout: Path) -> list[StoredNote]:
-    """The team notes as they are on disk in `checkout` (for `lint --worktree`).
+def scan_worktree_team(checkout: Path, repo: GitRepo) -> list[StoredNote]:
+    """The team notes as they are on disk in `checkout` (for `lint --worktree`), each
+    read as `git add` would store it: through the clean filters of `repo` (line
+    endings a `.gitattributes` converts), so lint judges what would be committed.
 
     `.omh` and `.omh/notes` must be real directories: a symlink there would make
     the lint read (and pass) notes from anywhere, so it is reported instead."""
@@ -103,4 +112,5 @@ def scan_worktree_team(checkout: Path) -> list[StoredNote]:
         if not stat.S_ISDIR(mode):
             return [StoredNote(Layer.TEAM, "", str(route), None,
                                f"is a {file_kind(mode)} where {NOTES_DIR} should be a folder")]
-    return LocalStore(route, Layer.TEAM).scan()
+    return LocalStore(route, Layer.TEAM, convert=lambda relpath, data: as_committed(
+        repo, f"{NOTES_DIR}/{relpath}", data)).scan()

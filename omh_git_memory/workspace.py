@@ -64,7 +64,7 @@ class Workspace:
 
     def worktree_team_graph(self) -> Graph:
         """The team notes as they are in this checkout's working tree (before a commit)."""
-        team = scan_worktree_team(self.checkout)
+        team = scan_worktree_team(self.checkout, self.repo)
         snap = self.snapshot("HEAD")
         return Graph.of(team, derived=_derived(snap), clashes=snap.clashes,
                         shadows=_shadows(snap))

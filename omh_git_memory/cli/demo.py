@@ -187,7 +187,7 @@ open(path, "w", encoding="utf-8").write(text)
 
 
 def run_demo(keep: bool = False) -> None:
-    from omh_git_memory.git import commit_files, create_repository
+    from omh_git_memory.git import LOCATION_VARIABLES, commit_files, create_repository
 
     fixtures = fixtures_dir()
     top = Path(tempfile.mkdtemp(prefix="omh-demo-"))
@@ -199,7 +199,9 @@ def run_demo(keep: bool = False) -> None:
     repo.repo.config["user.email"] = "demo@omh.invalid"
     editor = top / "editor.py"  # stands in for the person's editor in the edit step
     editor.write_text(EDITOR_SCRIPT)
-    env = {**os.environ, "OMH_LOCAL_STORE": str(store), "NO_COLOR": "1",
+    # the steps run in the demo's repository, whatever GIT_DIR and the like name
+    inherited = {k: v for k, v in os.environ.items() if k not in LOCATION_VARIABLES}
+    env = {**inherited, "OMH_LOCAL_STORE": str(store), "NO_COLOR": "1",
            "VISUAL": shlex.join([sys.executable, str(editor)])}
     typer.echo(f"omh demo: a repository at {repo_dir}, its local store at {store}\n")
     try:
