@@ -39,9 +39,9 @@ from typing import Final
 
 from omh_git_memory.errors import StoreError
 from omh_git_memory.git import GitRepo, first_root
+from omh_git_memory.journal import DIR_MODE, FILE_MODE, make_private_dirs
 from omh_git_memory.keys import NOTE_SUFFIX
 from omh_git_memory.plural import count
-from omh_git_memory.journal import DIR_MODE, FILE_MODE, make_private_dirs
 from omh_git_memory.store import TMP_PREFIX, make_private, read_regular, store_id
 
 MARKER: Final = ".omh-store"
@@ -195,9 +195,8 @@ def check_owner(repo: GitRepo, store: Path, mounted: bool = False) -> None:
                 "writes it here: point OMH_LOCAL_STORE at this repository's store, or at "
                 "a new folder")
         return
-    if record.clone is None or mine is None:
-        if not unrelated:
-            return  # nothing tells the clones apart, and the history agrees
+    if (record.clone is None or mine is None) and not unrelated:
+        return  # nothing tells the clones apart, and the history agrees
     aside = f"mv {store} {store}-left"
     if unrelated:
         raise ForeignStore(
@@ -412,8 +411,8 @@ def adopt(repo: GitRepo, target: Path, named: str | None,
     source = _left_behind_store(repo, target) if named is None else _named_store(
         named, target.parent)
     if named is not None and _is_dir(target) and _resolved(source) == _resolved(target):
-        notes = take_over(repo, target)  # this clone's path, another clone's record
-        return Adopted(source, target, notes, merged=False)
+        taken = take_over(repo, target)  # this clone's path, another clone's record
+        return Adopted(source, target, taken, merged=False)
     _check_source(repo, source, target)
     notes = sorted(note_files(source))
     if not target.parent.is_dir():

@@ -10,6 +10,8 @@ import io
 import os
 import shutil
 import stat
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,7 +23,6 @@ from tests.helpers import (
     Run,
     git,
     make_repo,
-    note_text,
     omh,
     remember_linked,
     resume,
@@ -282,16 +283,13 @@ def test_hang_a_stopped_reader_delays_a_rename_only_for_the_timeout(
     """Item 18: a reader stopped while holding the lock shared made `mv` wait forever."""
     remember_linked(repo_dir, "Alpha fails.")
     store = Path(cli(repo_dir, "memory", "--json").json()["local_store"])
-    import fcntl
-    import subprocess
-    import sys
     holder = subprocess.Popen(
         [sys.executable, "-c",
          "import fcntl,os,signal,sys;fd=os.open(sys.argv[1],os.O_RDONLY|os.O_CREAT,0o600);"
          "fcntl.flock(fd,fcntl.LOCK_SH);os.kill(os.getpid(),signal.SIGSTOP)",
-         str(store / ".omh-lock")])
+         str(store / ".omh-lock")], text=True)
     try:
-        wait_stopped(holder)  # type: ignore[arg-type]
+        wait_stopped(holder)
         run = omh(repo_dir, "memory", "mv", "surprise/alpha-fails", "surprise/x",
                   env=FAST_LOCK, timeout=20)
         assert run.code == 1 and f"pid {holder.pid}" in run.err, run.err
@@ -299,7 +297,6 @@ def test_hang_a_stopped_reader_delays_a_rename_only_for_the_timeout(
     finally:
         holder.kill()
         holder.wait()
-    del fcntl
     assert cli(repo_dir, "memory", "mv", "surprise/alpha-fails", "surprise/x").code == 0
 
 
@@ -346,6 +343,7 @@ def test_race_a_note_remembered_while_mv_switches_waits_or_is_refused(
 def test_race_remember_agrees_with_a_finished_rename(repo_dir: Path) -> None:
     """Item 17: a strict remember (as an agent's) that read the keys before a rename
     and wrote after it linked the old key; it is refused under the lock instead."""
+    from omh_git_memory.errors import NoteRefused
     from omh_git_memory.remember import Observation, TeamKeys, remember
     from omh_git_memory.workspace import open_workspace
 
@@ -355,8 +353,6 @@ def test_race_remember_agrees_with_a_finished_rename(repo_dir: Path) -> None:
     assert cli(repo_dir, "memory", "mv", "surprise/alpha-fails", "surprise/x").code == 0
     obs = Observation(expected="e", observed="Gamma fails.", evidence="v", answers=["q"],
                       relates_to=["surprise/alpha-fails"])
-    from omh_git_memory.errors import NoteRefused
     with pytest.raises(NoteRefused, match="surprise/alpha-fails"):
         remember(ws.local, obs, ws.config().keys, known_keys=known,
                  team=TeamKeys({}, {}))
-    assert note_text  # the helpers module stays imported for the builders above
