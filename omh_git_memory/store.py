@@ -221,7 +221,8 @@ class LocalStore:
         if self._before_create is not None:
             self._before_create()
         try:
-            _private_mkdir(self.root)
+            # Each folder made 0700, up from the deepest one that exists.
+            make_private_dirs(self.root, next(p for p in self.root.parents if p.is_dir()))
         except OSError as err:
             raise StoreError(
                 f"cannot create the local store at {self.root}: {err.strerror}"
@@ -529,21 +530,6 @@ class LocalStore:
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
-
-
-def _private_mkdir(root: Path) -> None:
-    """Make `root` and its missing parents, each 0700 whatever the umask."""
-    missing: list[Path] = []
-    current = root
-    while not current.is_dir() and current.parent != current:
-        missing.append(current)
-        current = current.parent
-    for folder in reversed(missing):
-        try:
-            folder.mkdir(mode=DIR_MODE)
-        except FileExistsError:
-            continue
-        os.chmod(folder, DIR_MODE)
 
 
 def make_private(root: Path) -> None:
