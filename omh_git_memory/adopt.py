@@ -39,9 +39,10 @@ from typing import Final
 
 from omh_git_memory.errors import StoreError
 from omh_git_memory.git import GitRepo, first_root
+from omh_git_memory.journal import DIR_MODE, FILE_MODE, make_private_dirs
 from omh_git_memory.keys import NOTE_SUFFIX
 from omh_git_memory.plural import count
-from omh_git_memory.store import TMP_PREFIX, read_regular, store_id
+from omh_git_memory.store import TMP_PREFIX, make_private, read_regular, store_id
 
 MARKER: Final = ".omh-store"
 CLONE_ID: Final = "omh/clone-id"  # under the common git dir
@@ -82,7 +83,8 @@ def write_record(store: Path, record: StoreRecord) -> None:
     """Replace the store's record atomically (a rename: never through a symlink)."""
     tmp = store / f"{TMP_PREFIX}{secrets.token_hex(8)}"
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, FILE_MODE)
+        os.fchmod(fd, FILE_MODE)
         with os.fdopen(fd, "wb") as handle:
             handle.write(record.text().encode("utf-8", "surrogateescape"))
             handle.flush()
@@ -125,24 +127,108 @@ def record_of(repo: GitRepo) -> StoreRecord:
     return StoreRecord(str(repo.main_checkout), clone_id(repo, create=True), first_root(repo))
 
 
-def keep_record(repo: GitRepo, store: Path) -> None:
+def keep_record(repo: GitRepo, store: Path, only_if_missing: bool = False) -> None:
     """Make sure the clone's own store says whose it is (stores made before records
     existed get one on first use). Costs a stat and a small read; silent on failure,
-    since a record only helps find the store after a move."""
+    since a record only helps find the store after a move. `only_if_missing`: a
+    store OMH_LOCAL_STORE names, which keeps the record of whoever made it."""
     if not store.is_dir():
         return
     found = read_record(store)
+    if only_if_missing and found is not None:
+        return
     checkout = str(repo.main_checkout)
     mine = clone_id(repo, create=True)
     if found is not None and found.clone is not None and found.clone != mine:
         # Another clone's store: it was moved away and a new clone now sits at its
         # old path. Rewriting the record would hide the store from the clone that
-        # made it, which finds it by this id; keep it as it is.
+        # made it, which finds it by this id; keep it as it is (check_owner refuses
+        # to open it).
         return
     if found is not None and found.checkout == checkout and found.clone == mine:
         return
+    if found is not None and _unrelated(found, first_root(repo)):
+        return  # another repository's: never claimed (check_owner refuses it)
     with contextlib.suppress(StoreError):
         write_record(store, record_of(repo))
+
+
+class ForeignStore(StoreError):
+    """The store's record names another repository or clone: it is not opened."""
+
+
+def _unrelated(record: StoreRecord, ours: str | None) -> bool:
+    """Whether the store provably holds another repository's notes: its record
+    names a first commit this repository does not start from (or this repository
+    has no commit yet, so it cannot be the one that made them)."""
+    return record.root is not None and record.root != ours
+
+
+def _describe_root(record: StoreRecord, ours: str | None) -> str:
+    theirs = record.root[:12] if record.root else "none yet"
+    this = f"this one's is {ours[:12]}" if ours else "this one has no commit yet"
+    return f"its first commit is {theirs}; {this}"
+
+
+def check_owner(repo: GitRepo, store: Path, mounted: bool = False) -> None:
+    """Refuse (:class:`ForeignStore`) to open `store` unless it is this repository's.
+
+    The default store is named after the checkout's path, so a repository made at
+    a moved clone's old path lands on the moved clone's store. Its record says
+    whose it is: another clone id means another clone — refused, and when the
+    first commits differ too, another repository. A store named by
+    OMH_LOCAL_STORE (`mounted`) is chosen by the user, and a sandbox's own clone
+    may mount it: it is refused only when it holds another repository's notes."""
+    record = read_record(store)
+    if record is None:
+        return  # no record (an older omh's store): nothing to compare
+    mine = clone_id(repo)
+    if record.clone is not None and record.clone == mine:
+        return
+    ours = first_root(repo)
+    unrelated = _unrelated(record, ours)
+    if mounted:
+        if unrelated:
+            raise ForeignStore(
+                f"OMH_LOCAL_STORE names {store}, which holds the notes of another "
+                f"repository ({_describe_root(record, ours)}), so omh neither reads nor "
+                "writes it here: point OMH_LOCAL_STORE at this repository's store, or at "
+                "a new folder")
+        return
+    if (record.clone is None or mine is None) and not unrelated:
+        return  # nothing tells the clones apart, and the history agrees
+    aside = f"mv {store} {store}-left"
+    if unrelated:
+        raise ForeignStore(
+            f"the local store {store} holds the notes of another repository, which was "
+            f"at {record.checkout} ({_describe_root(record, ours)}), so omh neither reads "
+            "nor writes it here; if that repository was moved, run `omh adopt` in it to "
+            f"take its notes along; to start a fresh store for this one, `{aside}` (the "
+            "moved clone still finds it there)")
+    raise ForeignStore(
+        f"the local store {store} belongs to another clone of this repository, which "
+        f"was at {record.checkout}; this clone is a different one (cloned again, or its "
+        f"{CLONE_ID} under the git directory was lost), so omh neither reads nor writes "
+        "that store here; if that clone was moved, run `omh adopt` in it to take its "
+        f"notes along; if it is gone and its notes are yours, `omh adopt {store}` takes "
+        f"the store over for this clone; to start afresh, `{aside}`")
+
+
+def take_over(repo: GitRepo, store: Path) -> int:
+    """Make this clone's own default store, recorded as another clone's of the same
+    repository, this clone's (`omh adopt STORE` run in a fresh clone where the old
+    one was). Refused for another repository's store. The number of its notes."""
+    record = read_record(store)
+    ours = first_root(repo)
+    if record is None or (record.clone is not None and record.clone == clone_id(repo)):
+        raise StoreError(f"{store} is this clone's own store already; nothing to adopt")
+    if _unrelated(record, ours):
+        raise ForeignStore(f"{store} holds the notes of another repository "
+                           f"({_describe_root(record, ours)}); it cannot be taken over: "
+                           f"run `omh adopt` in that repository instead")
+    write_record(store, record_of(repo))
+    make_private(store)
+    return len(list(note_files(store)))
 
 
 class Match(StrEnum):
@@ -324,9 +410,13 @@ def adopt(repo: GitRepo, target: Path, named: str | None,
                          "adopt: point OMH_LOCAL_STORE at the store you want instead")
     source = _left_behind_store(repo, target) if named is None else _named_store(
         named, target.parent)
+    if named is not None and _is_dir(target) and _resolved(source) == _resolved(target):
+        taken = take_over(repo, target)  # this clone's path, another clone's record
+        return Adopted(source, target, taken, merged=False)
     _check_source(repo, source, target)
     notes = sorted(note_files(source))
-    target.parent.mkdir(parents=True, exist_ok=True)
+    if not target.parent.is_dir():
+        target.parent.mkdir(mode=DIR_MODE, parents=True)
     if _only_a_record(target):  # made by `omh init`, say, and never written to
         with contextlib.suppress(OSError):
             os.unlink(target / MARKER)
@@ -338,6 +428,7 @@ def adopt(repo: GitRepo, target: Path, named: str | None,
                 raise StoreError(f"cannot move {source} to {target}: {err.strerror}") from None
         else:
             write_record(target, record_of(repo))
+            make_private(target)
             return Adopted(source, target, len(notes), merged=False)
     if not _is_dir(target):
         raise StoreError(f"{target} is not a directory; move it away and run `omh adopt` again")
@@ -409,7 +500,7 @@ def _merge(source: Path, target: Path, notes: list[str]) -> list[str]:
         raise StoreError(f"both {source} and {target} hold {shown} with different text; "
                          "nothing was moved: keep one copy of each, then run `omh adopt` again")
     for rel in notes:
-        _copy_new(source / rel, target / rel)
+        _copy_new(source / rel, target / rel, target)
     for rel in notes:  # remove only what the new store now holds byte for byte
         if read_regular(source / rel) == read_regular(target / rel):
             with contextlib.suppress(OSError):
@@ -437,17 +528,18 @@ def _differs(src: Path, target: Path, rel: str) -> bool:
     return not stat.S_ISREG(os.lstat(dst).st_mode) or read_regular(dst) != read_regular(src)
 
 
-def _copy_new(src: Path, dst: Path) -> None:
+def _copy_new(src: Path, dst: Path, target_root: Path) -> None:
     """Create `dst` with `src`'s bytes unless it holds them already; never overwrite."""
     data = read_regular(src)
     if data is None or read_regular(dst) == data:
         return
     tmp = dst.parent / f"{TMP_PREFIX}{secrets.token_hex(8)}"
     try:
-        dst.parent.mkdir(parents=True, exist_ok=True)
+        make_private_dirs(dst.parent, target_root)
         if not _is_dir(dst.parent):
             raise StoreError(f"{dst.parent} is not a directory; nothing was overwritten")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, FILE_MODE)
+        os.fchmod(fd, FILE_MODE)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()

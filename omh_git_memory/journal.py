@@ -28,8 +28,10 @@ import json
 import os
 import secrets
 import shutil
+import socket
 import stat
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -41,6 +43,14 @@ from omh_git_memory.keys import Key
 LOCK_NAME: Final = ".omh-lock"
 JOURNAL_DIR: Final = ".omh-journal"
 PLAN_NAME: Final = "plan.json"
+# A store is private to its owner whatever the umask: its notes are not yet
+# reviewed nor scanned for secrets (docs/store.md, "Private to you").
+DIR_MODE: Final = 0o700
+FILE_MODE: Final = 0o600
+# How long anyone waits for the store's lock, in seconds, unless OMH_LOCK_TIMEOUT
+# says otherwise. A switch holds it for milliseconds; a longer wait means the
+# holder is stopped or hung, and waiting on would be waiting for ever.
+LOCK_TIMEOUT: Final = 10.0
 
 
 @dataclass(frozen=True)
@@ -90,7 +100,8 @@ def _sync_dir(directory: Path) -> None:
 
 
 def _write_synced(path: Path, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, FILE_MODE)
+    os.fchmod(fd, FILE_MODE)  # exactly, whatever the umask: it becomes a note
     with os.fdopen(fd, "wb") as handle:
         handle.write(data)
         handle.flush()
@@ -100,13 +111,14 @@ def _write_synced(path: Path, data: bytes) -> None:
 def _open_lock(root: Path, create: bool) -> int | None:
     """A descriptor of the store's lock file, or None when there is none (and
     `create` is False) or it cannot be opened (a read-only store: nobody can switch
-    files in it either)."""
+    files in it either). A writer (`create`) opens it for writing, to say in it who
+    holds it."""
     path = root / LOCK_NAME
     # Never blocks: a FIFO put at the lock's name would hang every reader on open.
-    flags = (os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY
-             | (os.O_CREAT if create else 0))
+    flags = (os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY
+             | (os.O_CREAT | os.O_RDWR if create else os.O_RDONLY))
     try:
-        fd = os.open(path, flags, 0o644)
+        fd = os.open(path, flags, FILE_MODE)
     except FileNotFoundError:
         return None
     except OSError as err:
@@ -119,7 +131,136 @@ def _open_lock(root: Path, create: bool) -> int | None:
             raise StoreError(f"cannot lock the local store at {path}: it is not a regular "
                              "file; remove it (omh makes it again)")
         return None
+    if create:
+        with contextlib.suppress(OSError):
+            os.fchmod(fd, FILE_MODE)
     return fd
+
+
+class StoreBusy(StoreError):
+    """The store's lock stayed taken for the whole wait; nothing was read or changed."""
+
+
+def lock_timeout(environ: Mapping[str, str] | None = None) -> float:
+    """Seconds to wait for the store's lock: OMH_LOCK_TIMEOUT, else LOCK_TIMEOUT."""
+    raw = (os.environ if environ is None else environ).get("OMH_LOCK_TIMEOUT", "")
+    try:
+        value = float(raw)
+    except ValueError:
+        return LOCK_TIMEOUT
+    return value if 0 <= value < float("inf") else LOCK_TIMEOUT
+
+
+def _lock(fd: int, root: Path, shared: bool, doing: str) -> None:
+    """Take the lock on `fd`, waiting at most :func:`lock_timeout`; else StoreBusy
+    naming whoever holds it."""
+    mode = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
+    deadline = time.monotonic() + lock_timeout()
+    pause = 0.005
+    while True:
+        try:
+            fcntl.flock(fd, mode | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            pass
+        except OSError as err:
+            if err.errno not in (errno.EAGAIN, errno.EACCES):
+                raise StoreError(f"cannot lock the local store at {root / LOCK_NAME}: "
+                                 f"{err.strerror}") from None
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise StoreBusy(_busy_message(root, fd, doing))
+        time.sleep(min(pause, left))
+        pause = min(pause * 2, 0.1)
+
+
+def _mark_holder(fd: int) -> None:
+    """Say in the lock file who holds it exclusively, for anyone who waits."""
+    with contextlib.suppress(OSError):
+        record = json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
+                             "since": time.time()}).encode()
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, record, 0)
+
+
+def _busy_message(root: Path, fd: int, doing: str) -> str:
+    waited = lock_timeout()
+    who = _holders(fd)
+    said = _said_holder(fd)
+    if not who and said is not None:
+        pid, host, since = said
+        who = [f"pid {pid} on {host}, since {since}"]
+    held = "; ".join(who) if who else "by a process omh cannot see (another host?)"
+    return (f"the local store {root} stayed locked for {waited:g}s while omh waited to "
+            f"{doing}, held {held}; nothing was {'read' if doing == 'read it' else 'changed'}: "
+            "let that process finish (resume a stopped one, or end it) and run the command "
+            "again (OMH_LOCK_TIMEOUT sets the wait)")
+
+
+def _said_holder(fd: int) -> tuple[int, str, str] | None:
+    """What the last exclusive holder wrote into the lock file."""
+    try:
+        raw = json.loads(os.pread(fd, 4096, 0) or b"null")
+        pid, host, since = int(raw["pid"]), str(raw["host"]), float(raw["since"])
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+    return pid, host, time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(since))
+
+
+def _holders(fd: int) -> list[str]:
+    """The processes of this machine holding the lock, from /proc/locks (Linux),
+    each with what it runs and whether it is stopped."""
+    st = os.fstat(fd)
+    inode = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    try:
+        with open("/proc/locks", encoding="ascii", errors="replace") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return []
+    said = _said_holder(fd)
+    found: list[str] = []
+    for line in lines:
+        parts = line.split()
+        if len(parts) < 6 or "->" in parts or parts[1] != "FLOCK" or parts[5] != inode:
+            continue
+        try:
+            pid = int(parts[4])
+        except ValueError:
+            continue
+        if pid == os.getpid():
+            continue
+        what = "exclusively" if parts[3] == "WRITE" else "shared"
+        words = [f"pid {pid} ({what}"]
+        command = _command_of(pid)
+        if command:
+            words.append(f", {command}")
+        if said is not None and said[0] == pid:
+            words.append(f", since {said[2]}")
+        words.append(")")
+        text = "".join(words)
+        if _stopped(pid):
+            text += (f", which is stopped (Ctrl-Z or a debugger): `kill -CONT {pid}` "
+                     "resumes it")
+        found.append(f"by {text}")
+    return found
+
+
+def _command_of(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            words = handle.read().split(b"\0")
+    except OSError:
+        return ""
+    shown = " ".join(w.decode("utf-8", "replace") for w in words if w)
+    return shown if len(shown) <= 80 else shown[:77] + "..."
+
+
+def _stopped(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] in ("T", "t")
+    except (OSError, IndexError):
+        return False
 
 
 @contextlib.contextmanager
@@ -132,13 +273,30 @@ def reading(root: Path) -> Iterator[bool]:
         yield False
         return
     try:
-        fcntl.flock(fd, fcntl.LOCK_SH)
+        _lock(fd, root, shared=True, doing="read it")
         if _pending(root):
-            fcntl.flock(fd, fcntl.LOCK_EX)
             with contextlib.suppress(StoreError, OSError):  # the read goes on regardless
+                # Converting the lock may drop it first: taken again below, bounded.
+                _lock(fd, root, shared=False, doing="finish a change cut short")
                 recover(root)
-            fcntl.flock(fd, fcntl.LOCK_SH)
+            _lock(fd, root, shared=True, doing="read it")
         yield True
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def writing(root: Path) -> Iterator[None]:
+    """Hold the store's lock shared while writing one file (a note made, replaced
+    or removed, each one atomic step): writers of single files go on side by side
+    and with readers, but never while a switch of several files (:func:`exclusive`)
+    is planned or made — so `mv` sees every note written before it, or the note
+    is written after it."""
+    fd = _open_lock(root, create=True)
+    assert fd is not None
+    try:
+        _lock(fd, root, shared=True, doing="write a note")
+        yield
     finally:
         os.close(fd)
 
@@ -194,7 +352,8 @@ def exclusive(root: Path) -> Iterator[None]:
     fd = _open_lock(root, create=True)
     assert fd is not None
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        _lock(fd, root, shared=False, doing="change it")
+        _mark_holder(fd)
         recover(root)
         yield
     finally:
@@ -221,8 +380,10 @@ def switch(root: Path, changes: Sequence[FileChange]) -> None:
                          "through one: remove it")
     journal = base / secrets.token_hex(8)
     try:
-        base.mkdir(exist_ok=True)
-        journal.mkdir()
+        base.mkdir(mode=DIR_MODE, exist_ok=True)
+        journal.mkdir(mode=DIR_MODE)
+        for folder in (base, journal):
+            os.chmod(folder, DIR_MODE, follow_symlinks=False)
         plan = []
         for index, change in enumerate(changes):
             staged = None
@@ -315,7 +476,7 @@ def _apply(root: Path, journal: Path, first_run: bool) -> None:
             continue
         staged = journal / staged_name
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
+            make_private_dirs(target.parent, root)
             if step.get("old") is None:
                 os.link(staged, target)  # never over a file written meanwhile
             else:
@@ -341,6 +502,23 @@ def _apply(root: Path, journal: Path, first_run: bool) -> None:
     if dropped and first_run:
         raise ChangedMeanwhile(f"{root} changed while omh switched its files; nothing was "
                                "changed, run the command again")
+
+
+def make_private_dirs(directory: Path, root: Path) -> None:
+    """Make `directory` and its missing parents below `root`, each 0700 whatever
+    the umask (mkdir's mode is masked; the chmod is not)."""
+    missing: list[Path] = []
+    current = directory
+    while current != root and root in current.parents and not os.path.isdir(current):
+        missing.append(current)
+        current = current.parent
+    for folder in reversed(missing):
+        try:
+            folder.mkdir(mode=DIR_MODE)
+        except FileExistsError:
+            continue
+        with contextlib.suppress(OSError):
+            os.chmod(folder, DIR_MODE, follow_symlinks=False)
 
 
 def prune_empty_dirs(directory: Path, root: Path) -> None:

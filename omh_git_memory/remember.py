@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import os
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from omh_git_memory.errors import InvalidKey, KeyConflict, NoteRefused
+from omh_git_memory.errors import InvalidKey, KeyConflict, NoteRefused, StoreError
 from omh_git_memory.expiry.triggers import trigger_problem
 from omh_git_memory.keys import Key, KeyTemplates, shell_word, slug
 from omh_git_memory.layers import Layer
@@ -397,9 +398,26 @@ def _write_local(store: LocalStore, note: Note, if_exists: IfExists,
             location = f"derived from {where}" if derived else where
             return Remembered(note.key, Layer.TEAM, location, False, note)
         raise KeyTaken(note.key, Layer.TEAM, where, derived, if_exists)
+    def still_there() -> None:
+        # Under the store's lock: a local note linked in strict mode may have been
+        # renamed (`mv`) or removed since the keys were read; the link would dangle.
+        for target in note.links if known_keys is not None else ():
+            if target in team.written or target in team.derived:
+                continue
+            try:
+                gone = not os.path.lexists(store.path_for(Key(target)))
+            except (InvalidKey, StoreError):
+                continue
+            if gone:
+                raise NoteRefused(
+                    f"relates_to: {target} was renamed or removed while the note was "
+                    "being written, so the link would name nothing; recall the key it "
+                    "has now and remember again")
+
     store.create_root()  # may refuse: a moved clone's store is waiting to be adopted
     try:
-        key, written = store.write(note.key, text_for, if_exists, taken=team.holds)
+        key, written = store.write(note.key, text_for, if_exists, taken=team.holds,
+                                   check=still_there)
     except KeyConflict as err:
         if if_exists is IfExists.ERROR:
             raise KeyTaken(note.key, Layer.LOCAL, str(store.path_for(note.key))) from None

@@ -85,7 +85,7 @@ def rename(ws: Workspace, old: str, new: str, layer: Layer | None = None) -> Ren
     ))
     relinked = tuple(sorted(n.key.value for _, n in linking))
     if entry.layer is Layer.LOCAL:
-        path = _rename_local(ws, entry, note, new_key, moved, rewritten)
+        path, relinked = _rename_local(ws, entry, note, new_key, moved, rewritten, old)
         return Renamed(Layer.LOCAL, note.key, new_key, path, relinked, untouched)
     commit = _rename_team(ws, entry, new_key, moved, rewritten, old)
     return Renamed(Layer.TEAM, note.key, new_key, team_path(new_key), relinked, untouched,
@@ -160,17 +160,30 @@ def _bytes(note: Note) -> bytes:
 
 
 def _rename_local(ws: Workspace, entry: StoredNote, note: Note, new: Key, moved: Note,
-                  rewritten: list[tuple[StoredNote, Note, Note]]) -> str:
+                  rewritten: list[tuple[StoredNote, Note, Note]], old: str
+                  ) -> tuple[str, tuple[str, ...]]:
+    """Switch the local files, the plan completed under the store's lock: every
+    writer of the store takes that lock (shared), so the notes read under it are
+    all there are until the switch is made. A note that links `old` and was written
+    while the rename was being checked (a remember meanwhile) is relinked too; a
+    note the plan read and that changed since refuses the rename (journal.switch).
+    Returns the new file and the keys of the notes relinked."""
     store = ws.local
     target = store.path_for(new)  # refuses a symlink on the way (a scan never follows one)
-    changes = [journal.FileChange(new.relpath().as_posix(), None, _bytes(moved))]
-    changes += [journal.FileChange(e.relpath, _bytes(before), _bytes(after))
-                for e, before, after in rewritten]
-    changes.append(journal.FileChange(entry.relpath, _bytes(note), None))
     faults.point("mv:planned")
     with journal.exclusive(store.root):
+        planned = {entry.relpath, *(e.relpath for e, _, _ in rewritten)}
+        late = [(e, e.note) for e in store.scan(locked=True) if e.note is not None
+                and e.relpath not in planned and old in e.note.links]
+        changes = [journal.FileChange(new.relpath().as_posix(), None, _bytes(moved))]
+        changes += [journal.FileChange(e.relpath, _bytes(before), _bytes(after))
+                    for e, before, after in rewritten]
+        changes += [journal.FileChange(e.relpath, _bytes(n), _bytes(retarget_links(
+            n, old, new.value))) for e, n in late]
+        changes.append(journal.FileChange(entry.relpath, _bytes(note), None))
         journal.switch(store.root, changes)
-    return str(target)
+    keys = [n.key.value for _, n, _ in rewritten] + [n.key.value for _, n in late]
+    return str(target), tuple(sorted(keys))
 
 
 def _rename_team(ws: Workspace, entry: StoredNote, new: Key, moved: Note,

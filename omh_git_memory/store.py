@@ -32,7 +32,7 @@ from typing import Final
 from omh_git_memory import journal
 from omh_git_memory.errors import InvalidKey, KeyConflict, NoteNotFound, StoreError
 from omh_git_memory.git import GitRepo, checkouts
-from omh_git_memory.journal import prune_empty_dirs
+from omh_git_memory.journal import DIR_MODE, FILE_MODE, make_private_dirs, prune_empty_dirs
 from omh_git_memory.keys import NOTE_SUFFIX, Key, shell_word, slug
 from omh_git_memory.layers import Layer
 from omh_git_memory.note import MAX_NOTE_BYTES, Note, NoteParseError, decode, encode, parse
@@ -179,7 +179,12 @@ class LocalStore:
 
     `before_create` may refuse to create the root (a moved clone's store was left
     behind: a second one would split its notes); `after_create` records whose
-    store it is."""
+    store it is. `owner` refuses to open an existing store that is not this
+    repository's (adopt.check_owner): it runs before anything in the store is read
+    or written.
+
+    The store is private: folders 0700 and files 0600 whatever the umask, and a
+    store found wider (made by an older omh) is closed on first open."""
 
     def __init__(
         self,
@@ -188,6 +193,7 @@ class LocalStore:
         before_create: Callable[[], None] | None = None,
         after_create: Callable[[], None] | None = None,
         convert: Callable[[str, bytes], bytes] | None = None,
+        owner: Callable[[], None] | None = None,
     ) -> None:
         self.root = root
         self.layer = layer
@@ -196,21 +202,38 @@ class LocalStore:
         # what a file's bytes become before they are read as a note (relpath, bytes):
         # git's clean filters, for the checkout's `.omh/notes/` (lint --worktree)
         self._convert = convert
+        self._owner = owner
+        self._opened = False
+
+    def open(self) -> bool:
+        """Check, once per instance, that the store may be used here, and close it
+        to other accounts; False when there is no store yet."""
+        if not self.root.is_dir():
+            return False
+        if not self._opened:
+            if self._owner is not None:
+                self._owner()
+            if self.layer is Layer.LOCAL:
+                make_private(self.root)
+            self._opened = True
+        return True
 
     def create_root(self) -> bool:
         """Make the store's directory if it is missing; True when this call made it."""
-        if self.root.is_dir():
+        if self.open():
             return False
         if self._before_create is not None:
             self._before_create()
         try:
-            self.root.mkdir(parents=True, exist_ok=True)
+            # Each folder made 0700, up from the deepest one that exists.
+            make_private_dirs(self.root, next(p for p in self.root.parents if p.is_dir()))
         except OSError as err:
             raise StoreError(
                 f"cannot create the local store at {self.root}: {err.strerror}"
             ) from None
         if self._after_create is not None:
             self._after_create()
+        self.open()
         return True
 
     def path_for(self, key: Key) -> Path:
@@ -235,7 +258,7 @@ class LocalStore:
     def signature(self) -> tuple[tuple[str, int, int], ...]:
         """What changes whenever a note is written, replaced or removed: each
         file's path, modification time and size. Cheap: no file is read."""
-        if not self.root.is_dir():
+        if not self.open():
             return ()
         found = []
         for relpath in self._walk():
@@ -246,10 +269,14 @@ class LocalStore:
             found.append((relpath, st.st_mtime_ns, st.st_size))
         return tuple(found)
 
-    def scan(self) -> list[StoredNote]:
-        """Every note file in the store, read or with the reason it cannot be."""
-        if not self.root.is_dir():
+    def scan(self, locked: bool = False) -> list[StoredNote]:
+        """Every note file in the store, read or with the reason it cannot be.
+        `locked`: the caller holds the store's lock exclusively already."""
+        if not self.open():
             return []
+        if locked:
+            return sorted((self._read_file(relpath) for relpath in self._walk()),
+                          key=lambda s: s.relpath)
         # Under the store's lock, so a change of several files (journal.py) is seen
         # whole or not at all; read again if the first such change began meanwhile.
         with journal.reading(self.root) as locked:
@@ -337,12 +364,22 @@ class LocalStore:
         text_for: Callable[[Key], str],
         if_exists: IfExists = IfExists.ERROR,
         taken: Callable[[Key], bool] = lambda _key: False,
+        check: Callable[[], None] | None = None,
     ) -> tuple[Key, bool]:
         """Write the note `key` with the text `text_for(key)` gives. Returns the key
         written (another one under `suffix`) and whether anything was written
         (False only for `skip` on an existing key). `taken` names keys held
         elsewhere (another layer): `suffix` passes over them; the caller decides
-        what the other policies do with such a key before calling."""
+        what the other policies do with such a key before calling. `check` runs
+        under the store's lock just before the write, and may refuse it."""
+        self.create_root()
+        with journal.writing(self.root):
+            if check is not None:
+                check()
+            return self._write(key, text_for, if_exists, taken)
+
+    def _write(self, key: Key, text_for: Callable[[Key], str], if_exists: IfExists,
+               taken: Callable[[Key], bool]) -> tuple[Key, bool]:
         if if_exists is IfExists.OVERRIDE:
             self._replace(key, text_for(key))
             return key, True
@@ -367,8 +404,11 @@ class LocalStore:
 
     def remove(self, key: Key) -> Path:
         path = self.path_for(key)
+        if not self.open():
+            raise NoteNotFound(f"no local note {key}; `omh memory` lists the notes")
         try:
-            os.unlink(path)
+            with journal.writing(self.root):
+                os.unlink(path)
         except FileNotFoundError:
             raise NoteNotFound(f"no local note {key}; `omh memory` lists the notes") from None
         except IsADirectoryError:
@@ -384,15 +424,18 @@ class LocalStore:
         holds something else — a rewrite that raced the caller — and was left as it
         is. :class:`NoteNotFound` when there is no such file."""
         path = self.path_for(key)
-        aside = set_aside(path)
-        if aside is None:
+        if not self.open():
             raise NoteNotFound(f"no local note {key}; `omh memory` lists the notes")
-        if _holds(aside, expected):
-            _unlink(aside)
-            sync_dir(path.parent)
-            self._prune_empty_dirs(path.parent)
-            return path
-        put_back(aside, path)
+        with journal.writing(self.root):
+            aside = set_aside(path)
+            if aside is None:
+                raise NoteNotFound(f"no local note {key}; `omh memory` lists the notes")
+            if _holds(aside, expected):
+                _unlink(aside)
+                sync_dir(path.parent)
+                self._prune_empty_dirs(path.parent)
+                return path
+            put_back(aside, path)
         return None
 
     def replace_if(self, key: Key, expected: bytes, text: str) -> Path | None:
@@ -410,6 +453,8 @@ class LocalStore:
         no note at that name at all.)"""
         path = self.path_for(key)
         data = encode(text)  # the reader's byte rules, checked before any file exists
+        if not self.open():
+            raise NoteNotFound(f"no local note {key}; `omh memory` lists the notes")
         with journal.exclusive(self.root):
             try:
                 journal.switch(self.root, [journal.FileChange(key.relpath().as_posix(),
@@ -460,11 +505,13 @@ class LocalStore:
         tmp = path.parent / f"{TMP_PREFIX}{secrets.token_hex(8)}"
         for attempt in range(3):
             try:
-                path.parent.mkdir(parents=True, exist_ok=True)
+                make_private_dirs(path.parent, self.root)
             except OSError as err:
                 raise StoreError(f"cannot create {path.parent}: {err.strerror}") from None
             try:
-                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                             FILE_MODE)
+                os.fchmod(fd, FILE_MODE)  # exactly, whatever the umask
                 break
             except FileNotFoundError:
                 # A removal pruned the directory between mkdir and open: make it again.
@@ -489,6 +536,30 @@ class LocalStore:
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
+
+
+def make_private(root: Path) -> None:
+    """Close the store `root` to other accounts: the folder 0700 and, when it was
+    wider (a store made before stores were private), every folder in it 0700 and
+    every file 0600 — never through a symlink. Best effort: a store this account
+    does not own (a mount) is left as it is."""
+    try:
+        mode = stat.S_IMODE(os.lstat(root).st_mode)
+    except OSError:
+        return
+    if mode & 0o077 == 0:
+        return
+    with contextlib.suppress(OSError):
+        os.chmod(root, DIR_MODE)
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            path = os.path.join(dirpath, name)
+            with contextlib.suppress(OSError):
+                st = os.lstat(path)
+                if stat.S_ISDIR(st.st_mode):
+                    os.chmod(path, DIR_MODE)
+                elif stat.S_ISREG(st.st_mode):
+                    os.chmod(path, FILE_MODE)
 
 
 def set_aside(path: Path) -> Path | None:

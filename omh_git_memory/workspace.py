@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from omh_git_memory.adopt import (
     LeftBehind,
+    check_owner,
     find_left_behind,
     holds_a_note,
     keep_record,
@@ -133,10 +134,19 @@ def open_workspace(start: Path, environ: Mapping[str, str] | None = None) -> Wor
     checkout = repo.require_workdir()
     root = local_store_root(repo, env)
     if env.get("OMH_LOCAL_STORE"):
-        return Workspace(repo, checkout, LocalStore(root), mounted=True)
-    # The default store is named after the clone's path: record whose it is, and
-    # never start a second one while a moved clone's store waits to be adopted.
+        # Chosen by the user, so keyed by no path; still never another repository's.
+        def mounted_owner() -> None:
+            check_owner(repo, root, mounted=True)
+            keep_record(repo, root, only_if_missing=True)
+
+        return Workspace(repo, checkout, LocalStore(
+            root, after_create=lambda: keep_record(repo, root), owner=mounted_owner),
+            mounted=True)
+    # The default store is named after the clone's path: record whose it is, never
+    # open one another repository or clone made at this path (a moved clone's old
+    # path), and never start a second one while a moved clone's store waits.
     keep_record(repo, root)
     local = LocalStore(root, before_create=lambda: refuse_a_second_store(repo, root),
-                       after_create=lambda: keep_record(repo, root))
+                       after_create=lambda: keep_record(repo, root),
+                       owner=lambda: check_owner(repo, root))
     return Workspace(repo, checkout, local)

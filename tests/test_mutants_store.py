@@ -28,6 +28,11 @@ from omh_git_memory.store import (
 from tests.helpers import SEED_NOTE, git, note_text
 
 
+def _entries(root: Path) -> list[Path]:
+    """What a directory of the store holds, but the lock file every writer takes."""
+    return [p for p in root.iterdir() if p.name != ".omh-lock"]
+
+
 def _store(tmp_path: Path) -> LocalStore:
     store = LocalStore(tmp_path / "store")
     store.create_root()
@@ -157,7 +162,7 @@ def test_suffix_passes_over_taken_keys(tmp_path: Path) -> None:
     key, wrote = _write(store, "a", if_exists=IfExists.SUFFIX,
                         taken=lambda k: k.value == "a-2")
     assert (key.value, wrote) == ("a-3", True)
-    assert sorted(p.name for p in store.root.iterdir()) == ["a-3.md", "a.md"]
+    assert sorted(p.name for p in _entries(store.root)) == ["a-3.md", "a.md"]
 
 
 def test_writing_over_a_directory_is_refused(tmp_path: Path) -> None:
@@ -185,7 +190,7 @@ def test_remove_prunes_empty_folders_but_not_the_root(tmp_path: Path) -> None:
     assert not (store.root / "x" / "y").exists()
     assert (store.root / "x" / "keep.md").exists()
     store.remove(Key("x/keep"))
-    assert store.root.is_dir() and list(store.root.iterdir()) == []
+    assert store.root.is_dir() and list(_entries(store.root)) == []
     with pytest.raises(NoteNotFound):
         store.remove(Key("x/keep"))
 
@@ -200,7 +205,7 @@ def test_remove_if_removes_only_the_bytes_read(tmp_path: Path) -> None:
     assert not (store.root / "d").exists()
     with pytest.raises(NoteNotFound):
         store.remove_if(Key("d/a"), data)
-    assert list(store.root.iterdir()) == []  # nothing set aside is left
+    assert list(_entries(store.root)) == []  # nothing set aside is left
 
 
 def test_replace_if_replaces_only_the_bytes_read(tmp_path: Path) -> None:
@@ -354,7 +359,7 @@ def test_suffixes_stop_at_999(tmp_path: Path) -> None:
     store = _store(tmp_path)
     with pytest.raises(KeyConflict, match="up to -999"):
         _write(store, "a", if_exists=IfExists.SUFFIX, taken=lambda k: k.value != "a-1000")
-    assert list(store.root.iterdir()) == []
+    assert list(_entries(store.root)) == []
 
 
 def test_removing_a_folder_where_a_note_should_be_is_refused(tmp_path: Path) -> None:
@@ -383,7 +388,7 @@ def test_remove_if_puts_back_a_folder_that_stands_where_the_note_was(tmp_path: P
     (store.root / "a.md" / "inner").write_text("kept")
     assert store.remove_if(Key("a"), b"whatever") is None
     assert (store.root / "a.md" / "inner").read_text() == "kept"
-    assert sorted(p.name for p in store.root.iterdir()) == ["a.md"]
+    assert sorted(p.name for p in _entries(store.root)) == ["a.md"]
 
 
 def test_read_regular_reads_a_whole_regular_file_and_nothing_else(tmp_path: Path) -> None:

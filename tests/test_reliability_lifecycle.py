@@ -25,6 +25,7 @@ _omh = functools.partial(omh, timeout=TIMEOUT)  # a hang fails the test, not the
 def test_hang_a_fifo_at_the_store_lock_hangs_no_reader_and_no_mv(repo_dir: Path) -> None:
     key = remember_linked(repo_dir, "Alpha fails.")
     lock = local_store(repo_dir) / ".omh-lock"
+    lock.unlink(missing_ok=True)  # the write made it: a FIFO takes its place
     os.mkfifo(lock)
     recall = _omh(repo_dir, "memory", "recall", "alpha", "--json")
     assert recall.code == 0, recall.err
