@@ -24,6 +24,7 @@ import stat
 from pathlib import Path
 
 from omh_git_memory.errors import OmhError
+from omh_git_memory.gitfiles import describe
 
 TMP_PREFIX = ".omh-tmp-"
 
@@ -76,9 +77,9 @@ def _open_parent(root: Path, rel: str, make: bool) -> int | None:
             root.mkdir(parents=True, exist_ok=True)
             fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
         except OSError as err:
-            raise UnsafePath(f"cannot create {root}: {err.strerror or err}") from None
+            raise UnsafePath(f"cannot create {root}: {describe(err)}") from None
     except OSError as err:
-        raise UnsafePath(f"cannot open {root}: {err.strerror or err}") from None
+        raise UnsafePath(f"cannot open {root}: {describe(err)}") from None
     try:
         for depth, name in enumerate(parts):
             shown = root.joinpath(*parts[: depth + 1])
@@ -93,12 +94,12 @@ def _open_parent(root: Path, rel: str, make: bool) -> int | None:
                 except FileExistsError:
                     pass  # made meanwhile: opened (and checked) below
                 except OSError as err:
-                    raise UnsafePath(f"cannot create {shown}: {err.strerror or err}") from None
+                    raise UnsafePath(f"cannot create {shown}: {describe(err)}") from None
                 inner = _open_dir_at(fd, name, shown)
             except OSError as err:
                 if err.errno in (errno.ELOOP, errno.ENOTDIR):
                     raise _refuse_on_way(shown, _lmode(fd, name)) from None
-                raise UnsafePath(f"cannot open {shown}: {err.strerror or err}") from None
+                raise UnsafePath(f"cannot open {shown}: {describe(err)}") from None
             os.close(fd)
             fd = inner
     except BaseException:
@@ -113,7 +114,7 @@ def _open_dir_at(fd: int, name: str, shown: Path) -> int:
     except OSError as err:
         if err.errno in (errno.ELOOP, errno.ENOTDIR):
             raise _refuse_on_way(shown, _lmode(fd, name)) from None
-        raise UnsafePath(f"cannot open {shown}: {err.strerror or err}") from None
+        raise UnsafePath(f"cannot open {shown}: {describe(err)}") from None
 
 
 def _lmode(fd: int, name: str) -> int | None:
@@ -151,7 +152,7 @@ def read(root: Path, rel: str, limit: int | None = None) -> bytes | None:
             mode = _lmode(fd, name)
             if mode is not None and not stat.S_ISREG(mode):
                 raise _refuse_at(shown, mode, "reads") from None
-            raise UnsafePath(f"cannot read {shown}: {err.strerror or err}") from None
+            raise UnsafePath(f"cannot read {shown}: {describe(err)}") from None
     finally:
         os.close(fd)
     try:
@@ -167,7 +168,7 @@ def read(root: Path, rel: str, limit: int | None = None) -> bytes | None:
                                  "it as a configuration file: fix it, then run this again")
         return b"".join(chunks)
     except OSError as err:
-        raise UnsafePath(f"cannot read {shown}: {err.strerror or err}") from None
+        raise UnsafePath(f"cannot read {shown}: {describe(err)}") from None
     finally:
         os.close(inner)
 
@@ -208,7 +209,7 @@ def write(root: Path, rel: str, data: bytes, *, new_mode: int = 0o644,
             out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, new_mode,
                           dir_fd=fd)
         except OSError as err:
-            raise UnsafePath(f"cannot write into {shown.parent}: {err.strerror or err}") from None
+            raise UnsafePath(f"cannot write into {shown.parent}: {describe(err)}") from None
         try:
             try:
                 if mode is not None:
@@ -225,12 +226,10 @@ def write(root: Path, rel: str, data: bytes, *, new_mode: int = 0o644,
                 os.fsync(out)
             finally:
                 os.close(out)
-            if only_if_absent:
-                try:  # a hard link fails when the name exists: never over a new file
-                    os.link(tmp, name, src_dir_fd=fd, dst_dir_fd=fd, follow_symlinks=False)
-                except FileExistsError:
+            if only_if_absent:  # never over a file made meanwhile
+                if not _link_new(fd, tmp, name):
+                    os.unlink(tmp, dir_fd=fd)
                     return False
-                os.unlink(tmp, dir_fd=fd)
             else:
                 os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
         except BaseException as err:
@@ -240,13 +239,32 @@ def write(root: Path, rel: str, data: bytes, *, new_mode: int = 0o644,
                 now = _lmode(fd, name)
                 if now is not None and not stat.S_ISREG(now):
                     raise _refuse_at(shown, now, "writes") from None
-                raise UnsafePath(f"cannot write {shown}: {err.strerror or err}") from None
+                raise UnsafePath(f"cannot write {shown}: {describe(err)}") from None
             raise
         with contextlib.suppress(OSError):
             os.fsync(fd)
         return True
     finally:
         os.close(fd)
+
+
+def _link_new(fd: int, tmp: str, name: str) -> bool:
+    """Give the written file `tmp` the name `name` only if nothing has it (a hard link
+    fails when the name exists), consuming `tmp`; False when something has it. Where
+    the file system has no hard links, a rename after a last look for the name."""
+    try:
+        os.link(tmp, name, src_dir_fd=fd, dst_dir_fd=fd, follow_symlinks=False)
+    except FileExistsError:
+        return False
+    except OSError as err:
+        if err.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK):
+            raise
+        if _lmode(fd, name) is not None:
+            return False
+        os.rename(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+        return True
+    os.unlink(tmp, dir_fd=fd)
+    return True
 
 
 def remove(root: Path, rel: str, *, folder_too: bool = False) -> bool:
@@ -266,7 +284,7 @@ def remove(root: Path, rel: str, *, folder_too: bool = False) -> bool:
             try:
                 os.unlink(name, dir_fd=fd)
             except OSError as err:
-                raise UnsafePath(f"cannot remove {shown}: {err.strerror or err}") from None
+                raise UnsafePath(f"cannot remove {shown}: {describe(err)}") from None
     finally:
         os.close(fd)
     parts = _parts(rel)

@@ -135,6 +135,21 @@ def test_escape_init_never_writes_through_a_linked_omh_folder(
     assert not (Path(os.environ["OMH_HOME"]) / "memory").exists()
 
 
+def test_dataloss_init_run_twice_keeps_its_files_and_leaves_no_temporary_file(
+    repo_dir: Path
+) -> None:
+    """Item 5, the write path's own contract: a file that exists is kept byte for byte
+    (init never rewrites memory.toml), and the temporary file a create-once write
+    made is never left behind beside it."""
+    assert run(repo_dir, "init").code == 0
+    config = repo_dir / ".omh" / "memory.toml"
+    config.write_text(config.read_text() + "# mine\n")
+    assert run(repo_dir, "init").code == 0
+    assert config.read_text().endswith("# mine\n")
+    assert sorted(p.name for p in (repo_dir / ".omh").iterdir()) == [".gitignore",
+                                                                     "memory.toml"]
+
+
 def test_escape_init_never_writes_through_a_linked_settings_file(
     repo_dir: Path, outside: Path
 ) -> None:
@@ -373,6 +388,7 @@ JSON_SHAPES = [
     ("whitespace only", " \n", False),
     ("NaN (not JSON)", '{"a": NaN}', True),
     ("control escapes", '{"a": "\\u0000\\n\\t"}', False),
+    ("crlf line ends", '{\r\n  "a": 1,\r\n  "mcpServers": {\r\n    "b": {}\r\n  }\r\n}\r\n', False),
 ]
 
 
@@ -398,6 +414,8 @@ def test_crash_odd_but_valid_json_gets_a_correct_edit_or_a_one_line_refusal(
     assert written.startswith("\ufeff") == text.startswith("\ufeff")
     data = _strict(written.removeprefix("\ufeff"))
     assert data[table]["omh"]
+    if "\r\n" in text:  # the file's own line ends, never a mix
+        assert written.count("\n") == written.count("\r\n")
     before = _strict(text.removeprefix("\ufeff")) if text.strip() else {}
     for key, value in before.items():  # nothing lost
         if key != table:

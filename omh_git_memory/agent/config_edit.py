@@ -210,12 +210,12 @@ def json_value(text: str, path: str) -> dict[str, Any]:
     return {} if doc is None else doc.root.value()
 
 
-def render(value: Any, indent: str = "", step: str = "  ") -> str:
+def render(value: Any, indent: str = "", step: str = "  ", newline: str = "\n") -> str:
     """`value` as JSON text for a place indented by `indent`."""
     out = json.dumps(value, indent=step, ensure_ascii=False)
     # A lone surrogate (read from an escape) cannot be written as UTF-8: escape it again.
     out = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", out)
-    return out.replace("\n", "\n" + indent)
+    return out.replace("\n", newline + indent)
 
 
 def _line_indent(text: str, at: int) -> str:
@@ -247,6 +247,7 @@ class JsonEditor:
     def __init__(self, doc: JsonDoc) -> None:
         self.doc = doc
         self.step = _step(doc)
+        self.newline = "\r\n" if "\r\n" in doc.text else "\n"  # the file's own line ends
 
     @property
     def root(self) -> Node:
@@ -286,35 +287,36 @@ class JsonEditor:
             child = obj.children[found[-1]]
             if child.value() != value:
                 indent = _line_indent(self.doc.text, obj.key_starts[found[-1]])
-                self._splice(child.start, child.end, render(value, indent, self.step))
+                self._splice(child.start, child.end,
+                             render(value, indent, self.step, self.newline))
             return
         self._append(obj, json.dumps(key, ensure_ascii=False) + ": ", value)
 
     def replace(self, path: tuple[str | int, ...], value: Any) -> None:
         node = self.find(path)
-        self._splice(node.start, node.end,
-                     render(value, _line_indent(self.doc.text, node.start), self.step))
+        self._splice(node.start, node.end, render(
+            value, _line_indent(self.doc.text, node.start), self.step, self.newline))
 
     def append(self, path: tuple[str | int, ...], value: Any) -> None:
         """Add `value` as the last item of the array at `path`."""
         self._append(self.find(path), "", value)
 
     def _append(self, container: Node, prefix: str, value: Any) -> None:
-        text = self.doc.text
+        text, nl = self.doc.text, self.newline
         close = "}" if container.kind == "object" else "]"
         if not container.children:
             outer = _line_indent(text, container.start)
             inner = outer + self.step
             self._splice(container.start, container.end,
-                         ("{" if close == "}" else "[") + "\n" + inner + prefix
-                         + render(value, inner, self.step) + "\n" + outer + close)
+                         ("{" if close == "}" else "[") + nl + inner + prefix
+                         + render(value, inner, self.step, nl) + nl + outer + close)
             return
         last = len(container.children) - 1
         at = container.key_starts[last] if container.kind == "object" else (
             container.children[last].start)
         if _on_own_line(text, at):
             indent = _line_indent(text, at)
-            new = ",\n" + indent + prefix + render(value, indent, self.step)
+            new = "," + nl + indent + prefix + render(value, indent, self.step, nl)
         else:
             new = ", " + prefix + _SURROGATE.sub(
                 lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False))

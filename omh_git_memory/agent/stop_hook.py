@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from omh_git_memory import nofollow
-from omh_git_memory.agent.config_edit import JsonEditor, fresh_json, parse_json
+from omh_git_memory.agent.config_edit import JsonEditor, fresh_json, json_value, parse_json
 from omh_git_memory.agent.harness import read_text, write_text
 from omh_git_memory.errors import ConfigError
 
@@ -95,7 +95,7 @@ def add(text: str, program: str = "omh") -> str:
         edit.set_member(("hooks",), EVENT, [_entry(program)])
     else:
         edit.append(("hooks", EVENT), _entry(program))
-    return edit.text()
+    return _checked(text, edit.text())
 
 
 def remove(text: str) -> str:
@@ -125,7 +125,39 @@ def remove(text: str) -> str:
         edit.delete(("hooks",), edit.find(("hooks",)).members(EVENT)[-1])
     if not edit.find(("hooks",)).children:
         edit.delete((), edit.root.members("hooks")[-1])
-    return "" if not edit.root.children else edit.text()
+    return _checked(text, "" if not edit.root.children else edit.text())
+
+
+def _checked(before: str, after: str) -> str:
+    """`after`, once it is certain that nothing but omh's hook differs from `before`:
+    a settings file is never written with anything else lost or changed."""
+    if _without_ours(before) != _without_ours(after):
+        raise ConfigError(f"{SETTINGS}: omh could not change its Stop hook without changing "
+                          "something else; make the change by hand")
+    return after
+
+
+def _without_ours(text: str) -> Any:
+    data = json_value(text, SETTINGS)
+    hooks = data.get("hooks")
+    if isinstance(hooks, dict) and EVENT in hooks and hooks[EVENT] is None:
+        hooks = {k: v for k, v in hooks.items() if k != EVENT}  # `null`: no Stop hooks
+        data = {**data, "hooks": hooks}
+    if isinstance(hooks, dict) and isinstance(hooks.get(EVENT), list):
+        groups = []
+        for group in hooks[EVENT]:
+            inner = group.get("hooks") if isinstance(group, dict) else None
+            if isinstance(inner, list) and any(_ours(h) for h in inner):
+                group = {**group, "hooks": [h for h in inner if not _ours(h)]}
+                if not group["hooks"] and set(group) <= {"hooks", "matcher"}:
+                    continue
+            groups.append(group)
+        hooks = {**hooks, EVENT: groups} if groups else {
+            k: v for k, v in hooks.items() if k != EVENT}
+        data = {**data, "hooks": hooks}
+    if not data.get("hooks"):  # absent, null or left empty: the same to Claude Code
+        data.pop("hooks", None)
+    return data
 
 
 def _read(checkout: Path) -> str:
