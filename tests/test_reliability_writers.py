@@ -477,6 +477,7 @@ TOML_SHAPES = [
     ("deep arrays", "a = " + "[" * 60 + "]" * 60 + "\n", False),
     ("huge numbers", "a = 1e400\nb = " + "9" * 30 + "\n", False),  # kept as written
     ("not toml", "a = \n", True),
+    ("inline servers", 'mcp_servers = { other = { command = "x" } }\n', False),
 ]
 
 

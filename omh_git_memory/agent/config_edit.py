@@ -362,6 +362,8 @@ def toml_edit(text: str, path: str, change: Callable[[Any, Any], None]) -> str:
         document = tomlkit.parse(text.removeprefix(BOM))
         change(document, tomlkit)
         out = document.as_string()
-    except TOMLKitError as err:
-        raise ConfigError(f"{path}: tomlkit could not edit it ({err}); edit it by hand") from None
+    except (TOMLKitError, ValueError, TypeError, KeyError) as err:
+        # tomlkit refuses some edits of valid files (a table inside an inline one)
+        raise ConfigError(f"{path}: omh could not edit it in this form ({err}); make the "
+                          "change by hand") from None
     return (BOM if bom else "") + out

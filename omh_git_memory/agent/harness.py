@@ -212,8 +212,9 @@ def _toml_add(text: str, command: str | None) -> str:
         if "mcp_servers" not in document:
             document["mcp_servers"] = tomlkit.table(is_super_table=True)
         table = document["mcp_servers"]
-        if SERVER_NAME not in table:
-            table[SERVER_NAME] = tomlkit.table()
+        if SERVER_NAME not in table:  # inside an inline table, only an inline one fits
+            inline = isinstance(table, tomlkit.items.InlineTable)
+            table[SERVER_NAME] = tomlkit.inline_table() if inline else tomlkit.table()
         ours = table[SERVER_NAME]
         # Only what differs is set: a multi-line `args` that says the same stays.
         if ours.get("command") != wanted[0]:
@@ -319,12 +320,6 @@ def write(checkout: Path, h: Harness, command: str | None = None) -> Path:
     """Merge our entry into `h`'s file. `command`: the command to write; None keeps
     the one the user set in our entry (else `omh`)."""
     return merge(checkout, h, command)[0]
-
-
-def check(checkout: Path, h: Harness, command: str | None = None) -> None:
-    """Refuse now what :func:`merge` would refuse, writing nothing."""
-    h.add(_read(checkout, h) or "", command)
-    nofollow.check_writable(checkout, h.path)
 
 
 def merge(checkout: Path, h: Harness, command: str | None = None) -> tuple[Path, bool]:

@@ -324,7 +324,11 @@ def doctor(
 def _confirm_on_terminal(question: str) -> bool:
     """A yes from the person at the terminal; False (nobody asked) when stdin or
     stderr is not one, so a script never hangs on the question."""
-    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+    try:
+        on_terminal = sys.stdin.isatty() and sys.stderr.isatty()
+    except (AttributeError, ValueError):  # no stdin at all, or a closed one
+        on_terminal = False
+    if not on_terminal:
         return False
     return bool(typer.confirm(question, default=False, err=True))
 
