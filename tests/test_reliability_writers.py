@@ -20,9 +20,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from omh_git_memory import cli
 from omh_git_memory.agent.config_edit import MAX_DEPTH
+from omh_git_memory.agent.harness import HARNESSES
 from tests.helpers import Run, git, omh
 
 HARNESS_FILES = {"claude": ".mcp.json", "cursor": ".cursor/mcp.json",
@@ -569,3 +572,34 @@ def test_escape_doctor_says_a_look_alike_of_omh_is_started_from_a_path(
     result = run(repo_dir, "doctor")
     assert result.code == 1 and not marker.exists()
     assert "started from that path" in result.out
+
+
+# -- the JSON editor, on any file: write then remove is the identity -------------------
+
+_SCALARS = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False,
+                                                                  allow_infinity=False) | st.text()
+_VALUES = st.recursive(_SCALARS, lambda inner: st.lists(inner, max_size=3)
+                       | st.dictionaries(st.text(max_size=5), inner, max_size=3), max_leaves=12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(other=st.dictionaries(st.text(max_size=6).filter(lambda k: k != "mcpServers"), _VALUES,
+                             max_size=4),
+       servers=st.dictionaries(st.text(max_size=6).filter(lambda k: k != "omh"), _VALUES,
+                               max_size=3),
+       indent=st.sampled_from([None, 1, 2, 4, "\t"]), ascii_only=st.booleans())
+def test_wrong_any_json_file_survives_write_then_rm_byte_for_byte(
+    other: dict[str, Any], servers: dict[str, Any], indent: Any, ascii_only: bool
+) -> None:
+    """Item 14, the class: whatever else a `.mcp.json` holds, in whatever layout,
+    adding omh's entry changes nothing else and removing it gives the file back."""
+    claude = HARNESSES["claude"]
+    text = json.dumps({**other, "mcpServers": servers}, indent=indent,
+                      ensure_ascii=ascii_only) + "\n"
+    added = claude.add(text, None)
+    assert claude.command_in(added) == ("omh", ["mcp", "serve"])
+    value = json.loads(added)
+    assert value["mcpServers"].pop("omh")
+    assert value == json.loads(text)
+    removed, _ = claude.remove(added)
+    assert removed == text
