@@ -381,6 +381,7 @@ JSON_SHAPES = [
     ("array table", '{"mcpServers": []}', True),
     ("string entry", '{"mcpServers": {"omh": "omh mcp serve"}}', True),
     ("duplicate table", '{"mcpServers": {}, "mcpServers": {"a": {}}}', True),
+    ("duplicate entry", '{"mcpServers": {"omh": {}, "omh": {"env": {}}}}', True),
     ("duplicate elsewhere", '{"a": 1, "a": 2, "mcpServers": {}}', False),
     ("byte-order mark", '\ufeff{"a": 1}', False),
     ("huge numbers", '{"a": 1e400, "b": -1e-400, "c": ' + "9" * 5000 + "}", False),
@@ -481,6 +482,7 @@ TOML_SHAPES = [
     ("huge numbers", "a = 1e400\nb = " + "9" * 30 + "\n", False),  # kept as written
     ("not toml", "a = \n", True),
     ("inline servers", 'mcp_servers = { other = { command = "x" } }\n', False),
+    ("very deep arrays", "a = " + "[" * 2000 + "]" * 2000 + "\n", True),
 ]
 
 
