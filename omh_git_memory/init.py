@@ -6,13 +6,12 @@ starts a second local store beside the one a moved clone left behind (see adopt.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from omh_git_memory import nofollow
 from omh_git_memory.adopt import LeftBehind
 from omh_git_memory.config import CONFIG_NAME, GITIGNORE, OMH_DIR, config_text, load_config
-from omh_git_memory.errors import StoreError
 from omh_git_memory.workspace import Workspace
 
 
@@ -32,19 +31,18 @@ def initialise(ws: Workspace) -> InitReport:
     local store while the store this clone left behind by moving is waiting to be
     adopted; stores that are only perhaps this clone's come back as hints."""
     hints = ws.left_behind(every=True)
+    # Checked first, so a refusal (a link at `.omh`, say) writes nothing at all.
+    for file in (CONFIG_NAME, ".gitignore"):
+        nofollow.check_writable(ws.checkout, f"{OMH_DIR}/{file}")
     store_created = ws.local.create_root()
     omh_dir = ws.checkout / OMH_DIR
-    try:
-        omh_dir.mkdir(exist_ok=True)
-    except OSError as err:
-        raise StoreError(f"cannot create {omh_dir}: {err.strerror}") from None
     config = omh_dir / CONFIG_NAME
     gitignore = omh_dir / ".gitignore"
     # The repository's name is written once, here, and committed with the file: the
     # topic is then called the same in every clone, whatever its folder is called.
     name = ws.repo.main_checkout.name.removesuffix(".git") or "repo"
-    config_created = _create_once(config, config_text(name))
-    gitignore_created = _create_once(gitignore, GITIGNORE)
+    config_created = _create_once(ws.checkout, CONFIG_NAME, config_text(name))
+    gitignore_created = _create_once(ws.checkout, ".gitignore", GITIGNORE)
     load_config(ws.checkout)  # an existing file must still be usable: say so now
     return InitReport(
         config, config_created, gitignore, gitignore_created, ws.local.root, store_created,
@@ -52,14 +50,8 @@ def initialise(ws: Workspace) -> InitReport:
     )
 
 
-def _create_once(path: Path, text: str) -> bool:
-    """Write `path` unless it exists; True when this call created it."""
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    except FileExistsError:
-        return False
-    except OSError as err:
-        raise StoreError(f"cannot create {path}: {err.strerror}") from None
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    return True
+def _create_once(checkout: Path, name: str, text: str) -> bool:
+    """Write `.omh/<name>` unless something is there; True when this call created it.
+    The one no-follow write path: a link at `.omh` or at the file is refused."""
+    return nofollow.write(checkout, f"{OMH_DIR}/{name}", text.encode("utf-8"),
+                          only_if_absent=True)

@@ -11,7 +11,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "omh_git_memory"
 
 # The top level holds three groups of plain modules; the rest are folders.
 MODEL = {"errors", "note", "keys", "config", "layers", "plural", "secret_scan"}
-STORES = {"git", "gitfiles", "identity", "store", "journal", "team", "graph", "adopt", "faults"}
+STORES = {"git", "gitfiles", "identity", "store", "journal", "team", "graph", "adopt", "faults",
+          "nofollow"}
 ACTIONS = {"remember", "topic", "update", "edit", "rename", "promote", "review", "lint",
            "init", "workspace", "near_duplicate"}
 FOLDERS = {"recall", "expiry", "agent", "cli"}
@@ -34,6 +35,7 @@ HOMES = {
     "numpy": {"recall/semantic.py"},
     "onnxruntime": {"recall/semantic.py"},
     "onnx": {"recall/semantic.py"},
+    "tomlkit": {"agent/config_edit.py"},
 }
 
 

@@ -52,7 +52,7 @@ def test_doctor_fails_when_the_server_does_not_start(
     omh(repo_dir, "init")
     (repo_dir / ".mcp.json").write_text(json.dumps(
         {"mcpServers": {"omh": {"command": "false", "args": []}}}))
-    run = omh(repo_dir, "doctor", "--json", env=on_path)
+    run = omh(repo_dir, "doctor", "--json", "--trust-config", env=on_path)
     assert run.code == 1
     assert _checks(run.out)["server"] == "fail"
 
@@ -71,7 +71,7 @@ def test_a_server_that_dies_is_reported_in_its_own_words(
     omh(repo_dir, "init")
     (repo_dir / ".mcp.json").write_text(json.dumps({"mcpServers": {"omh": {
         "command": "sh", "args": ["-c", "echo 'omh: the real cause' >&2; exit 1"]}}}))
-    run = omh(repo_dir, "doctor", "--json", env=on_path)
+    run = omh(repo_dir, "doctor", "--json", "--trust-config", env=on_path)
     assert run.code == 1
     server = next(c for c in json.loads(run.out) if c["check"] == "server")
     assert "it said: omh: the real cause" in server["detail"]
@@ -89,16 +89,17 @@ def test_doctor_starts_a_hand_set_full_path_and_a_repo_given_server(
     binary.chmod(0o755)
     args = ["mcp", "config", "claude", "--write", "--command", str(binary)]
     assert omh(repo_dir, *args).code == 0
-    run = omh(repo_dir, "doctor", "--json")
+    run = omh(repo_dir, "doctor", "--json", "--trust-config")
     assert run.code == 0, run.out + run.err
     assert str(binary) in next(c["detail"] for c in json.loads(run.out) if c["check"] == "server")
     (repo_dir / ".mcp.json").write_text(json.dumps({"mcpServers": {"omh": {
         "command": str(binary), "args": ["mcp", "serve", "--repo", str(repo_dir)]}}}))
-    run = omh(repo_dir, "doctor", "--json")  # started from an empty folder elsewhere
+    # started from an empty folder elsewhere
+    run = omh(repo_dir, "doctor", "--json", "--trust-config")
     assert run.code == 0, run.out + run.err
     assert _checks(run.out)["tools"] == "ok"
     binary.unlink()
-    run = omh(repo_dir, "doctor", "--json")
+    run = omh(repo_dir, "doctor", "--json", "--trust-config")
     server = next(c for c in json.loads(run.out) if c["check"] == "server")
     assert run.code == 1 and "does not exist" in server["detail"] and "--command" in server[
         "detail"]

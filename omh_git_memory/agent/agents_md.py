@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final
 
+from omh_git_memory import nofollow
 from omh_git_memory.agent.census import Census
 from omh_git_memory.errors import ConfigError
 
@@ -32,9 +33,20 @@ def block(census: Census) -> str:
     )
 
 
-def refresh(path: Path, census: Census) -> bool:
-    """Write or refresh the block in `path`; True when the file changed."""
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
+NAME: Final = "AGENTS.md"
+_LIMIT: Final = 16 * 1024 * 1024
+
+
+def refresh(checkout: Path, census: Census) -> tuple[bool, bool]:
+    """Write or refresh the block in the checkout's AGENTS.md, through the one
+    no-follow write path (a committed link there is refused, never followed);
+    whether the file was there before, and whether it changed."""
+    path = checkout / NAME
+    found = nofollow.read(checkout, NAME, _LIMIT)
+    try:
+        text = "" if found is None else found.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path} is not UTF-8 text; fix it, then run this again") from None
     new_block = block(census)
     begins, ends = text.count(BEGIN), text.count(END)
     if begins == 0 and ends == 0:
@@ -51,6 +63,6 @@ def refresh(path: Path, census: Census) -> bool:
             "pair (or none) and run this again"
         )
     if updated == text:
-        return False
-    path.write_text(updated, encoding="utf-8")
-    return True
+        return found is not None, False
+    nofollow.write(checkout, NAME, updated.encode("utf-8"))
+    return found is not None, True

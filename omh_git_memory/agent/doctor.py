@@ -12,16 +12,17 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import shutil
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
 from omh_git_memory.adopt import Match
 from omh_git_memory.agent.census import own_prefixes, take_census
-from omh_git_memory.agent.harness import configured_command, configured_harnesses
+from omh_git_memory.agent.harness import ServerCommand, configured_harnesses, server_command
 from omh_git_memory.workspace import Workspace
 
 
@@ -38,7 +39,20 @@ class Check:
     detail: str
 
 
-def diagnose(ws: Workspace, environ: Mapping[str, str] | None = None) -> list[Check]:
+# Asked before a command a harness file names is started: True to start it; False
+# (declined, or nobody to ask) gives the failed check `refused` words, when given.
+Trust = Callable[[ServerCommand], bool]
+
+
+def never(_server: ServerCommand) -> bool:
+    return False
+
+
+def diagnose(ws: Workspace, environ: Mapping[str, str] | None = None,
+             trust: Trust = never) -> list[Check]:
+    """The checks, in order. A server command that a harness file names, other than
+    omh's own `omh mcp serve`, is started only when `trust` says so: the file is the
+    repository's, and a clone must not run what it names unasked."""
     env = dict(os.environ if environ is None else environ)
     checks = [Check("repository", Status.OK, str(ws.checkout))]
     root = ws.local.root
@@ -64,12 +78,22 @@ def diagnose(ws: Workspace, environ: Mapping[str, str] | None = None) -> list[Ch
                             "0 notes: nothing committed, no documents, nothing remembered yet"))
     else:
         checks.append(Check("census", Status.OK, census.sentence()))
-    checks.extend(_server_checks(ws, env, census.total))
+    checks.extend(_server_checks(ws, env, census.total, trust))
     return checks
 
 
-def _server_checks(ws: Workspace, env: dict[str, str], total: int) -> list[Check]:
-    command, args = configured_command(ws.checkout)
+def describe(server: ServerCommand) -> str:
+    """The command a harness file names, in words for the question doctor asks."""
+    shown = shlex.join([server.command, *server.args])
+    what = ("omh's own server, started from that path" if server.looks_own
+            else "not the command omh writes for its own server (`omh mcp serve`)")
+    return f"{server.source} names `{shown}` as the omh server: {what}"
+
+
+def _server_checks(ws: Workspace, env: dict[str, str], total: int,
+                   trust: Trust) -> list[Check]:
+    server = server_command(ws.checkout)
+    command, args = server.command, server.args
     shown = " ".join([command, *args])
     if shutil.which(command, path=env.get("PATH")) is None:
         where = "does not exist or is not executable" if os.sep in command else "is not on PATH"
@@ -77,6 +101,11 @@ def _server_checks(ws: Workspace, env: dict[str, str], total: int) -> list[Check
                       f"`{command}` {where}, so a harness cannot start `{shown}`; install "
                       "omh where the harness runs, or write its full path with `omh mcp "
                       "config HARNESS --write --command PATH`")]
+    if not server.own and not trust(server):
+        return [Check("server", Status.FAIL,
+                      f"not started: {describe(server)}; doctor starts a command a "
+                      "repository names only when asked: read it, then run `omh doctor "
+                      "--trust-config` (or run doctor on a terminal and answer yes)")]
     from omh_git_memory.agent.server import ProbeFailed, probe
     from omh_git_memory.recall.semantic import SemanticUnavailable
 

@@ -7,19 +7,24 @@ other servers are never touched — and removing takes out only our entry.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import re
-import secrets
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from omh_git_memory import nofollow
+from omh_git_memory.agent.config_edit import (
+    BOM,
+    JsonEditor,
+    fresh_json,
+    json_value,
+    parse_json,
+    toml_edit,
+)
 from omh_git_memory.errors import ConfigError
-from omh_git_memory.store import read_regular
 
 SERVER_NAME: Final = "omh"
 COMMAND: Final = ("omh", "mcp", "serve")
@@ -42,17 +47,9 @@ class Harness:
 
 
 def json_object(text: str, path: str) -> dict[str, Any]:
-    if not text.strip():
-        return {}
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise ConfigError(
-            f"{path} is not valid JSON ({err}); fix it, then run this again"
-        ) from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path} does not hold a JSON object; fix it, then run this again")
-    return data
+    """The plain value of a JSON harness file ({} when empty); numbers stay as
+    written (:class:`config_edit.Number`), so nothing here ever re-encodes one."""
+    return json_value(text, path)
 
 
 Entry = Callable[[str, list[str]], dict[str, Any]]  # (command, args) -> our entry
@@ -82,26 +79,53 @@ def _json_harness(name: str, path: str, table: str, entry: Entry, command_of: Co
         return json.dumps({**(base or {}), table: {SERVER_NAME: ours}}, indent=2) + "\n"
 
     def add(text: str, command: str | None) -> str:
-        data = json_object(text, path) or dict(base or {})
-        servers = data.setdefault(table, {})
-        if not isinstance(servers, dict):
+        doc = parse_json(text, path)
+        if doc is None:
+            ours = entry(command or COMMAND[0], list(ARGS))
+            return fresh_json({**(base or {}), table: {SERVER_NAME: ours}})
+        edit = JsonEditor(doc)
+        if not edit.root.children:  # `{}`: as a new file, the harness's schema line too
+            for key, value in (base or {}).items():
+                edit.set_member((), key, value)
+        servers = edit.member((), table, table)
+        existing = None
+        if servers is not None and servers.kind not in ("object", "null"):
             raise ConfigError(f"{path}: `{table}` is not an object; fix it, then run this again")
-        existing = servers.get(SERVER_NAME)
-        kept = command_of(existing) if command is None else None
+        if servers is not None and servers.kind == "object":
+            existing = edit.member((table,), SERVER_NAME, f"{table}.{SERVER_NAME}")
+        if existing is not None and existing.kind not in ("object", "null"):
+            raise ConfigError(f"{path}: `{table}.{SERVER_NAME}` is not an object; fix it, "
+                              "then run this again")
+        kept = command_of(existing.value()) if command is None and existing else None
         ours = entry(*kept) if kept else entry(command or COMMAND[0], list(ARGS))
-        # What else the user put in our entry (an `env`, say) stays.
-        servers[SERVER_NAME] = {**(existing if isinstance(existing, dict) else {}), **ours}
-        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        if servers is None or servers.kind == "null":
+            edit.set_member((), table, {SERVER_NAME: ours})
+        elif existing is None or existing.kind == "null":
+            edit.set_member((table,), SERVER_NAME, ours)
+        else:  # what else the user put in our entry (an `env`, say) stays, as written
+            for key, value in ours.items():
+                edit.member((table, SERVER_NAME), key, f"{table}.{SERVER_NAME}.{key}")
+                edit.set_member((table, SERVER_NAME), key, value)
+        updated = edit.text()
+        _same_but_ours(text, updated, path, table, base)
+        return updated
 
     def remove(text: str) -> tuple[str | None, bool]:
-        data = json_object(text, path)
-        servers = data.get(table)
-        if not isinstance(servers, dict) or SERVER_NAME not in servers:
+        doc = parse_json(text, path)
+        if doc is None:
             return None, False
-        del servers[SERVER_NAME]
+        edit = JsonEditor(doc)
+        servers = edit.member((), table, table)
+        if servers is None or servers.kind != "object" or not servers.members(SERVER_NAME):
+            return None, False
+        for _ in servers.members(SERVER_NAME):  # every copy of our entry goes
+            edit.delete((table,), edit.find((table,)).members(SERVER_NAME)[-1])
+        updated = edit.text()
+        _same_but_ours(text, updated, path, table, base)
+        data = json_object(updated, path)
         rest = {k: v for k, v in data.items() if (base or {}).get(k, _NONE) != v}
         nothing_left = rest in ({}, {table: {}})
-        return json.dumps(data, indent=2, ensure_ascii=False) + "\n", nothing_left
+        return updated, nothing_left
 
     def command_in(text: str) -> tuple[str, list[str]] | None:
         servers = json_object(text, path).get(table)
@@ -110,13 +134,26 @@ def _json_harness(name: str, path: str, table: str, entry: Entry, command_of: Co
     return Harness(name, path, snippet, add, remove, command_in)
 
 
+def _same_but_ours(before: str, after: str, path: str, table: str,
+                   base: dict[str, Any] | None) -> None:
+    """Never write a file that lost anything but our entry: compare both, ours (and
+    the schema line a new file gets) aside."""
+    def others(text: str) -> Any:
+        data = json_object(text, path)
+        servers = data.get(table)
+        if isinstance(servers, dict):
+            servers = {k: v for k, v in servers.items() if k != SERVER_NAME}
+            data[table] = servers or None
+        return {k: v for k, v in data.items()
+                if v is not None and (base or {}).get(k, _NONE) != v}
+
+    if others(before) != others(after):
+        raise ConfigError(f"{path}: omh could not rewrite its entry without changing "
+                          "something else; edit it by hand")
+
+
 _NONE: Final = object()
 _TOML_TABLE = f"[mcp_servers.{SERVER_NAME}]"
-_TOML_OURS = re.compile(rf"(?ms)^{re.escape(_TOML_TABLE)}[ \t]*\n.*?(?=^\[|\Z)")
-# Our table and its sub-tables ([mcp_servers.omh.env]), for removal.
-_TOML_OURS_ALL = re.compile(
-    rf"(?ms)^\[mcp_servers\.{SERVER_NAME}(?:\.[^\]\n]*)?\][ \t]*\n.*?(?=^\[|\Z)")
-_TOML_COMMAND_LINE = re.compile(r"^[ \t]*(command|args)[ \t]*=")
 CODEX_PATH: Final = ".codex/config.toml"
 
 
@@ -131,11 +168,14 @@ def _toml_entry(command: str, args: list[str]) -> str:
 
 def _toml_load(text: str) -> dict[str, Any]:
     try:
-        return tomllib.loads(text)
+        return tomllib.loads(text.removeprefix(BOM))
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(
             f"{CODEX_PATH} is not valid TOML ({err}); fix it, then run this again"
         ) from None
+    except RecursionError:
+        raise ConfigError(f"{CODEX_PATH} nests too deeply for omh to read; fix it, then run "
+                          "this again") from None
 
 
 def _toml_ours(data: dict[str, Any]) -> Any:
@@ -143,42 +183,75 @@ def _toml_ours(data: dict[str, Any]) -> Any:
     return servers.get(SERVER_NAME) if isinstance(servers, dict) else None
 
 
+def _toml_others(data: dict[str, Any]) -> dict[str, Any]:
+    servers = data.get("mcp_servers")
+    if isinstance(servers, dict):
+        rest = {k: v for k, v in servers.items() if k != SERVER_NAME}
+        data = {**data, "mcp_servers": rest}
+        if not rest:
+            del data["mcp_servers"]
+    return data
+
+
 def _toml_add(text: str, command: str | None) -> str:
-    existing = _toml_ours(_toml_load(text))
+    before = _toml_load(text)
+    servers = before.get("mcp_servers")
+    if servers is not None and not isinstance(servers, dict):
+        raise ConfigError(f"{CODEX_PATH}: `mcp_servers` is not a table; fix it, then run "
+                          "this again")
+    existing = _toml_ours(before)
+    if existing is not None and not isinstance(existing, dict):
+        raise ConfigError(f"{CODEX_PATH}: `mcp_servers.{SERVER_NAME}` is not a table; fix "
+                          "it, then run this again")
     kept = _stdio_command(existing) if command is None else None
-    entry = _toml_entry(*kept) if kept else _toml_entry(command or COMMAND[0], list(ARGS))
-    found = _TOML_OURS.search(text)
-    if found:  # our table, rewritten; any other key the user put in it stays
-        others = [line for line in found.group().splitlines(keepends=True)[1:]
-                  if not _TOML_COMMAND_LINE.match(line)]
-        updated = (text[: found.start()] + entry + "".join(others).rstrip("\n") + "\n\n"
-                   + text[found.end():]).rstrip("\n") + "\n"
-    elif existing is not None:
-        raise ConfigError(f"{CODEX_PATH} sets mcp_servers.{SERVER_NAME} in a form omh does "
-                          f"not rewrite; edit it by hand, or make it a {_TOML_TABLE} table")
-    else:
-        sep = "" if not text or text.endswith("\n\n") else (
-            "\n" if text.endswith("\n") else "\n\n")
-        updated = text + sep + entry
-    written = _stdio_command(_toml_ours(_toml_load(updated)))
     wanted = kept or (command or COMMAND[0], list(ARGS))
-    if written != wanted:  # never leave a file that does not say what we meant
+    if not text.strip():
+        return _toml_entry(*wanted)
+
+    def change(document: Any, tomlkit: Any) -> None:
+        if "mcp_servers" not in document:
+            document["mcp_servers"] = tomlkit.table(is_super_table=True)
+        table = document["mcp_servers"]
+        if SERVER_NAME not in table:  # inside an inline table, only an inline one fits
+            inline = isinstance(table, tomlkit.items.InlineTable)
+            table[SERVER_NAME] = tomlkit.inline_table() if inline else tomlkit.table()
+        ours = table[SERVER_NAME]
+        # Only what differs is set: a multi-line `args` that says the same stays.
+        if ours.get("command") != wanted[0]:
+            ours["command"] = wanted[0]
+        if ours.get("args") != wanted[1]:
+            ours["args"] = wanted[1]
+
+    updated = toml_edit(text, CODEX_PATH, change)
+    after = _toml_load(updated)
+    # Never leave a file that does not say what we meant, or that lost anything else.
+    if (_stdio_command(_toml_ours(after)) != wanted
+            or _toml_others(after) != _toml_others(before)
+            or {k: v for k, v in _toml_ours(after).items() if k not in ("command", "args")}
+            != {k: v for k, v in (existing or {}).items() if k not in ("command", "args")}):
         raise ConfigError(f"{CODEX_PATH}: omh could not rewrite its entry safely; edit "
                           f"{_TOML_TABLE} by hand")
     return updated
 
 
 def _toml_remove(text: str) -> tuple[str | None, bool]:
-    if _toml_ours(_toml_load(text)) is None:
+    before = _toml_load(text)
+    if _toml_ours(before) is None:
         return None, False
-    if not _TOML_OURS.search(text):
+
+    def change(document: Any, _tomlkit: Any) -> None:
+        table = document["mcp_servers"]
+        del table[SERVER_NAME]
+        if not table and getattr(table, "is_super_table", lambda: False)():
+            del document["mcp_servers"]  # only the header our table implied
+
+    updated = toml_edit(text, CODEX_PATH, change).rstrip("\n")
+    after = _toml_load(updated)
+    if _toml_ours(after) is not None or _toml_others(after) != _toml_others(before):
         raise ConfigError(f"{CODEX_PATH} sets mcp_servers.{SERVER_NAME} in a form omh does "
                           "not rewrite; remove it by hand")
-    updated = _TOML_OURS_ALL.sub("", text).rstrip("\n")
-    if _toml_ours(_toml_load(updated)) is not None:
-        raise ConfigError(f"{CODEX_PATH} sets mcp_servers.{SERVER_NAME} in more places than "
-                          f"{_TOML_TABLE}; remove it by hand")
-    return (updated + "\n" if updated.strip() else ""), not updated.strip()
+    bare = updated.removeprefix(BOM)
+    return (updated + "\n" if bare.strip() else ""), not bare.strip()
 
 
 def _claude_entry(command: str, args: list[str]) -> dict[str, Any]:
@@ -215,37 +288,32 @@ def harness(name: str) -> Harness:
         raise ConfigError(f"no harness called {name!r}; omh knows {known}") from None
 
 
-def _read(checkout: Path, h: Harness) -> str | None:
-    """The harness file's text, None when there is none. A link, a FIFO or a folder
-    there is refused: omh never writes through a link, nor blocks on a pipe."""
-    path = checkout / h.path
-    for at in (path.parent, path) if path.parent != checkout else (path,):
-        if at.is_symlink():
-            raise ConfigError(f"{at} is a symbolic link; omh does not write through links: "
-                              "edit the file it points at by hand")
-    if not os.path.lexists(path):
-        return None
-    data = read_regular(path)
+_LIMIT: Final = 4 * 1024 * 1024  # a harness file is small; more is not one
+
+
+def read_text(checkout: Path, rel: str) -> str | None:
+    """The text of the configuration file `rel` in the checkout, None when there is
+    none, read through the one no-follow path: a link on the way or at the file, a
+    FIFO, a socket or a folder there is refused in one line (never followed, never
+    read from, so never a hang)."""
+    data = nofollow.read(checkout, rel, _LIMIT)
     if data is None:
-        raise ConfigError(f"{path} is not a regular file; omh leaves it alone")
+        return None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
-        raise ConfigError(f"{path} is not UTF-8 text; fix it, then run this again") from None
+        raise ConfigError(f"{checkout / rel} is not UTF-8 text; fix it, then run this "
+                          "again") from None
 
 
-def replace_whole(path: Path, text: str) -> None:
-    """Write `path` whole or not at all: a new file beside it, renamed over it."""
-    tmp = path.with_name(f".{path.name}.omh-tmp-{os.getpid()}-{secrets.token_hex(4)}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+def _read(checkout: Path, h: Harness) -> str | None:
+    return read_text(checkout, h.path)
+
+
+def write_text(checkout: Path, rel: str, text: str) -> None:
+    """Write the configuration file `rel` whole, through the one no-follow write path;
+    a file replaced keeps its mode (a 0600 file stays 0600)."""
+    nofollow.write(checkout, rel, text.encode("utf-8"))
 
 
 def write(checkout: Path, h: Harness, command: str | None = None) -> Path:
@@ -262,11 +330,7 @@ def merge(checkout: Path, h: Harness, command: str | None = None) -> tuple[Path,
     updated = h.add(existing or "", command)
     if updated == existing:
         return path, False
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        replace_whole(path, updated)
-    except OSError as err:
-        raise ConfigError(f"cannot write {path}: {err.strerror or err}") from None
+    write_text(checkout, h.path, updated)
     return path, True
 
 
@@ -297,21 +361,11 @@ def remove(checkout: Path, h: Harness) -> Removal | None:
     updated, nothing_left = h.remove(text)
     if updated is None:
         return None
-    try:
-        if not nothing_left:
-            replace_whole(path, updated)
-            return Removal(h.name, path, False, None)
-        path.unlink()
-    except OSError as err:
-        raise ConfigError(f"cannot change {path}: {err.strerror or err}") from None
-    folder = path.parent
-    if folder != checkout:
-        try:
-            folder.rmdir()  # only when empty
-        except OSError:
-            return Removal(h.name, path, True, None)
-        return Removal(h.name, path, True, folder)
-    return Removal(h.name, path, True, None)
+    if not nothing_left:
+        write_text(checkout, h.path, updated)
+        return Removal(h.name, path, False, None)
+    folder_gone = nofollow.remove(checkout, h.path, folder_too=True)
+    return Removal(h.name, path, True, path.parent if folder_gone else None)
 
 
 def configured_in(checkout: Path, h: Harness) -> tuple[str, list[str]]:
@@ -330,7 +384,36 @@ def configured_harnesses(checkout: Path) -> list[str]:
     return found
 
 
-def configured_command(checkout: Path) -> tuple[str, list[str]]:
+@dataclass(frozen=True)
+class ServerCommand:
+    """The server command a harness in a checkout would start, and where it comes from."""
+
+    command: str
+    args: list[str]
+    source: str | None  # the harness file that names it; None: omh's default
+
+    @property
+    def own(self) -> bool:
+        """Exactly what `omh mcp config` writes without `--command`: `omh mcp serve`,
+        perhaps with `--repo DIR`; found on the user's PATH, never a file of the
+        repository's choosing."""
+        return self.command == COMMAND[0] and own_args(self.args)
+
+    @property
+    def looks_own(self) -> bool:
+        """omh's own server started from a path (`--command PATH` writes one)."""
+        return os.path.basename(self.command) == COMMAND[0] and own_args(self.args)
+
+
+def own_args(args: list[str]) -> bool:
+    """Whether `args` are the ones omh writes for its server (`--repo DIR` allowed)."""
+    rest = args[len(ARGS):]
+    return (args[: len(ARGS)] == list(ARGS)
+            and (rest == [] or (len(rest) == 2 and rest[0] == "--repo")
+                 or (len(rest) == 1 and rest[0].startswith("--repo="))))
+
+
+def server_command(checkout: Path) -> ServerCommand:
     """The server command a harness in this checkout would start: the first
     configured omh entry found (its command as the user set it, a full path or
     `--repo` included), else the default."""
@@ -338,5 +421,11 @@ def configured_command(checkout: Path) -> tuple[str, list[str]]:
         text = _read(checkout, h)
         found = h.command_in(text) if text else None
         if found is not None:
-            return found
-    return COMMAND[0], list(ARGS)
+            return ServerCommand(found[0], found[1], h.path)
+    return ServerCommand(COMMAND[0], list(ARGS), None)
+
+
+def configured_command(checkout: Path) -> tuple[str, list[str]]:
+    """:func:`server_command`'s command and args."""
+    found = server_command(checkout)
+    return found.command, found.args

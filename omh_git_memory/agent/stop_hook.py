@@ -11,24 +11,21 @@ as the harness files are (harness.py).
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import shlex
-import stat
 from pathlib import Path
 from typing import Any, Final
 
-from omh_git_memory.agent.harness import json_object, replace_whole
+from omh_git_memory import nofollow
+from omh_git_memory.agent.config_edit import JsonEditor, fresh_json, json_value, parse_json
+from omh_git_memory.agent.harness import read_text, write_text
 from omh_git_memory.errors import ConfigError
-from omh_git_memory.store import read_regular
 
 SETTINGS: Final = ".claude/settings.json"
 EVENT: Final = "Stop"
 # Claude Code shows a hook's plain stdout only in its verbose view; a JSON
 # `systemMessage` is shown to the person, hence --for claude.
 ARGS: Final = ("memory", "review", "--summary", "--for", "claude")
-_LIMIT: Final = 4 * 1024 * 1024  # a settings file is small; more is not one
 
 
 def command(program: str = "omh") -> str:
@@ -59,7 +56,7 @@ def snippet(program: str = "omh") -> str:
 
 def _groups(data: dict[str, Any]) -> list[Any] | None:
     hooks = data.get("hooks")
-    if hooks is None:
+    if hooks is None:  # absent, or `null`: no hooks
         return None
     if not isinstance(hooks, dict):
         raise ConfigError(f"{SETTINGS}: `hooks` is not an object; fix it, then run this again")
@@ -81,99 +78,114 @@ def installed(data: dict[str, Any]) -> bool:
 
 
 def add(text: str, program: str = "omh") -> str:
-    """`text` (the settings file, "" when there is none) with our Stop hook in it."""
-    data = json_object(text, SETTINGS)
-    if installed(data):
+    """`text` (the settings file, "" when there is none) with our Stop hook in it;
+    everything else in it kept as written (config_edit.py)."""
+    doc = parse_json(text, SETTINGS)
+    if doc is None:
+        return fresh_json({"hooks": {EVENT: [_entry(program)]}})
+    if installed(doc.root.value()):
         return text
-    if _groups(data) is None:
-        data.setdefault("hooks", {})[EVENT] = []
-    groups = _groups(data)
-    assert groups is not None
-    groups.append(_entry(program))
-    return json.dumps(data, indent=2) + "\n"
+    edit = JsonEditor(doc)
+    hooks = edit.member((), "hooks", "hooks")
+    stop = edit.member(("hooks",), EVENT, f"hooks.{EVENT}") if (
+        hooks is not None and hooks.kind == "object") else None
+    if hooks is None or hooks.kind == "null":
+        edit.set_member((), "hooks", {EVENT: [_entry(program)]})
+    elif stop is None or stop.kind == "null":
+        edit.set_member(("hooks",), EVENT, [_entry(program)])
+    else:
+        edit.append(("hooks", EVENT), _entry(program))
+    return _checked(text, edit.text())
 
 
 def remove(text: str) -> str:
     """`text` without the hook omh wrote; a group, the Stop list and `hooks` that held
     nothing else go with it. Unchanged text when it holds no such hook."""
-    data = json_object(text, SETTINGS)
-    if not installed(data):
+    doc = parse_json(text, SETTINGS)
+    if doc is None or not installed(doc.root.value()):
         return text
-    groups = _groups(data)
-    assert groups is not None
-    kept: list[Any] = []
-    for group in groups:
-        if isinstance(group, dict) and isinstance(group.get("hooks"), list):
-            before = group["hooks"]
-            group["hooks"] = [h for h in before if not _ours(h)]
-            if not group["hooks"] and len(before) and set(group) <= {"hooks", "matcher"}:
-                continue  # it held our hook and nothing else
-        kept.append(group)
-    hooks = data["hooks"]
-    if kept:
-        hooks[EVENT] = kept
-    else:
-        del hooks[EVENT]
-    if not hooks:
-        del data["hooks"]
-    return json.dumps(data, indent=2) + "\n" if data else ""
-
-
-def _refuse_links(checkout: Path) -> Path:
-    """The settings path, refusing a symlink (or another kind of file) at `.claude`
-    or at the file itself: omh never writes through a link."""
-    path = checkout / SETTINGS
-    for target, want in ((path.parent, stat.S_ISDIR), (path, stat.S_ISREG)):
-        try:
-            mode = os.lstat(target).st_mode
-        except FileNotFoundError:
+    edit = JsonEditor(doc)
+    edit.member((), "hooks", "hooks")
+    edit.member(("hooks",), EVENT, f"hooks.{EVENT}")
+    where: tuple[str | int, ...] = ("hooks", EVENT)
+    for index in reversed(range(len(edit.find(where).children))):
+        group = edit.find((*where, index)).value()
+        inner = group.get("hooks") if isinstance(group, dict) else None
+        if not isinstance(inner, list):
             continue
-        if not want(mode):
-            what = "a symlink" if stat.S_ISLNK(mode) else "not a regular " + (
-                "directory" if want is stat.S_ISDIR else "file")
-            raise ConfigError(f"{target} is {what}; omh writes nothing through it: replace "
-                              "it with a plain file or directory, or add the hook by hand")
-    return path
+        ours = [j for j, h in enumerate(inner) if _ours(h)]
+        if not ours:
+            continue
+        if len(ours) == len(inner) and set(group) <= {"hooks", "matcher"}:
+            edit.delete(where, index)  # it held our hook and nothing else
+            continue
+        for j in reversed(ours):
+            edit.delete((*where, index, "hooks"), j)
+    if not edit.find(where).children:
+        edit.delete(("hooks",), edit.find(("hooks",)).members(EVENT)[-1])
+    if not edit.find(("hooks",)).children:
+        edit.delete((), edit.root.members("hooks")[-1])
+    return _checked(text, "" if not edit.root.children else edit.text())
 
 
-def _read(path: Path) -> str:
-    if not path.exists():
-        return ""
-    data = read_regular(path, _LIMIT + 1)
-    if data is None or len(data) > _LIMIT:
-        raise ConfigError(f"{SETTINGS} cannot be read as a settings file; fix it, then run "
-                          "this again")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ConfigError(f"{SETTINGS} is not UTF-8 text; fix it, then run this again") from None
+def _checked(before: str, after: str) -> str:
+    """`after`, once it is certain that nothing but omh's hook differs from `before`:
+    a settings file is never written with anything else lost or changed."""
+    if _without_ours(before) != _without_ours(after):
+        raise ConfigError(f"{SETTINGS}: omh could not change its Stop hook without changing "
+                          "something else; make the change by hand")
+    return after
 
+
+def _without_ours(text: str) -> Any:
+    data = json_value(text, SETTINGS)
+    hooks = data.get("hooks")
+    if isinstance(hooks, dict) and EVENT in hooks and hooks[EVENT] is None:
+        hooks = {k: v for k, v in hooks.items() if k != EVENT}  # `null`: no Stop hooks
+        data = {**data, "hooks": hooks}
+    if isinstance(hooks, dict) and isinstance(hooks.get(EVENT), list):
+        groups = []
+        for group in hooks[EVENT]:
+            inner = group.get("hooks") if isinstance(group, dict) else None
+            if isinstance(inner, list) and any(_ours(h) for h in inner):
+                group = {**group, "hooks": [h for h in inner if not _ours(h)]}
+                if not group["hooks"] and set(group) <= {"hooks", "matcher"}:
+                    continue
+            groups.append(group)
+        hooks = {**hooks, EVENT: groups} if groups else {
+            k: v for k, v in hooks.items() if k != EVENT}
+        data = {**data, "hooks": hooks}
+    if not data.get("hooks"):  # absent, null or left empty: the same to Claude Code
+        data.pop("hooks", None)
+    return data
+
+
+def _read(checkout: Path) -> str:
+    return read_text(checkout, SETTINGS) or ""
 
 
 def check(checkout: Path, program: str = "omh") -> None:
     """Refuse now what :func:`write` would refuse, so that nothing else is written
     first (the server's entry) when the settings file cannot take the hook."""
-    add(_read(_refuse_links(checkout)), program)
+    add(_read(checkout), program)
+    nofollow.check_writable(checkout, SETTINGS)
 
 
 def write(checkout: Path, program: str = "omh") -> tuple[Path, bool]:
     """Merge our Stop hook into the checkout's settings; the path, and whether it
     changed (False when the hook was there already)."""
-    path = _refuse_links(checkout)
-    text = _read(path)
+    text = _read(checkout)
     updated = add(text, program)
     if updated == text:
-        return path, False
-    path.parent.mkdir(exist_ok=True)
-    _refuse_links(checkout)  # .claude made meanwhile by something else
-    replace_whole(path, updated)
-    return path, True
+        return checkout / SETTINGS, False
+    write_text(checkout, SETTINGS, updated)
+    return checkout / SETTINGS, True
 
 
 def check_removal(checkout: Path) -> None:
     """Refuse now what :func:`remove_from` would refuse, before anything else is
     removed (the server's entries)."""
-    text = _read(_refuse_links(checkout))
+    text = _read(checkout)
     if text:
         remove(text)
 
@@ -181,17 +193,14 @@ def check_removal(checkout: Path) -> None:
 def remove_from(checkout: Path) -> Path | None:
     """Take our hook out of the checkout's settings; the path changed, or None when it
     held none. A file left holding nothing is removed; `.claude/` too, when empty."""
-    path = _refuse_links(checkout)
-    text = _read(path)
+    text = _read(checkout)
     if not text:
         return None
     updated = remove(text)
     if updated == text:
         return None
     if updated:
-        replace_whole(path, updated)
+        write_text(checkout, SETTINGS, updated)
     else:
-        path.unlink()
-        with contextlib.suppress(OSError):
-            path.parent.rmdir()  # only when empty
-    return path
+        nofollow.remove(checkout, SETTINGS, folder_too=True)
+    return checkout / SETTINGS

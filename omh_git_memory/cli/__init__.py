@@ -287,12 +287,30 @@ def _remove_stop_hook(checkout: Path) -> tuple[Path, bool] | None:
 
 
 @app.command()
-def doctor(as_json: JsonFlag = False) -> None:
+def doctor(
+    trust_config: Annotated[
+        bool,
+        typer.Option("--trust-config", "--yes",
+                     help="Start the server command a harness file in the repository names "
+                     "without asking (it is printed first). Without it, doctor asks on a "
+                     "terminal and refuses elsewhere; omh's own `omh mcp serve` needs no "
+                     "asking."),
+    ] = False,
+    as_json: JsonFlag = False,
+) -> None:
     """Start the MCP server as a harness would and check it, the store and its census."""
-    from omh_git_memory.agent.doctor import Status, diagnose
+    from omh_git_memory.agent.doctor import Status, describe, diagnose
+    from omh_git_memory.agent.harness import ServerCommand
     from omh_git_memory.cli.output import emit_json, here, say
 
-    checks = diagnose(here())
+    def trust(server: ServerCommand) -> bool:
+        typer.echo(f"omh: {describe(server)}", err=True)
+        if trust_config:
+            typer.echo("omh: starting it (--trust-config)", err=True)
+            return True
+        return _confirm_on_terminal("Start it to check it?")
+
+    checks = diagnose(here(), trust=trust)
     if as_json:
         emit_json([{"check": c.name, "status": c.status.value, "detail": c.detail}
                    for c in checks])
@@ -301,6 +319,18 @@ def doctor(as_json: JsonFlag = False) -> None:
             say(f"{c.status.value:<4}  {c.name:<11}  {c.detail}")
     if any(c.status is Status.FAIL for c in checks):
         raise typer.Exit(EXIT_FAILURE)
+
+
+def _confirm_on_terminal(question: str) -> bool:
+    """A yes from the person at the terminal; False (nobody asked) when stdin or
+    stderr is not one, so a script never hangs on the question."""
+    try:
+        on_terminal = sys.stdin.isatty() and sys.stderr.isatty()
+    except (AttributeError, ValueError):  # no stdin at all, or a closed one
+        on_terminal = False
+    if not on_terminal:
+        return False
+    return bool(typer.confirm(question, default=False, err=True))
 
 
 hooks_app = typer.Typer(help="Git hooks that keep the recall index warm.", rich_markup_mode=None)

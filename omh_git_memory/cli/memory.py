@@ -267,8 +267,7 @@ def agents_md(as_json: JsonFlag = False) -> None:
     ws = here()
     path = ws.checkout / "AGENTS.md"
     census = take_census(ws.searcher().docs, own_prefixes(ws.config().keys.templates))
-    existed = path.exists()
-    changed = refresh(path, census)
+    existed, changed = refresh(ws.checkout, census)
     if as_json:
         emit_json({"path": str(path), "changed": changed})
     else:

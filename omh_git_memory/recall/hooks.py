@@ -13,6 +13,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Final
 
+from omh_git_memory import nofollow
 from omh_git_memory.errors import StoreError
 from omh_git_memory.git import GitRepo, config_value
 
@@ -31,13 +32,30 @@ class HookResult:
 def hooks_dir(repo: GitRepo) -> Path:
     """Where git looks for hooks: `core.hooksPath` (relative to the worktree top
     level, as git reads it) or the common git dir's `hooks/`."""
+    root, folder = hooks_location(repo)
+    return root / folder if folder else root
+
+
+def hooks_location(repo: GitRepo) -> tuple[Path, str]:
+    """The hooks folder as (a folder trusted as named, the path below it that is
+    walked without following a link): the git dir and `hooks`, or the worktree and
+    a relative `core.hooksPath` (which a repository can fill with committed links),
+    or a `core.hooksPath` outside both, trusted as the user named it."""
     configured = config_value(repo, "core.hooksPath")
-    if configured:
-        path = Path(os.path.expanduser(configured))
-        if not path.is_absolute():
-            path = (repo.workdir or repo.common_dir) / path
-        return path
-    return repo.common_dir / "hooks"
+    if not configured:
+        return repo.common_dir, "hooks"
+    path = Path(os.path.expanduser(configured))
+    base = repo.workdir or repo.common_dir
+    if not path.is_absolute():
+        path = base / path
+    for root in (base, repo.common_dir):
+        try:
+            inside = path.relative_to(root)
+        except ValueError:
+            continue
+        if ".." not in inside.parts:
+            return root, inside.as_posix() if inside.parts else ""
+    return path, ""
 
 
 def hook_text(name: str) -> str:
@@ -49,18 +67,22 @@ def hook_text(name: str) -> str:
     raise StoreError(f"the {name} hook script is missing from this installation; reinstall omh")
 
 
+_LIMIT: Final = 1 << 20  # a hook script is small; a larger file is not one to compare
+
+
 def install(repo: GitRepo, force: bool = False) -> list[HookResult]:
-    folder = hooks_dir(repo)
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise StoreError(f"cannot create the hooks directory {folder}: {err.strerror}") from None
+    """Write each hook omh ships, through the one no-follow write path: a link at a
+    hook's path (or on the way to it), a FIFO, a folder or a device there is
+    refused in one line, never written through, read from or replaced."""
+    root, folder = hooks_location(repo)
     results = []
     for name in HOOK_NAMES:
-        path = folder / name
+        rel = f"{folder}/{name}" if folder else name
+        path = root / rel
         text = hook_text(name)
-        if path.exists():
-            current = path.read_text(encoding="utf-8", errors="replace")
+        found = nofollow.read(root, rel, _LIMIT)
+        if found is not None:
+            current = found.decode("utf-8", errors="replace")
             if current == text:
                 results.append(HookResult(name, path, "unchanged"))
                 continue
@@ -73,7 +95,6 @@ def install(repo: GitRepo, force: bool = False) -> list[HookResult]:
             action = "updated"
         else:
             action = "installed"
-        path.write_text(text, encoding="utf-8")
-        path.chmod(0o755)
+        nofollow.write(root, rel, text.encode("utf-8"), new_mode=0o755, executable=True)
         results.append(HookResult(name, path, action))
     return results

@@ -1,0 +1,302 @@
+"""The one way omh writes a file it does not keep in a store: below a trusted
+folder (the checkout, the git dir, the hooks folder), never through a symlink.
+
+Every folder on the way is opened relative to the one above it with
+`O_NOFOLLOW` (openat-style), so a symlink anywhere between the trusted folder and
+the file — committed by a repository or left by a user — is refused, not
+followed. The file is written whole or not at all: a temporary file beside it,
+synced, then renamed over it (which replaces a name, never what a link points
+at), and the folder synced. A file that is replaced keeps its permission bits.
+A symlink, directory, FIFO, socket or device at the path is refused in one line,
+and is never opened for writing or read from (a FIFO would block).
+
+The trusted folder itself is reached as the user named it (their config, their
+checkout); only what lies below it is checked.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import secrets
+import stat
+from pathlib import Path
+
+from omh_git_memory.errors import OmhError
+from omh_git_memory.gitfiles import describe
+
+TMP_PREFIX = ".omh-tmp-"
+
+
+class UnsafePath(OmhError):
+    """A path omh will not write (or read) because of what is at it or on the way."""
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISLNK(mode):
+        return "a symlink"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
+
+
+def _parts(rel: str) -> list[str]:
+    parts = [p for p in rel.split("/") if p not in ("", ".")]
+    if not parts or ".." in parts:
+        raise ValueError(f"not a plain relative path: {rel!r}")
+    return parts
+
+
+def _refuse_on_way(shown: Path, mode: int | None) -> UnsafePath:
+    what = _kind(mode) if mode is not None else "not a plain directory"
+    if mode is not None and stat.S_ISLNK(mode):
+        return UnsafePath(f"{shown} is a symlink; omh never writes or reads through a "
+                          "symbolic link: "
+                          "replace it with a plain directory, or make the change by hand")
+    return UnsafePath(f"{shown} is {what}, not a directory, so omh cannot write below it: "
+                      "move it away, or make the change by hand")
+
+
+def _open_parent(root: Path, rel: str, make: bool) -> int | None:
+    """A descriptor of the folder `rel` is in, reached from `root` without following
+    a link; missing folders are made (0o777 less the umask) when `make`, else None."""
+    parts = _parts(rel)[:-1]
+    try:
+        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    except FileNotFoundError:
+        if not make:
+            return None
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+        except OSError as err:
+            raise UnsafePath(f"cannot create {root}: {describe(err)}") from None
+    except OSError as err:
+        raise UnsafePath(f"cannot open {root}: {describe(err)}") from None
+    try:
+        for depth, name in enumerate(parts):
+            shown = root.joinpath(*parts[: depth + 1])
+            try:
+                inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            except FileNotFoundError:
+                if not make:
+                    os.close(fd)
+                    return None
+                try:
+                    os.mkdir(name, 0o777, dir_fd=fd)
+                except FileExistsError:
+                    pass  # made meanwhile: opened (and checked) below
+                except OSError as err:
+                    raise UnsafePath(f"cannot create {shown}: {describe(err)}") from None
+                inner = _open_dir_at(fd, name, shown)
+            except OSError as err:
+                if err.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise _refuse_on_way(shown, _lmode(fd, name)) from None
+                raise UnsafePath(f"cannot open {shown}: {describe(err)}") from None
+            os.close(fd)
+            fd = inner
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _open_dir_at(fd: int, name: str, shown: Path) -> int:
+    try:
+        return os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+    except OSError as err:
+        if err.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise _refuse_on_way(shown, _lmode(fd, name)) from None
+        raise UnsafePath(f"cannot open {shown}: {describe(err)}") from None
+
+
+def _lmode(fd: int, name: str) -> int | None:
+    try:
+        return os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode
+    except OSError:
+        return None
+
+
+def _refuse_at(shown: Path, mode: int, doing: str) -> UnsafePath:
+    if stat.S_ISLNK(mode):
+        return UnsafePath(f"{shown} is a symlink; omh never writes or reads through a "
+                          "symbolic link: "
+                          "replace it with a plain file, or make the change by hand")
+    return UnsafePath(f"{shown} is {_kind(mode)}, not a regular file; omh leaves it alone: "
+                      "move it away, or make the change by hand")
+
+
+def read(root: Path, rel: str, limit: int | None = None) -> bytes | None:
+    """The bytes of the regular file `rel` below `root`, None when nothing is there.
+    A link on the way or at the path, or anything but a regular file at it, is
+    refused; more than `limit` bytes is refused too."""
+    shown = root / rel
+    fd = _open_parent(root, rel, make=False)
+    if fd is None:
+        return None
+    name = _parts(rel)[-1]
+    try:
+        try:
+            inner = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY,
+                            dir_fd=fd)
+        except FileNotFoundError:
+            return None
+        except OSError as err:
+            mode = _lmode(fd, name)
+            if mode is not None and not stat.S_ISREG(mode):
+                raise _refuse_at(shown, mode, "reads") from None
+            raise UnsafePath(f"cannot read {shown}: {describe(err)}") from None
+    finally:
+        os.close(fd)
+    try:
+        mode = os.fstat(inner).st_mode
+        if not stat.S_ISREG(mode):
+            raise _refuse_at(shown, mode, "reads")
+        chunks, size = [], 0
+        while chunk := os.read(inner, 1 << 20):
+            chunks.append(chunk)
+            size += len(chunk)
+            if limit is not None and size > limit:
+                raise UnsafePath(f"{shown} is larger than {limit} bytes; omh does not read "
+                                 "it as a configuration file: fix it, then run this again")
+        return b"".join(chunks)
+    except OSError as err:
+        raise UnsafePath(f"cannot read {shown}: {describe(err)}") from None
+    finally:
+        os.close(inner)
+
+
+def check_writable(root: Path, rel: str) -> None:
+    """Refuse now what :func:`write` would refuse on the way or at the path (without
+    making anything), so a change of several files can refuse before the first."""
+    fd = _open_parent(root, rel, make=False)
+    if fd is None:
+        return
+    try:
+        mode = _lmode(fd, _parts(rel)[-1])
+        if mode is not None and not stat.S_ISREG(mode):
+            raise _refuse_at(root / rel, mode, "writes")
+    finally:
+        os.close(fd)
+
+
+def write(root: Path, rel: str, data: bytes, *, new_mode: int = 0o644,
+          executable: bool = False, only_if_absent: bool = False) -> bool:
+    """Write `data` as the file `rel` below `root`, whole or not at all, never through
+    a link; missing folders are made. A new file gets `new_mode` (less the umask);
+    a file replaced keeps its permission bits (with `executable`, plus an execute
+    bit wherever it has a read bit). With `only_if_absent`, an existing file is left
+    alone and False returned. True when the file was written."""
+    shown = root / rel
+    name = _parts(rel)[-1]
+    fd = _open_parent(root, rel, make=True)
+    assert fd is not None
+    try:
+        mode = _lmode(fd, name)
+        if mode is not None and not stat.S_ISREG(mode):
+            raise _refuse_at(shown, mode, "writes")
+        if mode is not None and only_if_absent:
+            return False
+        tmp = f"{TMP_PREFIX}{secrets.token_hex(8)}-{name}"[:255]
+        try:
+            out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, new_mode,
+                          dir_fd=fd)
+        except OSError as err:
+            raise UnsafePath(f"cannot write into {shown.parent}: {describe(err)}") from None
+        try:
+            try:
+                if mode is not None:
+                    bits = stat.S_IMODE(mode)
+                    if executable:
+                        bits |= (bits & 0o444) >> 2
+                    os.fchmod(out, bits)
+                elif executable:
+                    bits = stat.S_IMODE(os.fstat(out).st_mode)
+                    os.fchmod(out, bits | (bits & 0o444) >> 2)
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(out, view):]
+                os.fsync(out)
+            finally:
+                os.close(out)
+            if only_if_absent:  # never over a file made meanwhile
+                if not _link_new(fd, tmp, name):
+                    os.unlink(tmp, dir_fd=fd)
+                    return False
+            else:
+                os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+        except BaseException as err:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=fd)
+            if isinstance(err, OSError):
+                now = _lmode(fd, name)
+                if now is not None and not stat.S_ISREG(now):
+                    raise _refuse_at(shown, now, "writes") from None
+                raise UnsafePath(f"cannot write {shown}: {describe(err)}") from None
+            raise
+        with contextlib.suppress(OSError):
+            os.fsync(fd)
+        return True
+    finally:
+        os.close(fd)
+
+
+def _link_new(fd: int, tmp: str, name: str) -> bool:
+    """Give the written file `tmp` the name `name` only if nothing has it (a hard link
+    fails when the name exists), consuming `tmp`; False when something has it. Where
+    the file system has no hard links, a rename after a last look for the name."""
+    try:
+        os.link(tmp, name, src_dir_fd=fd, dst_dir_fd=fd, follow_symlinks=False)
+    except FileExistsError:
+        return False
+    except OSError as err:
+        if err.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK):
+            raise
+        if _lmode(fd, name) is not None:
+            return False
+        os.rename(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+        return True
+    os.unlink(tmp, dir_fd=fd)
+    return True
+
+
+def remove(root: Path, rel: str, *, folder_too: bool = False) -> bool:
+    """Remove the regular file `rel` below `root` (never a link's target, never
+    through a link on the way); with `folder_too`, its folder as well when that
+    leaves it empty. True when the folder went too."""
+    shown = root / rel
+    name = _parts(rel)[-1]
+    fd = _open_parent(root, rel, make=False)
+    if fd is None:
+        return False
+    try:
+        mode = _lmode(fd, name)
+        if mode is not None and not stat.S_ISREG(mode):
+            raise _refuse_at(shown, mode, "removes")
+        with contextlib.suppress(FileNotFoundError):
+            try:
+                os.unlink(name, dir_fd=fd)
+            except OSError as err:
+                raise UnsafePath(f"cannot remove {shown}: {describe(err)}") from None
+    finally:
+        os.close(fd)
+    parts = _parts(rel)
+    if not folder_too or len(parts) < 2:
+        return False
+    above = _open_parent(root, "/".join(parts[:-1]), make=False)
+    if above is None:
+        return False
+    try:
+        os.rmdir(parts[-2], dir_fd=above)  # only when empty; a link is not a folder
+    except OSError:
+        return False
+    finally:
+        os.close(above)
+    return True
