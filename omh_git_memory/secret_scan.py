@@ -180,17 +180,18 @@ _SHAPES: Final[tuple[_Shape, ...]] = (*(_Shape(k, re.compile(p), r) for k, p, r 
     ("a Google OAuth access token", r"\bya29\.[A-Za-z0-9_-]{30,2000}", _not_filler),
     ("a Vault token", r"\bhv[sb]\.[A-Za-z0-9_-]{24,1000}", _not_filler),
     ("a Docker Hub token", r"\bdckr_(?:pat|oat)_[A-Za-z0-9_-]{27,300}", _not_filler),
-    ("an age secret key", r"\bAGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}\b", None),
+    ("an age secret key", r"\bAGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}\b",
+     _not_filler),
     ("an Atlassian or Bitbucket token",
      r"\bATATT3[A-Za-z0-9_=-]{100,400}|\bATBB[A-Za-z0-9]{32}\b", _not_filler),
     ("a New Relic key", r"\bNR(?:AK|AA|II|JS)-[A-Za-z0-9]{20,64}\b", _not_filler),
     ("a Tailscale key", r"\btskey-(?:[a-z]{3,10}-)?[A-Za-z0-9]{6,40}-[A-Za-z0-9]{16,100}",
      _not_filler),
     ("a Sentry token", r"\bsntry[su]_[A-Za-z0-9+/=_-]{40,600}", _not_filler),
-    ("a SendGrid API key", r"\bSG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,50}", None),
-    ("a Twilio API key", r"\bSK[0-9a-f]{32}\b", None),
-    ("a Mailgun API key", r"\bkey-[0-9a-zA-Z]{32}\b", None),
-    ("a Mailchimp API key", r"\b[0-9a-f]{32}-us\d{1,2}\b", None),
+    ("a SendGrid API key", r"\bSG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,50}", _not_filler),
+    ("a Twilio API key", r"\bSK[0-9a-f]{32}\b", _not_filler),
+    ("a Mailgun API key", r"\bkey-[0-9a-zA-Z]{32}\b", _not_filler),
+    ("a Mailchimp API key", r"\b[0-9a-f]{32}-us\d{1,2}\b", _not_filler),
     ("an npm token", r"\bnpm_[A-Za-z0-9]{36}\b", _not_filler),
     ("a PyPI token", r"\bpypi-AgE[A-Za-z0-9_-]{50,300}", _not_filler),
     ("a Hugging Face token", r"\bhf_[A-Za-z]{34}\b", _not_filler),
@@ -231,7 +232,7 @@ _SHAPES: Final[tuple[_Shape, ...]] = (*(_Shape(k, re.compile(p), r) for k, p, r 
         r"(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])",
     )), _not_filler),
     ("a JSON web token",
-     r"\beyJ[A-Za-z0-9_-]{8,300}\.eyJ[A-Za-z0-9_-]{8,300}\.[A-Za-z0-9_-]{8,300}", None),
+     r"\beyJ[A-Za-z0-9_-]{8,300}\.eyJ[A-Za-z0-9_-]{8,300}\.[A-Za-z0-9_-]{8,300}", _not_filler),
     # Credentials in URLs, headers, connection strings and config files.
     # The user may be empty (`redis://:pass@host`); the password may hold `/` but is
     # not a port (`http://localhost:5173/@vite/client`).
@@ -324,48 +325,81 @@ def _is_real(shape: _Shape, match: re.Match[str]) -> bool:
 
 # What a decoded base64 run is read with: every shape but the decoding itself.
 _INNER: Final = tuple(shape for shape in _SHAPES if shape.kind != _ENCODED)
+# What two lines joined with nothing between them are read with: the tokens of a
+# fixed form, which a wrap cuts. Not a value after a key or a flag: `$GITHUB_TOKEN`
+# joined to the next line's first word is no longer a variable's name.
+_WRAPPABLE: Final = tuple(shape for shape in _SHAPES if shape.real is _not_filler
+                          or (shape.real is None and shape.pattern.groups == 0))
+# Every token shape, a key body and a base64 run hold a run of 15 or more token
+# characters: a line without one (most prose) is not searched for them.
+_RUN: Final = re.compile(r"[A-Za-z0-9_+/=.~-]{15}")
+_RUN_SHAPES: Final = (_not_filler, _private_key_body, _encoded_secret)
 _TOKEN_END: Final = re.compile(r"[A-Za-z0-9_+/=.-]$")
 _TOKEN_START: Final = re.compile(r"^[\s>]*[A-Za-z0-9_+/=.-]")
 _QUOTE_MARKS: Final = re.compile(r"^[\s>]*")
+# A line of nothing but base64, as `base64` wraps its output (76 columns).
+_BASE64_LINE: Final = re.compile(rf"^\s*{_B64}{{16,200}}={{0,2}}\s*$")
+_ENCODED_SHAPES: Final = tuple(shape for shape in _SHAPES if shape.real in
+                               (_encoded_secret, _private_key_body))
 
 
-def _scan_line(line: str, shapes: tuple[_Shape, ...]) -> str | None:
+def _scan_line(line: str, shapes: tuple[_Shape, ...], assignments: bool = True) -> str | None:
     """The kind of secret `line` holds, or None."""
+    run = _RUN.search(line) is not None
     for shape in shapes:
         if shape.needs is not None and not shape.needs.search(line):
             continue
+        if not run and shape.real in _RUN_SHAPES:
+            continue
         if any(_is_real(shape, m) for m in shape.pattern.finditer(line)):
             return shape.kind
-    if any(not _placeholder(next(g for g in m.groups() if g))
-           for m in _ASSIGNMENT.finditer(line)):
+    if assignments and any(not _placeholder(next(g for g in m.groups() if g))
+                           for m in _ASSIGNMENT.finditer(line)):
         return "a credential assignment"
     return None
 
 
-def _joined(line: str, following: str) -> list[str]:
-    """`line` read with the next one: with a space (a value on the line below its
-    key), without a trailing `\\` continuation, and, when the break falls between
-    two token characters, with nothing between them (a token wrapped over two
-    lines, the next one's indentation and `>` quote marks dropped)."""
+def _joined(line: str, following: str, shapes: tuple[_Shape, ...]) -> str | None:
+    """The kind of secret `line` holds read with the next one: with a space (a value
+    on the line below its key), without a trailing `\\` continuation, and, when the
+    break falls between two token characters, the tokens of a fixed form with nothing
+    between them (a token wrapped over two lines, the next one's indentation and `>`
+    quote marks dropped)."""
     line = line.rstrip()
     if line.endswith("\\"):
-        return [line[:-1] + following.strip()]
-    ways = [f"{line} {following.strip()}"]
-    if _TOKEN_END.search(line) and _TOKEN_START.match(following):
-        ways.append(line + _QUOTE_MARKS.sub("", following).rstrip())
-    return ways
+        return _scan_line(line[:-1] + following.strip(), shapes)
+    kind = _scan_line(f"{line} {following.strip()}", shapes)
+    if kind is None and _TOKEN_END.search(line) and _TOKEN_START.match(following):
+        wrappable = _WRAPPABLE if shapes is _SHAPES else ()
+        kind = _scan_line(line + _QUOTE_MARKS.sub("", following).rstrip(), wrappable, False)
+    return kind
+
+
+def _base64_runs(lines: list[str], kinds: list[str | None], shapes: tuple[_Shape, ...],
+                 ) -> None:
+    """Base64 wrapped over several lines (a key body, `base64` of a credentials
+    file), read as one: reported, if it holds a secret, on its first line."""
+    if shapes is not _SHAPES:
+        return
+    start = 0
+    while start < len(lines):
+        end = start
+        while end < len(lines) and _BASE64_LINE.match(lines[end]):
+            end += 1
+        if end - start >= 2 and all(kind is None for kind in kinds[start:end]):
+            run = "".join(line.strip() for line in lines[start:end])
+            kinds[start] = _scan_line(run, _ENCODED_SHAPES, False)
+        start = max(end, start + 1)
 
 
 def _find(text: str, shapes: tuple[_Shape, ...]) -> list[SecretHit]:
     lines = text.splitlines()
     kinds = [_scan_line(line, shapes) for line in lines]
+    _base64_runs(lines, kinds, shapes)
     hits: list[SecretHit] = []
     for number, kind in enumerate(kinds, 1):
         if kind is None and number < len(lines) and kinds[number] is None:
-            for joined in _joined(lines[number - 1], lines[number]):
-                kind = _scan_line(joined, shapes)
-                if kind is not None:
-                    break
+            kind = _joined(lines[number - 1], lines[number], shapes)
         if kind is not None:
             hits.append(SecretHit(number, kind))
     return hits
