@@ -59,7 +59,8 @@ class Case:
     label: str  # "secret" or "benign"
     family: str
     shape: str
-    text: str
+    text: str  # as a note holds it
+    raw: str  # as the corpus has it
 
 
 _ESCAPE = re.compile(r"\\([nt\\])")
@@ -82,11 +83,11 @@ def load_corpus() -> list[Case]:
             continue
         label, family, shape, text = row.split("\t", 3)
         assert label in ("secret", "benign"), row
-        cases.append(Case(label, family, shape, note(unescape(text))))
+        cases.append(Case(label, family, shape, note(unescape(text)), unescape(text)))
     for name, label in (("secrets.txt", "secret"), ("lookalikes.txt", "benign")):
         for line in (FIXTURES / name).read_text(encoding="utf-8").splitlines():
             if line.strip():
-                cases.append(Case(label, "known", name, note(line)))
+                cases.append(Case(label, "known", name, note(line), line))
     return cases
 
 
@@ -236,7 +237,7 @@ def main() -> None:
         if wrong:
             print(f"\n{name} refuses {len(wrong)} look-alike(s):")
             for case in wrong:
-                print(f"  [{case.family} / {case.shape}] {case.text[:90]!r}")
+                print(f"  [{case.family} / {case.shape}] {case.raw[:90]!r}")
         if args.misses:
             missed = sorted({f"{c.family} / {c.shape}" for c, v in
                              zip(cases, verdicts, strict=True) if c.label == "secret" and not v})
