@@ -71,17 +71,15 @@ def _not_filler(match: re.Match[str]) -> bool:
 
 
 def _b64_head(text: str, chars: int) -> bytes:
-    """The first `chars` characters of `text` (whole 4-character blocks) decoded."""
-    head = text[: min(len(text), chars) // 4 * 4]
-    try:
-        return base64.b64decode(head)
-    except (binascii.Error, ValueError):
-        return b""
+    """The first `chars` characters of `text` (whole 4-character blocks) decoded.
+    `text` is a pattern's run of the base64 alphabet, so it always decodes."""
+    return base64.b64decode(text[: min(len(text), chars) // 4 * 4])
 
 
 def _der_length_end(der: bytes) -> int:
-    """Where a DER SEQUENCE's contents start (after its tag and length), or 0."""
-    if len(der) < 2 or der[0] != 0x30:
+    """Where a DER SEQUENCE's contents start (after its tag and length), or 0.
+    `der` holds at least 12 bytes (the pattern reads 16 characters or more)."""
+    if der[0] != 0x30:
         return 0
     if der[1] < 0x80:
         return 2
@@ -284,7 +282,7 @@ _SHAPES: Final[tuple[_Shape, ...]] = (*(_Shape(k, re.compile(p), r) for k, p, r 
            re.compile(rf"(?:^|\s)-p\s+[\"']?({_VALUE}{{1,200}})"), _not_a_word,
            needs=_DOCKER_LOGIN),
     # Base64 of text that holds a secret: read last, and only at the top level.
-    _Shape(_ENCODED, re.compile(rf"(?<!{_B64})({_B64}{{24,4000}})"), _encoded_secret),
+    _Shape(_ENCODED, re.compile(rf"(?<!{_B64})({_B64}{{24,4000}}={{0,2}})"), _encoded_secret),
 )
 
 # `password = …`, `client_secret: …`, `DB_PASSWORD=…`: a key ending in a credential
@@ -370,8 +368,7 @@ def _joined(line: str, following: str, shapes: tuple[_Shape, ...]) -> str | None
         return _scan_line(line[:-1] + following.strip(), shapes)
     kind = _scan_line(f"{line} {following.strip()}", shapes)
     if kind is None and _TOKEN_END.search(line) and _TOKEN_START.match(following):
-        wrappable = _WRAPPABLE if shapes is _SHAPES else ()
-        kind = _scan_line(line + _QUOTE_MARKS.sub("", following).rstrip(), wrappable, False)
+        kind = _scan_line(line + _QUOTE_MARKS.sub("", following).rstrip(), _WRAPPABLE, False)
     return kind
 
 
