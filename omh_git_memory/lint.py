@@ -1,7 +1,8 @@
 """Lint: the store-quality meter. Problems found in notes are data, not exceptions.
 
 Each rule is one registry entry: a name, a severity and a check. Six rules
-describe one note's shape and refuse it; four describe the store and warn.
+describe one note's shape and refuse it, one refuses a team note shaped like a
+secret; four describe the store and warn.
 Only a refusal makes lint fail, because `Orphan` fires on every note nothing
 links to and failing on warnings would fail on the store's shape.
 """
@@ -132,6 +133,19 @@ def _key_disagrees_with_path(graph: Graph) -> Iterator[tuple[StoredNote, int | N
             )
 
 
+def _secret_in_team_note(graph: Graph) -> Iterator[tuple[StoredNote, int | None, str]]:
+    """A team note is committed and pushed, so it may hold nothing shaped like a
+    secret: promote refuses one, and this is the same check for a note committed
+    by hand (the pre-commit hook and CI run `lint --worktree` / `--ref`). A local
+    note never leaves the machine, so it is not scanned."""
+    from omh_git_memory.secret_scan import find_secrets
+
+    for entry, note in graph.readable:
+        if entry.layer is Layer.TEAM:
+            for hit in find_secrets(render(note)):
+                yield entry, hit.line, f"this line looks like {hit.kind}; remove it"
+
+
 def _duplicate_key(graph: Graph) -> Iterator[tuple[Subject, int | None, str]]:
     for entry, note in graph.readable:
         claimants = graph.claimants(entry.layer, note.key.value)
@@ -209,6 +223,8 @@ RULES: Final[tuple[Rule, ...]] = (
          store_check=_key_disagrees_with_path),
     Rule("UnevaluatableTrigger", Severity.REFUSED, "an invalidated_by omh has no way to check",
          note_check=_unevaluatable_trigger),
+    Rule("LooksLikeSecret", Severity.REFUSED, "a team note line shaped like a secret",
+         store_check=_secret_in_team_note),
     Rule("DuplicateKey", Severity.WARNING, "one key claimed by two files",
          store_check=_duplicate_key),
     Rule("DanglingLink", Severity.WARNING, "a [[link]] to a key that is not in the store",

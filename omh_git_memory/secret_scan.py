@@ -4,7 +4,9 @@ A promoted note is pushed to everyone with access to the repository, and git
 never forgets. A shape is a pattern with a fixed, recognisable form (a token
 prefix, a header, a command-line flag, a config key); where a shape captures a
 value, it counts only when the value is not an obvious placeholder. The shapes
-and the placeholders are listed in docs/commands.md (promote).
+and the placeholders are listed in docs/commands.md (promote); the choice of a
+hand list over a maintained scanner, with its figures, is in docs/decisions.md
+(bench/secret_scan.py measures both on fixtures/secrets/corpus.tsv).
 
 Every pattern is bounded (no unbounded span meets another that matches the same
 characters), so a scan stays linear in the size of a line whatever it holds.
@@ -58,6 +60,62 @@ def _opaque(match: re.Match[str]) -> bool:
             and any(c.isalpha() for c in value))
 
 
+_FILLER: Final = re.compile(r"(.)\1{7}")
+
+
+def _not_filler(match: re.Match[str]) -> bool:
+    """A token shape whose body is a run of one character (`AKIAXXXXXXXXXXXXXXXX`,
+    `ghp_000…`) is a placeholder: a generated token never repeats a character eight
+    times over."""
+    return not _FILLER.search(match.group(0))
+
+
+def _b64_head(text: str, chars: int) -> bytes:
+    """The first `chars` characters of `text` (whole 4-character blocks) decoded.
+    `text` is a pattern's run of the base64 alphabet, so it always decodes."""
+    return base64.b64decode(text[: min(len(text), chars) // 4 * 4])
+
+
+def _der_length_end(der: bytes) -> int:
+    """Where a DER SEQUENCE's contents start (after its tag and length), or 0.
+    `der` holds at least 12 bytes (the pattern reads 16 characters or more)."""
+    if der[0] != 0x30:
+        return 0
+    if der[1] < 0x80:
+        return 2
+    return 2 + (der[1] & 0x7F) if der[1] & 0x7F <= 4 else 0
+
+
+def _private_key_body(match: re.Match[str]) -> bool:
+    """A PEM body without its BEGIN line: base64 of a private key's DER (PKCS#8 or
+    PKCS#1: a SEQUENCE whose first field is version 0 followed by an algorithm or
+    the modulus; SEC1 EC: version 1 and the key octets; PKCS#12: version 3 and
+    its content), or of an OpenSSH key file. A public key or a certificate starts
+    its SEQUENCE with another SEQUENCE, so it passes."""
+    der = _b64_head(match.group(1), 64)
+    if der.startswith(b"openssh-key-v1\0"):
+        return True
+    start = _der_length_end(der)
+    field = der[start:start + 4]
+    return start > 0 and ((field[:3] == b"\x02\x01\x00" and field[3:] in (b"\x30", b"\x02"))
+                          or field == b"\x02\x01\x01\x04"
+                          or field == b"\x02\x01\x03\x30")
+
+
+def _encoded_secret(match: re.Match[str]) -> bool:
+    """A base64 run that decodes to text holding a secret (a credentials file, a
+    .netrc, a .env) is that secret. Only text is read: a hash, an image or a key
+    id decodes to bytes that are not."""
+    raw = _b64_head(match.group(1), 4000)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    printable = sum(c.isprintable() or c in "\n\t\r" for c in text)
+    return len(text) >= 12 and printable * 10 >= len(text) * 9 and bool(
+        _find(text, _INNER))
+
+
 def _credentials(match: re.Match[str]) -> bool:
     """An Authorization header's value: an opaque token or base64 `user:pass`
     (`Authorization: required for every call` is prose)."""
@@ -69,6 +127,18 @@ _VALUE: Final = r"[^\s\"'`]"  # an unquoted value's characters
 
 _CURL: Final = re.compile(r"\bcurl\b")
 _MYSQL: Final = re.compile(r"\bmysql(?:dump|admin)?\b")
+_REDIS: Final = re.compile(r"\bredis-cli\b")
+_DOCKER_LOGIN: Final = re.compile(r"\b(?:docker|podman|helm registry) login\b")
+_COOKIE: Final = re.compile(r"(?i)\bcookie\b|(?:^|\s)(?:-b|--cookie)\s|\.sid=")
+_CONNECTION_STRING: Final = re.compile(r"(?i)(?:server|data source|host|uid|user id)\s*=")
+_ENCODED: Final = "base64 of text that holds a secret"
+
+
+def _not_a_word(match: re.Match[str]) -> bool:
+    """A flag's value that is a lowercase word is prose (`redis-cli -a takes the
+    password`); one with a digit, a capital or a sign is a password."""
+    value = match.group(1)
+    return not (_placeholder(value) or (value.isalpha() and value.islower()))
 
 _SHAPES: Final[tuple[_Shape, ...]] = (*(_Shape(k, re.compile(p), r) for k, p, r in (
     # Keys and key files.
@@ -80,33 +150,92 @@ _SHAPES: Final[tuple[_Shape, ...]] = (*(_Shape(k, re.compile(p), r) for k, p, r 
     ("a kubeconfig client key", rf"(?i)\bclient-key-data[\"']?\s*:\s*[\"']?({_B64}{{16,300}})",
      None),
     ("a service-account key file", r"\"type\"\s*:\s*\"service_account\"", None),
-    # Token shapes with a fixed prefix.
-    ("an AWS access key id", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", None),
+    ("a private key body (base64 of a key file without its BEGIN line)",
+     rf"(?:^|[\s\"'>:=])(M{_B64}{{39,300}}|b3BlbnNzaC1rZXktdjE{_B64}{{0,300}})",
+     _private_key_body),
+    # Token shapes with a fixed prefix: a body of one repeated character is a
+    # placeholder (_not_filler).
+    ("an AWS access key id", r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[0-9A-Z]{16}\b", _not_filler),
     ("a GitHub token",
-     r"\b(?:gh[pousr]_[A-Za-z0-9]{36,300}|github_pat_[A-Za-z0-9_]{40,300})", None),
-    ("a GitLab token", r"\bglpat-[A-Za-z0-9_-]{20,300}", None),
-    ("a Slack token", r"\bxox[abposr]-[A-Za-z0-9-]{10,300}", None),
+     r"\b(?:gh[pousr]_[A-Za-z0-9]{36,300}|github_pat_[A-Za-z0-9_]{40,300})", _not_filler),
+    ("a GitLab token",
+     r"\b(?:glpat|gldt|glrt|glrtr|glptt|glsoat|glcbt|gloas|glimt|glft|glagent|glwt|glffct)"
+     r"-[A-Za-z0-9_-]{20,300}|\bGR1348941[A-Za-z0-9_-]{20,300}", _not_filler),
+    ("a Slack token", r"\b(?:xox[abposre]|xoxe\.xox[bp]|xapp)-[A-Za-z0-9-]{10,300}",
+     _not_filler),
     ("a Slack webhook URL",
      r"\bhooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]{0,80}?"
      r"([A-Za-z0-9_-]{16,80})\b", None),
     ("a Discord webhook URL",
      r"\bdiscord(?:app)?\.com/api/webhooks/\d{5,30}/([A-Za-z0-9_-]{20,100})", None),
-    ("an API secret key", r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{32,300}", None),
-    ("a Stripe live key", r"\b[sr]k_live_[A-Za-z0-9]{20,300}", None),
-    ("a Google API key", r"\bAIza[0-9A-Za-z_-]{35}\b", None),
-    ("a SendGrid API key", r"\bSG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,50}", None),
-    ("a Twilio API key", r"\bSK[0-9a-f]{32}\b", None),
-    ("a Mailgun API key", r"\bkey-[0-9a-zA-Z]{32}\b", None),
-    ("a Mailchimp API key", r"\b[0-9a-f]{32}-us\d{1,2}\b", None),
-    ("an npm token", r"\bnpm_[A-Za-z0-9]{36}\b", None),
-    ("a PyPI token", r"\bpypi-AgE[A-Za-z0-9_-]{50,300}", None),
-    ("a Hugging Face token", r"\bhf_[A-Za-z]{34}\b", None),
-    ("a DigitalOcean token", r"\bdo[opr]_v1_[a-f0-9]{64}\b", None),
-    ("a Shopify token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b", None),
+    ("an API secret key", r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{32,300}", _not_filler),
+    ("a Stripe live key", r"\b[sr]k_live_[A-Za-z0-9]{20,300}", _not_filler),
+    ("a Stripe test key or webhook secret", r"\b(?:[sr]k_test|whsec)_[A-Za-z0-9]{20,300}",
+     _not_filler),
+    ("a Google API key", r"\bAIza[0-9A-Za-z_-]{35}\b", _not_filler),
+    ("a Google OAuth client secret", r"\bGOCSPX-[A-Za-z0-9_-]{28}(?![A-Za-z0-9_-])",
+     _not_filler),
+    ("a Google OAuth access token", r"\bya29\.[A-Za-z0-9_-]{30,2000}", _not_filler),
+    ("a Vault token", r"\bhv[sb]\.[A-Za-z0-9_-]{24,1000}", _not_filler),
+    ("a Docker Hub token", r"\bdckr_(?:pat|oat)_[A-Za-z0-9_-]{27,300}", _not_filler),
+    ("an age secret key", r"\bAGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}\b",
+     _not_filler),
+    ("an Atlassian or Bitbucket token",
+     r"\bATATT3[A-Za-z0-9_=-]{100,400}|\bATBB[A-Za-z0-9]{32}\b", _not_filler),
+    ("a New Relic key", r"\bNR(?:AK|AA|II|JS)-[A-Za-z0-9]{20,64}\b", _not_filler),
+    ("a Tailscale key", r"\btskey-(?:[a-z]{3,10}-)?[A-Za-z0-9]{6,40}-[A-Za-z0-9]{16,100}",
+     _not_filler),
+    ("a Sentry token", r"\bsntry[su]_[A-Za-z0-9+/=_-]{40,600}", _not_filler),
+    ("a SendGrid API key", r"\bSG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,50}", _not_filler),
+    ("a Twilio API key", r"\bSK[0-9a-f]{32}\b", _not_filler),
+    ("a Mailgun API key", r"\bkey-[0-9a-zA-Z]{32}\b", _not_filler),
+    ("a Mailchimp API key", r"\b[0-9a-f]{32}-us\d{1,2}\b", _not_filler),
+    ("an npm token", r"\bnpm_[A-Za-z0-9]{36}\b", _not_filler),
+    ("a PyPI token", r"\bpypi-AgE[A-Za-z0-9_-]{50,300}", _not_filler),
+    ("a Hugging Face token", r"\bhf_[A-Za-z]{34}\b", _not_filler),
+    ("a DigitalOcean token", r"\bdo[opr]_v1_[a-f0-9]{64}\b", _not_filler),
+    ("a Shopify token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b", _not_filler),
+    # More providers' fixed forms (the gitleaks and Kingfisher rule sets have them).
+    ("a provider API token", "|".join((
+        r"\bdapi[a-f0-9]{32}\b",  # Databricks
+        r"\blin_(?:api|oauth)_[A-Za-z0-9]{40}\b",  # Linear
+        r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b",  # Postman
+        r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,300}",  # Terraform Cloud
+        r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,44}\b",  # Doppler
+        r"\bpul-[a-f0-9]{40}\b",  # Pulumi
+        r"\bglc_[A-Za-z0-9+/]{32,400}|\bglsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}\b",  # Grafana
+        r"\bsq[uap]_[a-f0-9]{40}\b",  # SonarQube
+        r"\bHRKU-AA[A-Za-z0-9_-]{58}\b",  # Heroku
+        r"\bfigd_[A-Za-z0-9_-]{40}\b",  # Figma
+        r"\bntn_[A-Za-z0-9]{40,50}\b|\bsecret_[A-Za-z0-9]{43}\b",  # Notion
+        r"\bsbp_[a-f0-9]{40}\b",  # Supabase
+        r"\bpscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.-]{32,64}",  # PlanetScale
+        r"\bops_eyJ[A-Za-z0-9+/=_-]{100,2000}",  # 1Password service account
+        r"\bbkua_[a-f0-9]{40}\b",  # Buildkite
+        r"\bCCIPAT_[A-Za-z0-9]{22}_[a-f0-9]{40}\b",  # CircleCI
+        r"\brubygems_[a-f0-9]{48}\b",  # RubyGems
+        r"\boy2[a-z0-9]{43}\b",  # NuGet
+        r"\bcio[A-Za-z0-9]{32}\b",  # crates.io
+        r"\b\d{8,10}:AA[A-Za-z0-9_-]{33}\b",  # Telegram bot
+        r"\bgsk_[A-Za-z0-9]{48,60}\b",  # Groq
+        r"\bxai-[A-Za-z0-9]{70,90}\b",  # xAI
+        r"\bpplx-[A-Za-z0-9]{40,60}\b",  # Perplexity
+        r"\br8_[A-Za-z0-9]{37}\b",  # Replicate
+        r"\bsk\.eyJ[A-Za-z0-9_-]{20,300}\.[A-Za-z0-9_-]{20,100}",  # Mapbox secret
+        r"\bsq0(?:atp|csp)-[A-Za-z0-9_-]{22,60}",  # Square
+        r"\bLTAI[A-Za-z0-9]{12,20}\b",  # Alibaba Cloud
+        r"\bAKCp[A-Za-z0-9]{69}\b",  # JFrog
+        r"\bFlyV1\s+fm\d_[A-Za-z0-9+/=_-]{40,1000}|\bfo1_[A-Za-z0-9_-]{43}\b",  # Fly.io
+        # An Azure AD (Entra) client secret: three characters, a digit, `Q~`.
+        r"(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])",
+    )), _not_filler),
     ("a JSON web token",
-     r"\beyJ[A-Za-z0-9_-]{8,300}\.eyJ[A-Za-z0-9_-]{8,300}\.[A-Za-z0-9_-]{8,300}", None),
+     r"\beyJ[A-Za-z0-9_-]{8,300}\.eyJ[A-Za-z0-9_-]{8,300}\.[A-Za-z0-9_-]{8,300}", _not_filler),
     # Credentials in URLs, headers, connection strings and config files.
-    ("a password in a URL", r"\b[a-z][a-z0-9+.-]{0,30}://[^/\s:@]{1,200}:([^/\s@]{3,200})@",
+    # The user may be empty (`redis://:pass@host`); the password may hold `/` but is
+    # not a port (`http://localhost:5173/@vite/client`).
+    ("a password in a URL",
+     r"\b[a-z][a-z0-9+.-]{0,30}://[^/\s:@]{0,200}:(?!\d{1,5}(?:[/?#@]|$))([^\s@/][^\s@]{2,200})@",
      None),
     ("an Authorization header",
      r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?"
@@ -126,8 +255,10 @@ _SHAPES: Final[tuple[_Shape, ...]] = (*(_Shape(k, re.compile(p), r) for k, p, r 
      rf"({_VALUE}{{3,300}})", None),
     # Passwords on a command line.
     ("a password after sshpass -p", rf"\bsshpass\s+-p\s*[\"']?({_VALUE}{{1,200}})", None),
-    ("a password flag", rf"(?i)(?:^|\s)--(?:http-|ftp-)?password\s+[\"']?({_VALUE}{{3,200}})",
-     None),
+    ("a password flag",
+     rf"(?i)(?:^|\s)--(?:http-|ftp-|proxy-)?passw(?:or)?d\s+[\"']?({_VALUE}{{3,200}})", None),
+    ("a password flag",
+     rf"(?i)(?:^|\s)--(?:http-|ftp-|proxy-)?passw(?:or)?d=[\"']?({_VALUE}{{1,200}})", None),
     ("a .netrc password",
      rf"(?i)\b(?:login|machine)\s+\S{{1,200}}\s+password\s+({_VALUE}{{1,200}})", None),
     ("a .netrc password", rf"(?i)^\s*password\s+({_VALUE}{{1,200}})\s*$", None),
@@ -137,6 +268,21 @@ _SHAPES: Final[tuple[_Shape, ...]] = (*(_Shape(k, re.compile(p), r) for k, p, r 
                       rf"({_VALUE}{{1,200}})"), needs=_CURL),
     _Shape("a password after mysql -p", re.compile(rf"(?:^|\s)-p({_VALUE}{{1,200}})"),
            needs=_MYSQL),
+    _Shape("a session cookie",
+           re.compile(r"(?i)(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]{0,40}(?:sess|sid|auth|jwt)"
+                      r"[A-Za-z0-9_.-]{0,40}=[\"']?([^;\s\"'`]{16,400})"), _opaque,
+           needs=_COOKIE),
+    _Shape("a connection string password",
+           re.compile(r"(?i)(?:^|;)\s*(?:password|pwd)\s*=\s*([^;\s\"']{1,200})"),
+           needs=_CONNECTION_STRING),
+    _Shape("a password after redis-cli -a",
+           re.compile(rf"(?:^|\s)(?:-a|--pass)\s+[\"']?({_VALUE}{{1,200}})"), _not_a_word,
+           needs=_REDIS),
+    _Shape("a password after docker login -p",
+           re.compile(rf"(?:^|\s)-p\s+[\"']?({_VALUE}{{1,200}})"), _not_a_word,
+           needs=_DOCKER_LOGIN),
+    # Base64 of text that holds a secret: read last, and only at the top level.
+    _Shape(_ENCODED, re.compile(rf"(?<!{_B64})({_B64}{{24,4000}}={{0,2}})"), _encoded_secret),
 )
 
 # `password = …`, `client_secret: …`, `DB_PASSWORD=…`: a key ending in a credential
@@ -155,14 +301,18 @@ _ASSIGNMENT: Final = re.compile(
 _PLACEHOLDER: Final = re.compile(
     r"(?i)^(?:<[^>]*>|\$\{[^}]*\}|\$\([^)]*\)|%[A-Za-z_][A-Za-z0-9_]*%|\{\{.*\}\}|x{3,}|"
     r"\*{3,}|\.{3,}|…|changeme|example\w*|dummy\w*|placeholder|redacted|your[_-]\w+|none|"
-    r"null|true|false)$"
+    r"null|true|false|\[[^\]]*\]|password|passw0rd|secret|token|"
+    # Code that reads the value: `os.environ["X"]`, `os.getenv(`, `ENV.fetch(`.
+    # A dotted name is code too (`settings.API_KEY`, `args.password`).
+    r"(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*(?:[\[(].*)?|(?:getenv|environ|env|ENV)[\[(].*)$"
 )
 _SHELL_VARIABLE: Final = re.compile(r"^\$[A-Z_][A-Z0-9_]*$")
 
 
 def _placeholder(value: str) -> bool:
     value = value.strip().rstrip(",;")
-    return bool(_PLACEHOLDER.match(value) or _SHELL_VARIABLE.match(value))
+    return bool(_PLACEHOLDER.match(value) or _SHELL_VARIABLE.match(value)
+                or _FILLER.search(value))
 
 
 def _is_real(shape: _Shape, match: re.Match[str]) -> bool:
@@ -171,36 +321,94 @@ def _is_real(shape: _Shape, match: re.Match[str]) -> bool:
     return not (match.groups() and _placeholder(match.group(1)))
 
 
-def _scan_line(line: str) -> str | None:
+# What a decoded base64 run is read with: every shape but the decoding itself.
+_INNER: Final = tuple(shape for shape in _SHAPES if shape.kind != _ENCODED)
+# What two lines joined with nothing between them are read with: the tokens of a
+# fixed form, which a wrap cuts. Not a value after a key or a flag: `$GITHUB_TOKEN`
+# joined to the next line's first word is no longer a variable's name.
+_WRAPPABLE: Final = tuple(shape for shape in _SHAPES if shape.real is _not_filler
+                          or (shape.real is None and shape.pattern.groups == 0))
+# Every token shape, a key body and a base64 run hold a run of 15 or more token
+# characters: a line without one (most prose) is not searched for them.
+_RUN: Final = re.compile(r"[A-Za-z0-9_+/=.~-]{15}")
+_RUN_SHAPES: Final = (_not_filler, _private_key_body, _encoded_secret)
+_TOKEN_END: Final = re.compile(r"[A-Za-z0-9_+/=.-]$")
+_TOKEN_START: Final = re.compile(r"^[\s>]*[A-Za-z0-9_+/=.-]")
+_QUOTE_MARKS: Final = re.compile(r"^[\s>]*")
+# A line of nothing but base64, as `base64` wraps its output (76 columns).
+_BASE64_LINE: Final = re.compile(rf"^\s*{_B64}{{16,200}}={{0,2}}\s*$")
+_ENCODED_SHAPES: Final = tuple(shape for shape in _SHAPES if shape.real in
+                               (_encoded_secret, _private_key_body))
+
+
+def _scan_line(line: str, shapes: tuple[_Shape, ...], assignments: bool = True) -> str | None:
     """The kind of secret `line` holds, or None."""
-    for shape in _SHAPES:
+    run = _RUN.search(line) is not None
+    for shape in shapes:
         if shape.needs is not None and not shape.needs.search(line):
+            continue
+        if not run and shape.real in _RUN_SHAPES:
             continue
         if any(_is_real(shape, m) for m in shape.pattern.finditer(line)):
             return shape.kind
-    if any(not _placeholder(next(g for g in m.groups() if g))
-           for m in _ASSIGNMENT.finditer(line)):
+    if assignments and any(not _placeholder(next(g for g in m.groups() if g))
+                           for m in _ASSIGNMENT.finditer(line)):
         return "a credential assignment"
     return None
+
+
+def _joined(line: str, following: str, shapes: tuple[_Shape, ...]) -> str | None:
+    """The kind of secret `line` holds read with the next one: with a space (a value
+    on the line below its key), without a trailing `\\` continuation, and, when the
+    break falls between two token characters, the tokens of a fixed form with nothing
+    between them (a token wrapped over two lines, the next one's indentation and `>`
+    quote marks dropped)."""
+    line = line.rstrip()
+    if line.endswith("\\"):
+        return _scan_line(line[:-1] + following.strip(), shapes)
+    kind = _scan_line(f"{line} {following.strip()}", shapes)
+    if kind is None and _TOKEN_END.search(line) and _TOKEN_START.match(following):
+        kind = _scan_line(line + _QUOTE_MARKS.sub("", following).rstrip(), _WRAPPABLE, False)
+    return kind
+
+
+def _base64_runs(lines: list[str], kinds: list[str | None], shapes: tuple[_Shape, ...],
+                 ) -> None:
+    """Base64 wrapped over several lines (a key body, `base64` of a credentials
+    file), read as one: reported, if it holds a secret, on its first line."""
+    if shapes is not _SHAPES:
+        return
+    start = 0
+    while start < len(lines):
+        end = start
+        while end < len(lines) and _BASE64_LINE.match(lines[end]):
+            end += 1
+        if end - start >= 2 and all(kind is None for kind in kinds[start:end]):
+            run = "".join(line.strip() for line in lines[start:end])
+            kinds[start] = _scan_line(run, _ENCODED_SHAPES, False)
+        start = max(end, start + 1)
+
+
+def _find(text: str, shapes: tuple[_Shape, ...]) -> list[SecretHit]:
+    lines = text.splitlines()
+    kinds = [_scan_line(line, shapes) for line in lines]
+    _base64_runs(lines, kinds, shapes)
+    hits: list[SecretHit] = []
+    for number, kind in enumerate(kinds, 1):
+        if kind is None and number < len(lines) and kinds[number] is None:
+            kind = _joined(lines[number - 1], lines[number], shapes)
+        if kind is not None:
+            hits.append(SecretHit(number, kind))
+    return hits
 
 
 def find_secrets(text: str) -> list[SecretHit]:
     """Each line of `text` that holds something shaped like a secret. A shape split
     over a line break (`Authorization: Bearer` with the token on the next line, a
-    `password:` whose value follows, a `\\` continuation) is found on its first
-    line: each line that holds nothing is also read joined to the next."""
-    lines = text.splitlines()
-    kinds = [_scan_line(line) for line in lines]
-    hits: list[SecretHit] = []
-    for number, kind in enumerate(kinds, 1):
-        if kind is None and number < len(lines) and kinds[number] is None:
-            line, following = lines[number - 1].rstrip(), lines[number].strip()
-            joined = (line[:-1] + following if line.endswith("\\")
-                      else f"{line} {following}")
-            kind = _scan_line(joined)
-        if kind is not None:
-            hits.append(SecretHit(number, kind))
-    return hits
+    `password:` whose value follows, a `\\` continuation, a token wrapped in two)
+    is found on its first line: each line that holds nothing is also read joined
+    to the next."""
+    return _find(text, _SHAPES)
 
 
 def shape_count() -> int:

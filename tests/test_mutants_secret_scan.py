@@ -138,3 +138,161 @@ def test_a_long_base64_value_is_judged_by_its_first_96_characters() -> None:
     assert kinds(f"Basic {head}") == ["basic auth credentials"]
     late = base64.b64encode(b"u" * 80 + b":p").decode()  # the colon past character 96
     assert kinds(f"Basic {late}") == []
+
+
+# --- issue 23: the shapes added, and what each helper decides ----------------------
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def test_a_token_body_of_one_character_eight_times_is_a_placeholder() -> None:
+    assert kinds("AKIA" + "ABCDEFGH" + "X" * 7 + "J") == ["an AWS access key id"]
+    assert kinds("AKIA" + "ABCDEFG" + "X" * 8 + "JK") == []
+    assert kinds("token: ghp_" + "0" * 36) == []
+
+
+def _der(head: bytes) -> str:
+    return "    " + _b64(head + bytes(range(40, 88)))
+
+
+@pytest.mark.parametrize("head", [
+    bytes.fromhex("308204bd020100300d"),  # PKCS#8: version 0, then the algorithm
+    bytes.fromhex("308204a40201000282"),  # PKCS#1: version 0, then the modulus
+    bytes.fromhex("3077020101042000"),  # SEC1 EC: version 1, then the key octets
+    bytes.fromhex("30820a1f0201033082"),  # PKCS#12: version 3, then its content
+    bytes.fromhex("3081a0020100300d"),  # one length byte
+    bytes.fromhex("3050020100300d"),  # the short form of the length
+    bytes.fromhex("30840000010002010030"),  # four length bytes
+])
+def test_a_private_key_body_is_found_by_its_der_header(head: bytes) -> None:
+    assert kinds(_der(head)) == [
+        "a private key body (base64 of a key file without its BEGIN line)"]
+
+
+@pytest.mark.parametrize("head", [
+    bytes.fromhex("30820122300d06092a"),  # a public key: a SEQUENCE first
+    bytes.fromhex("308203773082025fa0"),  # a certificate
+    bytes.fromhex("308204bd0201000400"),  # version 0, then neither an algorithm nor a modulus
+    bytes.fromhex("3077020101030000"),  # version 1 without key octets
+    bytes.fromhex("30820a1f0201030400"),  # version 3 without content
+    bytes.fromhex("30850000000001020100300d"),  # five length bytes: no DER this scan reads
+    bytes.fromhex("3182020102010030"),  # a SET, not a SEQUENCE
+    bytes.fromhex("308204bd020102300d"),  # version 2
+])
+def test_der_that_is_no_private_key_passes(head: bytes) -> None:
+    assert kinds(_der(head)) == []
+
+
+def test_an_openssh_key_body_is_found_and_other_base64_is_not() -> None:
+    body = _b64(b"openssh-key-v1\0\0\0\0\x04none" + bytes(40))
+    assert kinds(body) == ["a private key body (base64 of a key file without its BEGIN line)"]
+    assert kinds(_b64(b"openssh-key-v2\0\0\0\0\x04none" + bytes(40))) == []
+
+
+def test_base64_of_text_holding_a_secret_is_found_and_of_other_text_is_not() -> None:
+    secret = _b64(b"password = hunter2hunter2\n")
+    assert kinds(f"CONFIG {secret}") == ["base64 of text that holds a secret"]
+    assert kinds(f"CONFIG {_b64(b'the deploy copies the wheel to the store')}") == []
+
+
+def test_base64_that_is_not_text_is_not_read() -> None:
+    # `password=hunter2hunter2` after a byte that is no UTF-8, or among control bytes.
+    assert kinds(_b64(b"\xff" + b"password=hunter2hunter2")) == []
+    noisy = b"\x01\x02\x03" + b"password=hunter2hunter2"  # 3 of 26 not printable: > 10%
+    assert kinds(_b64(noisy)) == []
+    clean = b"\x01\x02" + b"password=hunter2hunter2ab"  # 2 of 27: under 10%
+    assert kinds(_b64(clean)) == ["base64 of text that holds a secret"]
+
+
+def test_base64_of_text_is_read_from_twelve_characters() -> None:
+    # The pattern needs 24 characters (18 bytes); the text must hold 12 or more.
+    assert kinds(_b64(b"AKIAABCDEFGHIJKLMNOP")) == ["base64 of text that holds a secret"]
+
+
+def test_base64_wrapped_over_lines_is_read_whole_and_reported_on_its_first_line() -> None:
+    blob = _b64(b"[default]\naws_secret_access_key = " + b"k9" * 20 + b"\n" + b"x" * 60)
+    lines = [blob[i:i + 40] for i in range(0, len(blob), 40)]
+    assert len(lines) >= 3 and not any(find_secrets(line) for line in lines[1:])
+    hits = find_secrets("intro\n" + "\n".join(lines) + "\nend\n")
+    assert hits[0] == SecretHit(2, "base64 of text that holds a secret")
+    # One base64 line alone is read as a line, not as a run of several.
+    assert find_secrets(f"intro\n{lines[1]}\nend\n") == []
+
+
+def test_a_run_that_already_holds_a_secret_is_not_read_again() -> None:
+    key = "AKIAABCDEFGHIJKLMNOP"
+    text = f"{key}\n{_b64(b'hello there, general')}\n"
+    assert find_secrets(text) == [SecretHit(1, "an AWS access key id")]
+
+
+def test_a_token_wrapped_is_joined_but_a_value_is_not() -> None:
+    token = "ghp_" + "a1B2c3D4e5" * 3 + "f6G7h8"
+    assert find_secrets(f"{token[:20]}\n{token[20:]}\n") == [SecretHit(1, "a GitHub token")]
+    assert find_secrets(f"{token[:20]}\n> {token[20:]}\n") == [SecretHit(1, "a GitHub token")]
+    # `$GITHUB_TOKEN` joined to the next word is no value: only tokens are joined bare.
+    assert find_secrets("export GH_TOKEN=$GITHUB_TOKEN\nthen run it\n") == []
+    # The next line's indentation is dropped; a break after a word is no wrap.
+    assert find_secrets(f"{token[:20]}\n    {token[20:]}\n") == [SecretHit(1, "a GitHub token")]
+    assert find_secrets(f"{token[:20]} and\n{token[20:]}\n") == []
+
+
+def test_a_token_inside_base64_is_not_joined_when_decoded() -> None:
+    # Decoded text is read with every shape but the decoding itself, lines joined too.
+    inner = _b64(b"token wrapped: ghp_" + b"a1" * 9 + b"\n" + b"b2" * 9 + b"\n")
+    assert kinds(inner) == ["base64 of text that holds a secret"]
+
+
+def test_a_flag_value_that_is_a_lowercase_word_is_prose() -> None:
+    assert kinds("redis-cli -a takes the password") == []
+    assert kinds("redis-cli -a Takes ping") == ["a password after redis-cli -a"]
+    assert kinds("redis-cli -a hunter2 ping") == ["a password after redis-cli -a"]
+    assert kinds('redis-cli -a "$REDIS_PASSWORD" ping') == []
+    assert kinds("git commit -a hunter2") == []
+
+
+def test_docker_login_p_counts_only_on_a_login_line() -> None:
+    assert kinds("docker login -u ci -p S3cret registry") == ["a password after docker login -p"]
+    assert kinds("docker run -p 8080:80 nginx") == []
+
+
+def test_a_connection_string_password_counts_only_in_a_connection_string() -> None:
+    assert kinds("Server=db;User Id=sa;Password=Xk9!;") == ["a connection string password"]
+    assert kinds("Password=Xk9!;") == []
+
+
+def test_a_session_cookie_counts_only_on_a_cookie_line() -> None:
+    value = "a1b2c3d4e5f6a7b8c9d0"
+    assert kinds(f"Cookie: sessionid={value}") == ["a session cookie"]
+    assert kinds(f"curl -b sessionid={value} https://x") == ["a session cookie"]
+    assert kinds(f"sessionid={value}") == []
+    assert kinds("Cookie: sessionid=abcdefghijklmnopqrst") == []  # letters only: a word
+
+
+def test_a_url_password_may_hold_a_slash_but_a_port_is_none() -> None:
+    assert kinds("postgres://app:ab/cd12@db/x") == ["a password in a URL"]
+    assert kinds("redis://:s3cr3tpass@cache:6379") == ["a password in a URL"]
+    assert kinds("http://localhost:5173/@vite/client") == []
+    assert kinds("http://host:8080@x") == []
+    assert kinds("http://host:123456/@x") == ["a password in a URL"]  # no port has 6 digits
+
+
+def test_a_short_password_flag_with_equals_counts() -> None:
+    assert kinds("--password=pw") == ["a password flag"]
+    assert kinds("--password=$PW") == []
+    assert kinds("--password-file=/run/x") == []
+
+
+@pytest.mark.parametrize("line", [
+    'token = os.environ["SLACK_APP_TOKEN"]', "api_key = os.getenv('OPENAI_API_KEY')",
+    "api_key = settings.OPENAI_API_KEY", "token = self.session_token",
+    "password: [REDACTED]", "postgres://user:password@localhost/app",
+    "password = getenv('DB')", "secret = env['SECRET_KEY_BASE']",
+])
+def test_code_that_reads_a_value_and_placeholder_words_pass(line: str) -> None:
+    assert kinds(line) == []
+
+
+def test_a_fifteen_character_token_is_searched_for() -> None:
+    assert kinds("xoxb-1234567890") == ["a Slack token"]

@@ -701,8 +701,9 @@ def lint(
     ] = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """Check every note: six rules refuse a note, four warn. Fails on a refusal, and with
-    --ref or --worktree on a team link no team note answers."""
+    """Check every note: seven rules refuse a note (one, a team note shaped like a
+    secret), four warn. Fails on a refusal, and with --ref or --worktree on a team
+    link no team note answers."""
     from omh_git_memory.errors import OmhError
     from omh_git_memory.lint import RULES, Severity
     from omh_git_memory.lint import lint as run_lint
