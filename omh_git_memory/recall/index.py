@@ -26,10 +26,12 @@ import datetime as dt
 import functools
 import gc
 import hashlib
+import importlib.util
 import marshal
 import os
 import secrets
 import stat
+import sys
 import time
 from array import array
 from collections import Counter
@@ -51,6 +53,7 @@ from omh_git_memory.git import (
     require_blobs,
     resolve_commit,
 )
+from omh_git_memory.keys import DEFAULT_TEMPLATES
 from omh_git_memory.layers import Layer
 from omh_git_memory.note import Note
 from omh_git_memory.recall import content_id
@@ -64,13 +67,15 @@ from omh_git_memory.recall.stubs import (
     tree_facts,
     whole_document,
 )
+from omh_git_memory.recall.tokens import VERSION as TOKENS_VERSION
 from omh_git_memory.recall.tokens import without_links, words
 from omh_git_memory.store import StoredNote, read_note_bytes, sync_dir
 from omh_git_memory.team import NOTES_DIR, is_team_entry, tree_note
 
 # 3: checksummed files; 4: stubs indexed as their document, not omh's sentence;
 # 5: one stub per key (clashes kept), the topic named by the committed memory.toml
-VERSION: Final = 5
+# 6: each snapshot names the settings and code it was built with (`shape`)
+VERSION: Final = 6
 MAGIC: Final = b"omh-cache 1\n"  # then 32 bytes of SHA-256 over the payload, then the payload
 _DIGEST_SIZE: Final = 32
 _STALE_TEMP: Final = 600  # seconds after which a temporary file is a crashed writer's
@@ -274,11 +279,12 @@ def snapshot_for(
         return Snapshot(None, [], EMPTY)
     sha = commit_id(commit)
     folder = index_dir(repo)
+    made_by = shape(config)
     if not rebuild:
-        cached = _load(folder, sha)
+        cached = _load(folder, sha, made_by)
         if cached is not None:
             return cached
-    base = None if rebuild else _newest(folder)
+    base = None if rebuild else _newest(folder, made_by)
     try:
         snap = _Builder(repo, config, sha, commit_date(commit), list_tree(repo, commit),
                         base, progress).build()
@@ -290,8 +296,45 @@ def snapshot_for(
         # Mostly tombstones: start afresh rather than carry the holes.
         snap = _Builder(repo, config, sha, commit_date(commit), list_tree(repo, commit),
                         None, progress).build()
-    _save(folder, snap)
+    _save(folder, snap, made_by)
     return snap
+
+
+def shape(config: Config) -> str:
+    """A digest of everything besides the commit that a snapshot's content depends
+    on: the settings the build reads (the checkout's `.omh/memory.toml`, as
+    :func:`~omh_git_memory.config.load_config` gives them — committed or not: the
+    stub and topic key templates, `[stubs] exclude`), the cache format, and the code
+    that parses, derives and tokenises (issue 23, item 16). A snapshot of another
+    shape is never loaded, nor patched as a base: it is built again."""
+    templates = config.keys.templates
+    settings = (templates.get("stub", DEFAULT_TEMPLATES["stub"]),
+                templates.get("topic", DEFAULT_TEMPLATES["topic"]),
+                tuple(config.stub_exclude))
+    return hashlib.sha256(repr((VERSION, TOKENS_VERSION, settings, code_digest())).encode(
+        "utf-8", "surrogateescape")).hexdigest()
+
+
+# The modules whose code shapes a snapshot's documents and postings, and mistune's
+# (its version is in the file read): a change to any of them is a new shape.
+_SHAPING: Final = ("omh_git_memory.note", "omh_git_memory.keys", "omh_git_memory.team",
+                   "omh_git_memory.store", "omh_git_memory.recall.content_id",
+                   "omh_git_memory.recall.stubs", "omh_git_memory.recall.tokens", __name__)
+
+
+@functools.cache
+def code_digest() -> str:
+    """A digest of the source of the modules that shape an index (`_SHAPING`) and
+    of mistune's package file: the tool's own version, exact even between
+    releases. A file that cannot be read counts by its name alone."""
+    digest = hashlib.sha256()
+    spec = importlib.util.find_spec("mistune")
+    files = [getattr(sys.modules.get(name), "__file__", None) for name in _SHAPING]
+    for file in (*files, spec.origin if spec else None):
+        digest.update(str(file).encode("utf-8", "surrogateescape") + b"\0")
+        with contextlib.suppress(OSError, TypeError):
+            digest.update(Path(str(file)).read_bytes())
+    return digest.hexdigest()
 
 
 class _BaseGone(Exception):
@@ -483,7 +526,7 @@ def _patch(postings: Postings, removed: dict[int, dict[str, int]],
             for term, (slots, counts) in touched.items()}
 
 
-def _save(folder: Path, snap: Snapshot) -> None:
+def _save(folder: Path, snap: Snapshot, made_by: str) -> None:
     if snap.commit is None:
         return
     try:
@@ -494,7 +537,7 @@ def _save(folder: Path, snap: Snapshot) -> None:
         blob = snap.postings.blob
         write_checked(folder / f"{snap.commit}.post", blob)
         write_checked(folder / f"{snap.commit}.idx", marshal.dumps(
-            (VERSION, snap.commit, docs, snap.postings.table, snap.topic_terms,
+            (VERSION, snap.commit, made_by, docs, snap.postings.table, snap.topic_terms,
              hashlib.sha256(blob).digest(), snap.clashes)))
         _prune(folder)
     except OSError:
@@ -597,17 +640,24 @@ def _prune(folder: Path) -> None:
                 tmp.unlink()
 
 
-def _load(folder: Path, sha: str) -> Snapshot | None:
-    """The snapshot of `sha` from disk, only if both of its files pass their checks
-    and belong together; otherwise both are discarded."""
+def _load(folder: Path, sha: str, made_by: str) -> Snapshot | None:
+    """The snapshot of `sha` from disk, only if both of its files pass their checks,
+    belong together and were built with the shape `made_by` (see :func:`shape`);
+    files of another version, or that fail a check, are discarded. A snapshot of
+    another shape is left for its own settings (another worktree's) and not used."""
     raw = read_checked(folder / f"{sha}.idx")
     if raw is None:
         return None
     try:
         with collector_paused():  # some 100,000 objects, none in a cycle
-            version, commit, docs, table, topic_terms, post_digest, clashes = marshal.loads(raw)
-            if version != VERSION or commit != sha:
+            loaded = marshal.loads(raw)
+            if not isinstance(loaded, tuple) or len(loaded) != 8 or loaded[0] != VERSION:
                 raise ValueError("another version")
+            _, commit, built_by, docs, table, topic_terms, post_digest, clashes = loaded
+            if commit != sha:
+                raise ValueError("another commit's")
+            if built_by != made_by:
+                return None  # valid, for other settings: rebuilt (and replaced) by the caller
             post = read_checked_digest(folder / f"{sha}.post")  # its SHA-256 checked
             if post is None or post[1] != post_digest:
                 raise ValueError("postings of another write")
@@ -639,10 +689,12 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _newest(folder: Path) -> Snapshot | None:
-    """The newest snapshot on disk that passes its checks: the base of a patch."""
+def _newest(folder: Path, made_by: str) -> Snapshot | None:
+    """The newest snapshot on disk that passes its checks and was built with the
+    shape `made_by`: the base of a patch (one of other settings would carry stubs
+    keyed, or documents excluded, as those settings say)."""
     for path in cache_files(folder, "*.idx"):
-        snap = _load(folder, path.stem)
+        snap = _load(folder, path.stem, made_by)
         if snap is not None:
             return snap
     return None
