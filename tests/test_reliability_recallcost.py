@@ -149,3 +149,172 @@ def test_wrong_foreign_cache_file_is_rebuilt(documented: Path, foreign: str) -> 
     write_checked(idx, forged)
     assert _stub_keys(documented) == ["docs/guide", "drafts/idea", "readme"]
     assert read_checked(idx) == payload  # rebuilt to the same bytes
+
+
+# --- item 19: the cost of a large note -----------------------------------------
+
+BIG_HEAD = "---\nkey: pasted-{i}\ntype: topic\nsource: test\nrecorded: 2026-11-01\n---\n\n"
+
+
+def _big_note(i: int, sections: int = 300) -> str:
+    """A legal note shaped like a pasted log: many sections, lists and fences."""
+    blocks = "".join(f"## Step {n} of part {i}\n\nthe lever moved {n} times here.\n\n"
+                     f"- item {n}\n- other {n}\n\n```\ncode {n}\n```\n\n"
+                     for n in range(sections))
+    return BIG_HEAD.format(i=i) + f"# Pasted log {i}\n\n" + blocks
+
+
+@pytest.fixture
+def big_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    commit_files(repo, {"README.md": "# Bench\n"}, "first")
+    store = tmp_path / "store"
+    store.mkdir(mode=0o700)
+    for i in range(3):
+        (store / f"pasted-{i}.md").write_text(_big_note(i))
+    monkeypatch.setenv("OMH_LOCAL_STORE", str(store))
+    monkeypatch.chdir(repo)
+    return repo, store
+
+
+def _count_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every note text `parse` is given while reading a store, from now on."""
+    import omh_git_memory.store as store_module
+
+    seen: list[str] = []
+    real = store_module.parse
+
+    def counting(text: str):  # type: ignore[no-untyped-def]
+        seen.append(text)
+        return real(text)
+
+    monkeypatch.setattr(store_module, "parse", counting)
+    return seen
+
+
+def _cli(*args: str) -> int:
+    """The real CLI in this process; its exit status."""
+    from omh_git_memory.cli import main
+
+    try:
+        main(list(args))
+    except SystemExit as done:
+        return int(done.code or 0)
+    return 0
+
+
+REMEMBER = ("memory", "remember", "--expected", "the lever moves", "--observed",
+            "the rollback lever sticks after a deploy", "--evidence", "seen twice",
+            "--answers", "why does the lever stick?")
+
+
+def test_hang_large_local_notes_are_parsed_once(big_store: tuple[Path, Path],
+                                               monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """Item 19: every `omh memory`, recall and remember parsed every local note
+    again (mistune: seconds for a note of a megabyte), so ten such notes made each
+    command take most of a minute. A note's bytes are parsed once; the commands
+    after that read what was parsed, and only a changed note is parsed again."""
+    _, store = big_store
+    parsed = _count_parses(monkeypatch)
+    assert _cli("memory") == 0
+    assert len(parsed) == 3
+    assert _cli("memory", "recall", "lever moved") == 0
+    assert _cli(*REMEMBER) == 0
+    assert _cli("memory", "recall", "lever moved") == 0
+    assert "pasted-0" in capsys.readouterr().out
+    assert len(parsed) == 3 + 1  # the note remember wrote, once
+    (store / "pasted-1.md").write_text(_big_note(1, sections=301))
+    assert _cli("memory", "recall", "lever moved") == 0
+    assert len(parsed) == 5  # only the changed note
+
+
+def test_hang_indexed_words_of_a_note_are_capped(big_store: tuple[Path, Path]) -> None:
+    """Item 19: recall tokenised the whole text of every local note on every call
+    (a megabyte is some 200,000 words). What is indexed of one note is bounded
+    (its first 64 KiB of characters, docs/recall.md), however large the note."""
+    repo, store = big_store
+    (store / "huge.md").write_text(BIG_HEAD.format(i="huge").replace("pasted-huge", "huge")
+                                   + "# Huge\n\n" + "lever word " * 95_000 + "\n")
+    docs = [d for d in open_workspace(repo).searcher().docs if d is not None]
+    huge = next(d for d in docs if d.key == "huge")
+    assert huge.length <= (1 << 16) // 2  # words of at most 64 KiB of text
+    assert _recalled(repo, "lever word")[0] == "huge"
+
+
+def test_hang_many_sections_parse_in_linear_work() -> None:
+    """Item 19: parsing a note looked up each section's tokens with `list.index`
+    and counted its line from the start of the note (`str.count`): work that grows
+    with the square of the sections (hours for a legal megabyte of `## ` lines).
+    Each is now found in one pass: no such scan per section."""
+    import sys
+
+    from omh_git_memory.note import parse
+
+    text = _big_note(0, sections=400)
+    scans = 0
+
+    def profile(frame, event, arg):  # type: ignore[no-untyped-def]
+        nonlocal scans
+        if event == "c_call" and frame.f_code.co_filename.endswith("note.py") and getattr(
+                arg, "__name__", "") in ("index", "count"):
+            scans += 1
+
+    sys.setprofile(profile)
+    try:
+        note = parse(text)
+    finally:
+        sys.setprofile(None)
+    assert len(note.sections) == 400
+    assert note.sections[-1].line == text.count("\n", 0, text.index("## Step 399")) + 1
+    assert scans < 10
+
+
+def test_hang_near_duplicates_fold_only_what_they_compare(monkeypatch: pytest.MonkeyPatch
+                                                        ) -> None:
+    """Item 19: remember's near-duplicate check folded (NFKC) a note's whole text to
+    keep its first 2,000 words; for a note of a megabyte it folds a few pages."""
+    from omh_git_memory import near_duplicate
+    from omh_git_memory.note import parse
+
+    folded_chars = 0
+    real = near_duplicate.folded
+
+    def counting(text: str) -> str:
+        nonlocal folded_chars
+        folded_chars += len(text)
+        return real(text)
+
+    monkeypatch.setattr(near_duplicate, "folded", counting)
+    note = parse(_big_note(0, sections=3000))
+    said = near_duplicate.said(note)
+    assert said is not None and said.count(" ") + 1 == near_duplicate.MAX_WORDS
+    assert folded_chars < len(note.body) // 4
+
+
+def test_secret_note_cache_is_private_and_never_trusted(big_store: tuple[Path, Path]) -> None:
+    """Item 19: the cache of parsed local notes holds what they say, so it is 0600
+    whatever the umask; a cache file that fails its check, or that was made by other
+    code, is rebuilt rather than believed."""
+    import os
+
+    repo, _ = big_store
+    before = [d for d in open_workspace(repo).searcher().docs if d is not None]
+    path = index_dir(open_workspace(repo).repo) / "local-notes.cache"
+    assert path.is_file() and (path.stat().st_mode & 0o777) == 0o600
+    path.write_bytes(path.read_bytes()[:-10])  # torn
+    assert [d for d in open_workspace(repo).searcher().docs if d is not None] == before
+    payload = read_checked(path)
+    assert payload is not None
+    write_checked(path, marshal.dumps((1, "other code", marshal.loads(payload)[2])))
+    ws = open_workspace(repo)
+    assert ws.notes is not None
+    assert [d for d in ws.searcher().docs if d is not None] == before
+    assert ws.notes.parsed == 3
+    os.chmod(path, 0o644)
+    ws = open_workspace(repo)
+    (Path(os.environ["OMH_LOCAL_STORE"]) / "pasted-0.md").write_text(_big_note(0, 5))
+    ws.searcher()
+    assert (path.stat().st_mode & 0o777) == 0o600

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Final, NamedTuple
 
 from omh_git_memory.config import CONFIG_NAME, DEFAULT_REPO_NAME, OMH_DIR, Config, repo_name_in
-from omh_git_memory.errors import GitFailure
+from omh_git_memory.errors import GitFailure, OmhError
 from omh_git_memory.git import (
     GitRepo,
     TreeEntry,
@@ -53,9 +53,9 @@ from omh_git_memory.git import (
     require_blobs,
     resolve_commit,
 )
-from omh_git_memory.keys import DEFAULT_TEMPLATES
+from omh_git_memory.keys import DEFAULT_TEMPLATES, Key
 from omh_git_memory.layers import Layer
-from omh_git_memory.note import Note
+from omh_git_memory.note import Block, Fence, Note, Section, render
 from omh_git_memory.recall import content_id
 from omh_git_memory.recall.stubs import (
     TOPIC_SOURCE,
@@ -169,16 +169,32 @@ def analyse(note: Note, document: str | None = None) -> Counter[str]:
             if heading != whole_document(note.source):
                 terms.update(words(heading))
         if document is not None:
-            terms.update(words(without_links(document)))
+            terms.update(words(without_links(indexed_part(document))))
         return terms
     if note.source == TOPIC_SOURCE:
         terms = Counter(words(note.title))
         facts = note.section("Facts")
         terms.update(words(facts.text if facts else ""))
         return terms
-    terms = Counter(words(without_links(note.body)))
+    terms = Counter(words(without_links(indexed_part(note.body))))
     terms.update(words(note.key.value.replace("/", " ")))
     return terms
+
+
+# What recall indexes of one note's text, or of one document's: a note is a page of
+# prose, and a pasted megabyte would cost every recall its tokenising while its
+# words past the first pages add nothing a question finds (docs/recall.md).
+MAX_INDEXED: Final = 1 << 16  # characters
+
+
+def indexed_part(text: str) -> str:
+    """The part of `text` recall indexes: its first MAX_INDEXED characters, cut at
+    the last white space before them so that no word is indexed half."""
+    if len(text) <= MAX_INDEXED:
+        return text
+    head = text[:MAX_INDEXED]
+    cut = max(head.rfind(" "), head.rfind("\n"), head.rfind("\t"))
+    return head[:cut] if cut > 0 else head
 
 
 def doc_for(note: Note, layer: Layer, source: str, location: str,
@@ -544,14 +560,17 @@ def _save(folder: Path, snap: Snapshot, made_by: str) -> None:
         pass  # a cache that cannot be written is rebuilt next time; recall stays correct
 
 
-def write_checked(path: Path, payload: bytes) -> None:
+def write_checked(path: Path, payload: bytes, mode: int = 0o644) -> None:
     """Write a cache file atomically: magic, digest and payload to a new temporary
     file, flushed to disk, then renamed over `path` (never through a symlink: the
-    rename replaces the link itself). Readers see the old file or the new one."""
+    rename replaces the link itself). Readers see the old file or the new one.
+    `mode` 0o600 for a file that holds what only its owner may read (local notes)."""
     tmp = path.with_name(f".tmp-{os.getpid()}-{secrets.token_hex(4)}-{path.name}")
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-    fd = os.open(tmp, flags, 0o644)
+    fd = os.open(tmp, flags, mode)
     try:
+        if mode & 0o077 == 0:
+            os.fchmod(fd, mode)  # a private file stays private whatever the umask
         with os.fdopen(fd, "wb") as handle:
             handle.write(MAGIC + hashlib.sha256(payload).digest())
             handle.write(payload)
@@ -700,16 +719,185 @@ def _newest(folder: Path, made_by: str) -> Snapshot | None:
     return None
 
 
-def local_docs(entries: Iterable[StoredNote]) -> list[tuple[Doc, dict[str, int], Note]]:
-    """The local layer's readable notes, analysed (not cached: they change at any time)."""
+def local_docs(entries: Iterable[StoredNote], cache: NoteCache | None = None
+               ) -> list[tuple[Doc, dict[str, int], Note]]:
+    """The local layer's readable notes, analysed. They change at any time, so they
+    are in no snapshot; with `cache` (the one that read them), a note whose bytes
+    were analysed before is not analysed again, and the cache is saved."""
     out: list[tuple[Doc, dict[str, int], Note]] = []
     for entry in entries:
         if entry.note is None:
             continue
-        terms = analyse(entry.note)
+        known = cache.terms(entry.note) if cache is not None else None
+        terms = Counter(known) if known is not None else analyse(entry.note)
+        if cache is not None and known is None:
+            cache.keep_terms(entry.note, dict(terms))
         out.append((doc_for(entry.note, Layer.LOCAL, content_id.LOCAL, entry.location, terms),
                     dict(terms), entry.note))
+    if cache is not None:
+        cache.save()
     return out
+
+
+NOTES_CACHE: Final = "local-notes.cache"
+_NOTES_FORMAT: Final = 1
+
+
+class NoteCache:
+    """The local layer's files as parsed and analysed before, by the SHA-256 of each
+    file's bytes (issue 23, item 19): parsing a large note costs seconds, and every
+    `omh memory`, recall and remember reads every local note. A file read again
+    with the same bytes is taken from the cache; any other is parsed afresh. Only
+    what the last read found is kept, so the cache is never larger than the store.
+
+    The cache is one checked file (`write_checked`: its digest is verified on every
+    read) in the clone's index folder, private to its owner (0600: it holds local
+    notes), and names the code that made it (`code_digest`): a file of another
+    version, or that fails any check, is ignored and replaced."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._known: dict[bytes, tuple[object, object]] | None = None
+        self._seen: dict[bytes, tuple[object, object]] = {}
+        self._digest_of: dict[int, bytes] = {}  # id(note) -> its file's digest
+        self._changed = False
+        self.parsed = 0  # files parsed afresh (what the tests count)
+        self.analysed = 0  # notes analysed afresh
+
+    def read(self, layer: Layer, relpath: str, location: str, data: bytes) -> StoredNote:
+        """`read_note_bytes`, from the cache when these bytes were read before."""
+        digest = hashlib.sha256(data).digest()
+        row = self._load().get(digest)
+        stored = (_stored_from(layer, relpath, location, row[0], data) if row is not None
+                  else None)
+        if stored is None or row is None:
+            stored = read_note_bytes(layer, relpath, location, data)
+            self.parsed += 1
+            row = (_stored_row(stored), None)
+            self._changed = True
+        self._seen[digest] = row
+        if stored.note is not None:
+            self._digest_of[id(stored.note)] = digest
+        return stored
+
+    def terms(self, note: Note) -> dict[str, int] | None:
+        """The words `note` was indexed under before, if this cache read it."""
+        digest = self._digest_of.get(id(note))
+        row = self._seen.get(digest) if digest is not None else None
+        terms = row[1] if row is not None else None
+        if isinstance(terms, dict):
+            return terms
+        return None
+
+    def keep_terms(self, note: Note, terms: dict[str, int]) -> None:
+        digest = self._digest_of.get(id(note))
+        if digest is not None and digest in self._seen:
+            self._seen[digest] = (self._seen[digest][0], terms)
+            self._changed = True
+            self.analysed += 1
+
+    def save(self) -> None:
+        """Keep what this process read (only that), if it differs from the file."""
+        if not self._changed and self._seen.keys() == self._load().keys():
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            write_checked(self.path, marshal.dumps(
+                (_NOTES_FORMAT, code_digest(), list(self._seen.items()))), mode=0o600)
+        except (OSError, ValueError):
+            return  # unwritable: parsed again next time, recall stays correct
+        self._known = dict(self._seen)
+        self._changed = False
+
+    def _load(self) -> dict[bytes, tuple[object, object]]:
+        if self._known is None:
+            self._known = {}
+            raw = read_checked(self.path)
+            try:
+                with collector_paused():
+                    loaded = marshal.loads(raw) if raw is not None else None
+                if (isinstance(loaded, tuple) and len(loaded) == 3
+                        and loaded[:2] == (_NOTES_FORMAT, code_digest())):
+                    self._known = {digest: (row[0], row[1]) for digest, row in loaded[2]
+                                   if isinstance(digest, bytes) and len(row) == 2}
+            except (ValueError, EOFError, TypeError):
+                discard(self.path)
+        return self._known
+
+
+def notes_cache(repo: GitRepo) -> NoteCache:
+    """The clone's cache of parsed local notes (read only when a note is)."""
+    return NoteCache(index_dir(repo) / NOTES_CACHE)
+
+
+def _stored_row(stored: StoredNote) -> tuple[object, ...]:
+    """What a `StoredNote` read from some bytes holds, whatever its path: its note
+    as plain tuples (the cache is marshalled, never pickled), its text named by
+    offsets into the file's own text rather than copied — or its problem."""
+    note = stored.note
+    if note is None:
+        return ("problem", stored.problem, stored.problem_line)
+    sections: list[tuple[object, ...]] = []
+    at = 0
+    for s in note.sections:
+        found = note.body.find(s.text, at) if s.text else -1
+        text: object = (found, len(s.text)) if found >= 0 else s.text
+        at = found + len(s.text) if found >= 0 else at
+        sections.append((s.name, s.line, text,
+                         tuple((b.kind, b.line, b.items) for b in s.blocks)))
+    return ("note", note.fields, len(render(note)) - len(note.body), note.key.value,
+            note.type, note.source, note.recorded.toordinal(), note.title, tuple(sections),
+            tuple((f.line, f.closed) for f in note.fences), note.links)
+
+
+def _stored_from(layer: Layer, relpath: str, location: str, row: object,
+                 data: bytes) -> StoredNote | None:
+    """The `StoredNote` a cached row describes for the file's bytes `data`, or None
+    when the row is not one `_stored_row` made (then the file is parsed afresh).
+    The note is rebuilt field by field, as `parse` made it from these very bytes."""
+    try:
+        if not isinstance(row, tuple):
+            return None
+        if row[0] == "problem":
+            _, problem, line = row
+            if not isinstance(problem, str) or not (line is None or isinstance(line, int)):
+                return None
+            return StoredNote(layer, relpath, location, None, problem, line)
+        (_, fields, body_at, key, kind, source, recorded, title, sections, fences,
+         links) = row
+        body = data.decode("utf-8")[int(body_at):]
+
+        def text_of(text: object) -> str:
+            if isinstance(text, tuple):
+                start, size = (int(n) for n in text)
+                return body[start:start + size]
+            return _text(text)
+
+        note = Note(
+            fields=tuple((_text(n), _text(v)) for n, v in fields), body=body,
+            key=Key(_text(key)), type=_text(kind), source=_text(source),
+            recorded=dt.date.fromordinal(recorded), title=_text(title),
+            sections=tuple(Section(_text(n), int(ln), text_of(t), tuple(
+                Block(_text(k), int(bl), _texts(items)) for k, bl, items in blocks))
+                for n, ln, t, blocks in sections),
+            fences=tuple(Fence(int(fl), bool(c)) for fl, c in fences),
+            links=_texts(links),
+        )
+    except (TypeError, ValueError, OverflowError, UnicodeDecodeError, OmhError):
+        return None
+    return StoredNote(layer, relpath, location, note)
+
+
+def _texts(values: object) -> tuple[str, ...]:
+    if type(values) is not tuple or not all(type(v) is str for v in values):
+        raise TypeError("not a tuple of text")
+    return values
+
+
+def _text(value: object) -> str:
+    if not isinstance(value, str):
+        raise TypeError("not text")
+    return value
 
 
 def note_of(repo: GitRepo, config: Config, doc: Doc,
