@@ -318,3 +318,20 @@ def test_secret_note_cache_is_private_and_never_trusted(big_store: tuple[Path, P
     (Path(os.environ["OMH_LOCAL_STORE"]) / "pasted-0.md").write_text(_big_note(0, 5))
     ws.searcher()
     assert (path.stat().st_mode & 0o777) == 0o600
+
+
+def test_hang_note_cache_holds_only_the_store_as_it_is(big_store: tuple[Path, Path]) -> None:
+    """Item 19: the cache of parsed notes keeps the notes the last read found and no
+    more: a long-running MCP server reads the store again after every change, and a
+    cache that kept every version it ever read would grow without end."""
+    repo, store = big_store
+    ws = open_workspace(repo)
+    assert ws.notes is not None
+    for size in (4, 5, 6):
+        (store / "pasted-0.md").write_text(_big_note(0, sections=size))
+        ws.searcher()  # one workspace, read again and again, as the server does
+    (store / "pasted-2.md").unlink()
+    ws.searcher()
+    payload = read_checked(index_dir(ws.repo) / "local-notes.cache")
+    assert payload is not None
+    assert len(marshal.loads(payload)[2]) == 2

@@ -759,7 +759,8 @@ class NoteCache:
         self.path = path
         self._known: dict[bytes, tuple[object, object]] | None = None
         self._seen: dict[bytes, tuple[object, object]] = {}
-        self._digest_of: dict[int, bytes] = {}  # id(note) -> its file's digest
+        # id(note) -> its file's digest, and the note (held, so the id is not reused)
+        self._digest_of: dict[int, tuple[bytes, Note]] = {}
         self._changed = False
         self.parsed = 0  # files parsed afresh (what the tests count)
         self.analysed = 0  # notes analysed afresh
@@ -777,12 +778,12 @@ class NoteCache:
             self._changed = True
         self._seen[digest] = row
         if stored.note is not None:
-            self._digest_of[id(stored.note)] = digest
+            self._digest_of[id(stored.note)] = (digest, stored.note)
         return stored
 
     def terms(self, note: Note) -> dict[str, int] | None:
         """The words `note` was indexed under before, if this cache read it."""
-        digest = self._digest_of.get(id(note))
+        digest = self._digest(note)
         row = self._seen.get(digest) if digest is not None else None
         terms = row[1] if row is not None else None
         if isinstance(terms, dict):
@@ -790,24 +791,30 @@ class NoteCache:
         return None
 
     def keep_terms(self, note: Note, terms: dict[str, int]) -> None:
-        digest = self._digest_of.get(id(note))
+        digest = self._digest(note)
         if digest is not None and digest in self._seen:
             self._seen[digest] = (self._seen[digest][0], terms)
             self._changed = True
             self.analysed += 1
 
+    def _digest(self, note: Note) -> bytes | None:
+        found = self._digest_of.get(id(note))
+        return found[0] if found is not None and found[1] is note else None
+
     def save(self) -> None:
-        """Keep what this process read (only that), if it differs from the file."""
-        if not self._changed and self._seen.keys() == self._load().keys():
+        """Keep what was read since the last save (only that: a note removed from
+        the store leaves the cache), if it differs from the file; the next read
+        starts afresh (a long-running server reads the store again and again)."""
+        seen, self._seen, self._digest_of = self._seen, {}, {}
+        if not self._changed and seen.keys() == self._load().keys():
             return
+        self._known, self._changed = seen, False
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             write_checked(self.path, marshal.dumps(
-                (_NOTES_FORMAT, code_digest(), list(self._seen.items()))), mode=0o600)
+                (_NOTES_FORMAT, code_digest(), list(seen.items()))), mode=0o600)
         except (OSError, ValueError):
-            return  # unwritable: parsed again next time, recall stays correct
-        self._known = dict(self._seen)
-        self._changed = False
+            pass  # unwritable: parsed again next time, recall stays correct
 
     def _load(self) -> dict[bytes, tuple[object, object]]:
         if self._known is None:
