@@ -9,9 +9,10 @@ fences. Then the real CLI, each command twice (the first run reads every note
 afresh, the second finds what the first one cached): `omh memory` (list),
 `omh memory recall`, and `omh memory remember` of one small note (removed
 again before the next run). Each time is printed with its ratio to
-`git grep -i -w` over the same files in the same run (these machines are
-noisy). A command over `--timeout` seconds is stopped and printed as such;
-`--once` runs each command once only.
+`git grep -i -w` over the same files in the same run, wall time and CPU time
+(the process's own, so other load on these noisy machines mostly cancels out).
+A command over `--timeout` seconds is stopped and printed as such; `--once`
+runs each command once only.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -46,8 +48,12 @@ def big_note(rng: random.Random, vocab: list[str], i: int, size: int) -> str:
     return "".join(parts)
 
 
-def run(argv: list[str], cwd: Path, env: dict[str, str], timeout: float) -> float | None:
+def run(argv: list[str], cwd: Path, env: dict[str, str], timeout: float
+        ) -> tuple[float, float] | None:
+    """The command's wall time and CPU time (its own, user and system), or None
+    when it ran over `timeout` seconds."""
     start = time.perf_counter()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
         done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, timeout=timeout,
                               check=False)
@@ -55,7 +61,9 @@ def run(argv: list[str], cwd: Path, env: dict[str, str], timeout: float) -> floa
         return None
     if done.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(argv)} failed: {done.stderr.decode()[-400:]}")
-    return time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return time.perf_counter() - start, cpu
 
 
 def measure(count: int, size: int, timeout: float, work: Path, once: bool) -> None:
@@ -81,9 +89,11 @@ def measure(count: int, size: int, timeout: float, work: Path, once: bool) -> No
                 "--observed", "the rollback lever sticks after a deploy",
                 "--evidence", "seen twice", "--answers", "why does the lever stick?"]
     grep = ["git", "grep", "--no-index", "-i", "-w", "-e", "rollback", "-e", "lever"]
-    grep_times = [run(grep, store, env, timeout) or 0.0 for _ in range(7)]
-    base = statistics.median(grep_times)
-    print(f"\n{count} notes, {total / 2**20:.1f} MiB; git grep {base * 1000:.1f} ms")
+    grep_times = [run(grep, store, env, timeout) or (0.0, 0.0) for _ in range(7)]
+    base = statistics.median(t[0] for t in grep_times)
+    base_cpu = max(statistics.median(t[1] for t in grep_times), 1e-3)
+    print(f"\n{count} notes, {total / 2**20:.1f} MiB; git grep {base * 1000:.1f} ms "
+          f"(CPU {base_cpu * 1000:.1f} ms)")
     for name, argv in (("list", [*omh, "memory"]), ("recall", [*omh, "memory", "recall",
                                                                  QUESTION]),
                        ("remember", remember)):
@@ -93,7 +103,8 @@ def measure(count: int, size: int, timeout: float, work: Path, once: bool) -> No
                 for written in store.glob("surprise/*.md"):
                     written.unlink()
             shown = (f"over {timeout:.0f} s (stopped)" if took is None
-                     else f"{took:7.2f} s  {took / base:8.0f}× git grep")
+                     else f"{took[0]:7.2f} s  {took[0] / base:6.0f}× git grep;  CPU "
+                          f"{took[1]:6.2f} s  {took[1] / base_cpu:6.0f}× git grep's")
             print(f"  {name:<8} {attempt:<5} {shown}", flush=True)
 
 
