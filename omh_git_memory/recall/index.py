@@ -819,7 +819,7 @@ class NoteCache:
     def _load(self) -> dict[bytes, tuple[object, object]]:
         if self._known is None:
             self._known = {}
-            raw = read_checked(self.path)
+            raw = read_checked(self.path) if _private(self.path) else None
             try:
                 with collector_paused():
                     loaded = marshal.loads(raw) if raw is not None else None
@@ -830,6 +830,17 @@ class NoteCache:
             except (ValueError, EOFError, TypeError):
                 discard(self.path)
         return self._known
+
+
+def _private(path: Path) -> bool:
+    """Whether `path` is this account's own file that no one else may read or write:
+    a checksum proves a file whole, not who wrote it, so a cache another account
+    could have written (a shared, group-writable git dir) is never believed."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return info.st_uid == os.getuid() and not info.st_mode & 0o077
 
 
 def notes_cache(repo: GitRepo) -> NoteCache:
