@@ -12,6 +12,7 @@ mistune lives only in this module; the rest of the package sees :class:`Note`,
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import functools
 import re
@@ -423,8 +424,13 @@ def _parse_body(
     src = body if body.endswith("\n") else body + "\n"
     tokens, at = _block_tokens(src)
 
+    # Line numbers and token positions looked up in one pass each, not counted
+    # from the start per section: a note of many sections stays linear (issue 23).
+    newlines = [m.start() for m in _NEWLINE.finditer(src)]
+    position = {id(t): i for i, t in enumerate(tokens)}
+
     def line_at(offset: int) -> int:
-        return body_line + src.count("\n", 0, offset)
+        return body_line + bisect.bisect_left(newlines, offset)
 
     content = [t for t in tokens if t["type"] != "blank_line"]
     if not content or not _is_atx(content[0], 1, at):
@@ -442,8 +448,8 @@ def _parse_body(
         start = at.starts[id(head)]
         stop = at.starts[id(heads[index + 1])] if index + 1 < len(heads) else len(src)
         heading_end = src.find("\n", start) + 1
-        first = tokens.index(head) + 1
-        last = tokens.index(heads[index + 1]) if index + 1 < len(heads) else len(tokens)
+        first = position[id(head)] + 1
+        last = position[id(heads[index + 1])] if index + 1 < len(heads) else len(tokens)
         section_tokens = [t for t in tokens[first:last] if t["type"] != "blank_line"]
         raw = src[heading_end:stop]
         sections.append(
@@ -466,6 +472,7 @@ def _is_atx(token: dict[str, Any], level: int, at: _Positions) -> bool:
     )
 
 
+_NEWLINE = re.compile("\n")
 _LIST_LINE = re.compile(r"^ {0,3}(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
 
 
@@ -509,12 +516,16 @@ def _links(src: str, tokens: list[dict[str, Any]], at: _Positions) -> tuple[str,
 def _without_code(src: str, tokens: list[dict[str, Any]], at: _Positions) -> str:
     """`src` with its code (top-level fences and indented blocks, and code spans)
     blanked out, every other character at its offset."""
-    text = src
-    for token in tokens:
+    pieces: list[str] = []
+    last = 0
+    for token in tokens:  # in source order: each block blanked once, no copy per block
         if id(token) in at.code_end:
-            start, end = at.starts[id(token)], at.code_end[id(token)]
-            text = text[:start] + " " * (end - start) + text[end:]
-    return _CODE_SPAN.sub(lambda m: " " * len(m.group()), text)
+            start = max(at.starts[id(token)], last)
+            end = max(at.code_end[id(token)], start)
+            pieces += (src[last:start], " " * (end - start))
+            last = end
+    pieces.append(src[last:])
+    return _CODE_SPAN.sub(lambda m: " " * len(m.group()), "".join(pieces))
 
 
 def _links_outside_code(body: str) -> Iterator[re.Match[str]]:

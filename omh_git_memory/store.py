@@ -218,6 +218,10 @@ class LocalStore:
             self._opened = True
         return True
 
+    # How a file's bytes become a note: parsed afresh, unless a cache of parsed notes
+    # (recall/index.py's NoteCache, issue 23 item 19) is put in its place.
+    read_bytes: Callable[[Layer, str, str, bytes], StoredNote] = staticmethod(read_note_bytes)
+
     def create_root(self) -> bool:
         """Make the store's directory if it is missing; True when this call made it."""
         if self.open():
@@ -356,7 +360,7 @@ class LocalStore:
                 return refused(f"cannot be read: {err.strerror}")
         if self._convert is not None:
             data = self._convert(relpath, data)
-        return read_note_bytes(self.layer, relpath, location, data)
+        return self.read_bytes(self.layer, relpath, location, data)
 
     def write(
         self,

@@ -20,10 +20,12 @@ from omh_git_memory.config import Config, load_config
 from omh_git_memory.git import GitRepo, open_repo
 from omh_git_memory.graph import Graph
 from omh_git_memory.recall.index import (
+    NoteCache,
     Progress,
     Snapshot,
     collector_paused,
     local_docs,
+    notes_cache,
     snapshot_for,
 )
 
@@ -41,6 +43,7 @@ class Workspace:
     checkout: Path  # this worktree's top level
     local: LocalStore
     mounted: bool = False  # the local store is named by OMH_LOCAL_STORE, not by the path
+    notes: NoteCache | None = None  # the local notes as parsed before (issue 23, item 19)
 
     def left_behind(self, every: bool = False) -> list[LeftBehind]:
         """Stores this clone may have left behind by moving, while its own store holds
@@ -86,7 +89,7 @@ class Workspace:
         """Recall's view: the team layer at HEAD and the local layer as it is now
         (`local`: the local store's files, when the caller has read them already)."""
         entries = self.local.scan() if local is None else local
-        snapshot, docs = self.snapshot(progress=progress), local_docs(entries)
+        snapshot, docs = self.snapshot(progress=progress), local_docs(entries, self.notes)
         with collector_paused():  # its tables: as many objects as documents, no cycle
             return Searcher(snapshot, docs)
 
@@ -133,15 +136,16 @@ def open_workspace(start: Path, environ: Mapping[str, str] | None = None) -> Wor
     repo = open_repo(start)
     checkout = repo.require_workdir()
     root = local_store_root(repo, env)
+    notes = notes_cache(repo)
     if env.get("OMH_LOCAL_STORE"):
         # Chosen by the user, so keyed by no path; still never another repository's.
         def mounted_owner() -> None:
             check_owner(repo, root, mounted=True)
             keep_record(repo, root, only_if_missing=True)
 
-        return Workspace(repo, checkout, LocalStore(
-            root, after_create=lambda: keep_record(repo, root), owner=mounted_owner),
-            mounted=True)
+        mounted = LocalStore(root, after_create=lambda: keep_record(repo, root),
+                             owner=mounted_owner)
+        return Workspace(repo, checkout, _cached(mounted, notes), mounted=True, notes=notes)
     # The default store is named after the clone's path: record whose it is, never
     # open one another repository or clone made at this path (a moved clone's old
     # path), and never start a second one while a moved clone's store waits.
@@ -149,4 +153,11 @@ def open_workspace(start: Path, environ: Mapping[str, str] | None = None) -> Wor
     local = LocalStore(root, before_create=lambda: refuse_a_second_store(repo, root),
                        after_create=lambda: keep_record(repo, root),
                        owner=lambda: check_owner(repo, root))
-    return Workspace(repo, checkout, local)
+    return Workspace(repo, checkout, _cached(local, notes), notes=notes)
+
+
+def _cached(store: LocalStore, notes: NoteCache) -> LocalStore:
+    """`store`, reading its files through `notes`: a file whose bytes were parsed
+    before is not parsed again."""
+    store.read_bytes = notes.read
+    return store

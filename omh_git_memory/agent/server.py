@@ -98,11 +98,10 @@ class _State:
 
     def searcher(self) -> Searcher:
         from omh_git_memory.git import head_id
-        from omh_git_memory.recall.index import local_docs
 
         commit, local = head_id(self.ws.repo), self.ws.local.signature()
         if self.current is None or commit != self.commit or local != self.local:
-            self.current = Searcher(self.ws.snapshot(), local_docs(self.ws.local.scan()))
+            self.current = self.ws.searcher()  # through the cache of parsed notes
             self.commit, self.local, self.view = commit, local, None
         return self.current
 

@@ -26,10 +26,12 @@ import datetime as dt
 import functools
 import gc
 import hashlib
+import importlib.util
 import marshal
 import os
 import secrets
 import stat
+import sys
 import time
 from array import array
 from collections import Counter
@@ -39,7 +41,7 @@ from pathlib import Path
 from typing import Final, NamedTuple
 
 from omh_git_memory.config import CONFIG_NAME, DEFAULT_REPO_NAME, OMH_DIR, Config, repo_name_in
-from omh_git_memory.errors import GitFailure
+from omh_git_memory.errors import GitFailure, OmhError
 from omh_git_memory.git import (
     GitRepo,
     TreeEntry,
@@ -51,8 +53,9 @@ from omh_git_memory.git import (
     require_blobs,
     resolve_commit,
 )
+from omh_git_memory.keys import DEFAULT_TEMPLATES, Key
 from omh_git_memory.layers import Layer
-from omh_git_memory.note import Note
+from omh_git_memory.note import Block, Fence, Note, Section, render
 from omh_git_memory.recall import content_id
 from omh_git_memory.recall.stubs import (
     TOPIC_SOURCE,
@@ -64,13 +67,15 @@ from omh_git_memory.recall.stubs import (
     tree_facts,
     whole_document,
 )
+from omh_git_memory.recall.tokens import VERSION as TOKENS_VERSION
 from omh_git_memory.recall.tokens import without_links, words
 from omh_git_memory.store import StoredNote, read_note_bytes, sync_dir
 from omh_git_memory.team import NOTES_DIR, is_team_entry, tree_note
 
 # 3: checksummed files; 4: stubs indexed as their document, not omh's sentence;
 # 5: one stub per key (clashes kept), the topic named by the committed memory.toml
-VERSION: Final = 5
+# 6: each snapshot names the settings and code it was built with (`shape`)
+VERSION: Final = 6
 MAGIC: Final = b"omh-cache 1\n"  # then 32 bytes of SHA-256 over the payload, then the payload
 _DIGEST_SIZE: Final = 32
 _STALE_TEMP: Final = 600  # seconds after which a temporary file is a crashed writer's
@@ -164,16 +169,32 @@ def analyse(note: Note, document: str | None = None) -> Counter[str]:
             if heading != whole_document(note.source):
                 terms.update(words(heading))
         if document is not None:
-            terms.update(words(without_links(document)))
+            terms.update(words(without_links(indexed_part(document))))
         return terms
     if note.source == TOPIC_SOURCE:
         terms = Counter(words(note.title))
         facts = note.section("Facts")
         terms.update(words(facts.text if facts else ""))
         return terms
-    terms = Counter(words(without_links(note.body)))
+    terms = Counter(words(without_links(indexed_part(note.body))))
     terms.update(words(note.key.value.replace("/", " ")))
     return terms
+
+
+# What recall indexes of one note's text, or of one document's: a note is a page of
+# prose, and a pasted megabyte would cost every recall its tokenising while its
+# words past the first pages add nothing a question finds (docs/recall.md).
+MAX_INDEXED: Final = 1 << 16  # characters
+
+
+def indexed_part(text: str) -> str:
+    """The part of `text` recall indexes: its first MAX_INDEXED characters, cut at
+    the last white space before them so that no word is indexed half."""
+    if len(text) <= MAX_INDEXED:
+        return text
+    head = text[:MAX_INDEXED]
+    cut = max(head.rfind(" "), head.rfind("\n"), head.rfind("\t"))
+    return head[:cut] if cut > 0 else head
 
 
 def doc_for(note: Note, layer: Layer, source: str, location: str,
@@ -274,11 +295,12 @@ def snapshot_for(
         return Snapshot(None, [], EMPTY)
     sha = commit_id(commit)
     folder = index_dir(repo)
+    made_by = shape(config)
     if not rebuild:
-        cached = _load(folder, sha)
+        cached = _load(folder, sha, made_by)
         if cached is not None:
             return cached
-    base = None if rebuild else _newest(folder)
+    base = None if rebuild else _newest(folder, made_by)
     try:
         snap = _Builder(repo, config, sha, commit_date(commit), list_tree(repo, commit),
                         base, progress).build()
@@ -290,8 +312,45 @@ def snapshot_for(
         # Mostly tombstones: start afresh rather than carry the holes.
         snap = _Builder(repo, config, sha, commit_date(commit), list_tree(repo, commit),
                         None, progress).build()
-    _save(folder, snap)
+    _save(folder, snap, made_by)
     return snap
+
+
+def shape(config: Config) -> str:
+    """A digest of everything besides the commit that a snapshot's content depends
+    on: the settings the build reads (the checkout's `.omh/memory.toml`, as
+    :func:`~omh_git_memory.config.load_config` gives them — committed or not: the
+    stub and topic key templates, `[stubs] exclude`), the cache format, and the code
+    that parses, derives and tokenises (issue 23, item 16). A snapshot of another
+    shape is never loaded, nor patched as a base: it is built again."""
+    templates = config.keys.templates
+    settings = (templates.get("stub", DEFAULT_TEMPLATES["stub"]),
+                templates.get("topic", DEFAULT_TEMPLATES["topic"]),
+                tuple(config.stub_exclude))
+    return hashlib.sha256(repr((VERSION, TOKENS_VERSION, settings, code_digest())).encode(
+        "utf-8", "surrogateescape")).hexdigest()
+
+
+# The modules whose code shapes a snapshot's documents and postings, and mistune's
+# (its version is in the file read): a change to any of them is a new shape.
+_SHAPING: Final = ("omh_git_memory.note", "omh_git_memory.keys", "omh_git_memory.team",
+                   "omh_git_memory.store", "omh_git_memory.recall.content_id",
+                   "omh_git_memory.recall.stubs", "omh_git_memory.recall.tokens", __name__)
+
+
+@functools.cache
+def code_digest() -> str:
+    """A digest of the source of the modules that shape an index (`_SHAPING`) and
+    of mistune's package file: the tool's own version, exact even between
+    releases. A file that cannot be read counts by its name alone."""
+    digest = hashlib.sha256()
+    spec = importlib.util.find_spec("mistune")
+    files = [getattr(sys.modules.get(name), "__file__", None) for name in _SHAPING]
+    for file in (*files, spec.origin if spec else None):
+        digest.update(str(file).encode("utf-8", "surrogateescape") + b"\0")
+        with contextlib.suppress(OSError, TypeError):
+            digest.update(Path(str(file)).read_bytes())
+    return digest.hexdigest()
 
 
 class _BaseGone(Exception):
@@ -483,7 +542,7 @@ def _patch(postings: Postings, removed: dict[int, dict[str, int]],
             for term, (slots, counts) in touched.items()}
 
 
-def _save(folder: Path, snap: Snapshot) -> None:
+def _save(folder: Path, snap: Snapshot, made_by: str) -> None:
     if snap.commit is None:
         return
     try:
@@ -494,21 +553,24 @@ def _save(folder: Path, snap: Snapshot) -> None:
         blob = snap.postings.blob
         write_checked(folder / f"{snap.commit}.post", blob)
         write_checked(folder / f"{snap.commit}.idx", marshal.dumps(
-            (VERSION, snap.commit, docs, snap.postings.table, snap.topic_terms,
+            (VERSION, snap.commit, made_by, docs, snap.postings.table, snap.topic_terms,
              hashlib.sha256(blob).digest(), snap.clashes)))
         _prune(folder)
     except OSError:
         pass  # a cache that cannot be written is rebuilt next time; recall stays correct
 
 
-def write_checked(path: Path, payload: bytes) -> None:
+def write_checked(path: Path, payload: bytes, mode: int = 0o644) -> None:
     """Write a cache file atomically: magic, digest and payload to a new temporary
     file, flushed to disk, then renamed over `path` (never through a symlink: the
-    rename replaces the link itself). Readers see the old file or the new one."""
+    rename replaces the link itself). Readers see the old file or the new one.
+    `mode` 0o600 for a file that holds what only its owner may read (local notes)."""
     tmp = path.with_name(f".tmp-{os.getpid()}-{secrets.token_hex(4)}-{path.name}")
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-    fd = os.open(tmp, flags, 0o644)
+    fd = os.open(tmp, flags, mode)
     try:
+        if mode & 0o077 == 0:
+            os.fchmod(fd, mode)  # a private file stays private whatever the umask
         with os.fdopen(fd, "wb") as handle:
             handle.write(MAGIC + hashlib.sha256(payload).digest())
             handle.write(payload)
@@ -597,17 +659,24 @@ def _prune(folder: Path) -> None:
                 tmp.unlink()
 
 
-def _load(folder: Path, sha: str) -> Snapshot | None:
-    """The snapshot of `sha` from disk, only if both of its files pass their checks
-    and belong together; otherwise both are discarded."""
+def _load(folder: Path, sha: str, made_by: str) -> Snapshot | None:
+    """The snapshot of `sha` from disk, only if both of its files pass their checks,
+    belong together and were built with the shape `made_by` (see :func:`shape`);
+    files of another version, or that fail a check, are discarded. A snapshot of
+    another shape is left for its own settings (another worktree's) and not used."""
     raw = read_checked(folder / f"{sha}.idx")
     if raw is None:
         return None
     try:
         with collector_paused():  # some 100,000 objects, none in a cycle
-            version, commit, docs, table, topic_terms, post_digest, clashes = marshal.loads(raw)
-            if version != VERSION or commit != sha:
+            loaded = marshal.loads(raw)
+            if not isinstance(loaded, tuple) or len(loaded) != 8 or loaded[0] != VERSION:
                 raise ValueError("another version")
+            _, commit, built_by, docs, table, topic_terms, post_digest, clashes = loaded
+            if commit != sha:
+                raise ValueError("another commit's")
+            if built_by != made_by:
+                return None  # valid, for other settings: rebuilt (and replaced) by the caller
             post = read_checked_digest(folder / f"{sha}.post")  # its SHA-256 checked
             if post is None or post[1] != post_digest:
                 raise ValueError("postings of another write")
@@ -639,25 +708,214 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _newest(folder: Path) -> Snapshot | None:
-    """The newest snapshot on disk that passes its checks: the base of a patch."""
+def _newest(folder: Path, made_by: str) -> Snapshot | None:
+    """The newest snapshot on disk that passes its checks and was built with the
+    shape `made_by`: the base of a patch (one of other settings would carry stubs
+    keyed, or documents excluded, as those settings say)."""
     for path in cache_files(folder, "*.idx"):
-        snap = _load(folder, path.stem)
+        snap = _load(folder, path.stem, made_by)
         if snap is not None:
             return snap
     return None
 
 
-def local_docs(entries: Iterable[StoredNote]) -> list[tuple[Doc, dict[str, int], Note]]:
-    """The local layer's readable notes, analysed (not cached: they change at any time)."""
+def local_docs(entries: Iterable[StoredNote], cache: NoteCache | None = None
+               ) -> list[tuple[Doc, dict[str, int], Note]]:
+    """The local layer's readable notes, analysed. They change at any time, so they
+    are in no snapshot; with `cache` (the one that read them), a note whose bytes
+    were analysed before is not analysed again, and the cache is saved."""
     out: list[tuple[Doc, dict[str, int], Note]] = []
     for entry in entries:
         if entry.note is None:
             continue
-        terms = analyse(entry.note)
+        known = cache.terms(entry.note) if cache is not None else None
+        terms = Counter(known) if known is not None else analyse(entry.note)
+        if cache is not None and known is None:
+            cache.keep_terms(entry.note, dict(terms))
         out.append((doc_for(entry.note, Layer.LOCAL, content_id.LOCAL, entry.location, terms),
                     dict(terms), entry.note))
+    if cache is not None:
+        cache.save()
     return out
+
+
+NOTES_CACHE: Final = "local-notes.cache"
+_NOTES_FORMAT: Final = 1
+
+
+class NoteCache:
+    """The local layer's files as parsed and analysed before, by the SHA-256 of each
+    file's bytes (issue 23, item 19): parsing a large note costs seconds, and every
+    `omh memory`, recall and remember reads every local note. A file read again
+    with the same bytes is taken from the cache; any other is parsed afresh. Only
+    what the last read found is kept, so the cache is never larger than the store.
+
+    The cache is one checked file (`write_checked`: its digest is verified on every
+    read) in the clone's index folder, private to its owner (0600: it holds local
+    notes), and names the code that made it (`code_digest`): a file of another
+    version, or that fails any check, is ignored and replaced."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._known: dict[bytes, tuple[object, object]] | None = None
+        self._seen: dict[bytes, tuple[object, object]] = {}
+        # id(note) -> its file's digest, and the note (held, so the id is not reused)
+        self._digest_of: dict[int, tuple[bytes, Note]] = {}
+        self._changed = False
+        self.parsed = 0  # files parsed afresh (what the tests count)
+        self.analysed = 0  # notes analysed afresh
+
+    def read(self, layer: Layer, relpath: str, location: str, data: bytes) -> StoredNote:
+        """`read_note_bytes`, from the cache when these bytes were read before."""
+        digest = hashlib.sha256(data).digest()
+        row = self._load().get(digest)
+        stored = (_stored_from(layer, relpath, location, row[0], data) if row is not None
+                  else None)
+        if stored is None or row is None:
+            stored = read_note_bytes(layer, relpath, location, data)
+            self.parsed += 1
+            row = (_stored_row(stored), None)
+            self._changed = True
+        self._seen[digest] = row
+        if stored.note is not None:
+            self._digest_of[id(stored.note)] = (digest, stored.note)
+        return stored
+
+    def terms(self, note: Note) -> dict[str, int] | None:
+        """The words `note` was indexed under before, if this cache read it."""
+        digest = self._digest(note)
+        row = self._seen.get(digest) if digest is not None else None
+        terms = row[1] if row is not None else None
+        if isinstance(terms, dict):
+            return terms
+        return None
+
+    def keep_terms(self, note: Note, terms: dict[str, int]) -> None:
+        digest = self._digest(note)
+        if digest is not None and digest in self._seen:
+            self._seen[digest] = (self._seen[digest][0], terms)
+            self._changed = True
+            self.analysed += 1
+
+    def _digest(self, note: Note) -> bytes | None:
+        found = self._digest_of.get(id(note))
+        return found[0] if found is not None and found[1] is note else None
+
+    def save(self) -> None:
+        """Keep what was read since the last save (only that: a note removed from
+        the store leaves the cache), if it differs from the file; the next read
+        starts afresh (a long-running server reads the store again and again)."""
+        seen, self._seen, self._digest_of = self._seen, {}, {}
+        if not self._changed and seen.keys() == self._load().keys():
+            return
+        self._known, self._changed = seen, False
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            write_checked(self.path, marshal.dumps(
+                (_NOTES_FORMAT, code_digest(), list(seen.items()))), mode=0o600)
+        except (OSError, ValueError):
+            pass  # unwritable: parsed again next time, recall stays correct
+
+    def _load(self) -> dict[bytes, tuple[object, object]]:
+        if self._known is None:
+            self._known = {}
+            raw = read_checked(self.path) if _private(self.path) else None
+            try:
+                with collector_paused():
+                    loaded = marshal.loads(raw) if raw is not None else None
+                if (isinstance(loaded, tuple) and len(loaded) == 3
+                        and loaded[:2] == (_NOTES_FORMAT, code_digest())):
+                    self._known = {digest: (row[0], row[1]) for digest, row in loaded[2]
+                                   if isinstance(digest, bytes) and len(row) == 2}
+            except (ValueError, EOFError, TypeError):
+                discard(self.path)
+        return self._known
+
+
+def _private(path: Path) -> bool:
+    """Whether `path` is this account's own file that no one else may read or write:
+    a checksum proves a file whole, not who wrote it, so a cache another account
+    could have written (a shared, group-writable git dir) is never believed."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return info.st_uid == os.getuid() and not info.st_mode & 0o077
+
+
+def notes_cache(repo: GitRepo) -> NoteCache:
+    """The clone's cache of parsed local notes (read only when a note is)."""
+    return NoteCache(index_dir(repo) / NOTES_CACHE)
+
+
+def _stored_row(stored: StoredNote) -> tuple[object, ...]:
+    """What a `StoredNote` read from some bytes holds, whatever its path: its note
+    as plain tuples (the cache is marshalled, never pickled), its text named by
+    offsets into the file's own text rather than copied — or its problem."""
+    note = stored.note
+    if note is None:
+        return ("problem", stored.problem, stored.problem_line)
+    sections: list[tuple[object, ...]] = []
+    at = 0
+    for s in note.sections:
+        found = note.body.find(s.text, at) if s.text else -1
+        text: object = (found, len(s.text)) if found >= 0 else s.text
+        at = found + len(s.text) if found >= 0 else at
+        sections.append((s.name, s.line, text,
+                         tuple((b.kind, b.line, b.items) for b in s.blocks)))
+    return ("note", note.fields, len(render(note)) - len(note.body), note.key.value,
+            note.type, note.source, note.recorded.toordinal(), note.title, tuple(sections),
+            tuple((f.line, f.closed) for f in note.fences), note.links)
+
+
+def _stored_from(layer: Layer, relpath: str, location: str, row: object,
+                 data: bytes) -> StoredNote | None:
+    """The `StoredNote` a cached row describes for the file's bytes `data`, or None
+    when the row is not one `_stored_row` made (then the file is parsed afresh).
+    The note is rebuilt field by field, as `parse` made it from these very bytes."""
+    try:
+        if not isinstance(row, tuple):
+            return None
+        if row[0] == "problem":
+            _, problem, line = row
+            if not isinstance(problem, str) or not (line is None or isinstance(line, int)):
+                return None
+            return StoredNote(layer, relpath, location, None, problem, line)
+        (_, fields, body_at, key, kind, source, recorded, title, sections, fences,
+         links) = row
+        body = data.decode("utf-8")[int(body_at):]
+
+        def text_of(text: object) -> str:
+            if isinstance(text, tuple):
+                start, size = (int(n) for n in text)
+                return body[start:start + size]
+            return _text(text)
+
+        note = Note(
+            fields=tuple((_text(n), _text(v)) for n, v in fields), body=body,
+            key=Key(_text(key)), type=_text(kind), source=_text(source),
+            recorded=dt.date.fromordinal(recorded), title=_text(title),
+            sections=tuple(Section(_text(n), int(ln), text_of(t), tuple(
+                Block(_text(k), int(bl), _texts(items)) for k, bl, items in blocks))
+                for n, ln, t, blocks in sections),
+            fences=tuple(Fence(int(fl), bool(c)) for fl, c in fences),
+            links=_texts(links),
+        )
+    except (TypeError, ValueError, OverflowError, UnicodeDecodeError, OmhError):
+        return None
+    return StoredNote(layer, relpath, location, note)
+
+
+def _texts(values: object) -> tuple[str, ...]:
+    if type(values) is not tuple or not all(type(v) is str for v in values):
+        raise TypeError("not a tuple of text")
+    return values
+
+
+def _text(value: object) -> str:
+    if not isinstance(value, str):
+        raise TypeError("not text")
+    return value
 
 
 def note_of(repo: GitRepo, config: Config, doc: Doc,

@@ -15,6 +15,10 @@ from functools import lru_cache
 from itertools import chain
 from typing import Final
 
+# What words a text yields: part of every index's shape (recall/index.py), so a
+# change to the splitting or the stemmer rebuilds indexes made by the old rules.
+VERSION: Final = 1
+
 _WORD = re.compile(r"[^\W_]+(?:_+[^\W_]+)*")  # letters/digits, joined by underscores
 _LINK = re.compile(r"\[\[[^\[\]\n]*\]\]")
 _VOWELS = frozenset("aeiou")
