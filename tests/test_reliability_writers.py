@@ -561,19 +561,40 @@ def test_escape_doctor_asks_on_a_terminal_and_a_no_runs_nothing(
 def test_escape_doctor_says_a_look_alike_of_omh_is_started_from_a_path(
     repo_dir: Path, tmp_path: Path
 ) -> None:
-    """Item 6, sibling: a committed `./bin/omh mcp serve` is a file of the repository's,
-    not the omh on the user's PATH: asked for too."""
+    """Item 6, siblings: `PATH/omh mcp serve` is omh's server started from a path the
+    file chose, not necessarily the user's omh; a committed `./bin/omh` is the
+    repository's own script. Both are asked for, and said for what they are."""
     assert run(repo_dir, "init").code == 0
     marker = tmp_path / "ran"
-    script = repo_dir / "bin" / "omh"
-    script.parent.mkdir()
+    for folder, said in ((tmp_path / "bin", "started from that path"),
+                         (repo_dir / "bin", "inside the repository")):
+        script = folder / "omh"
+        script.parent.mkdir()
+        script.write_text(f"#!/bin/sh\ntouch {marker}\n")
+        script.chmod(0o755)
+        (repo_dir / ".mcp.json").write_text(json.dumps({"mcpServers": {"omh": {
+            "command": str(script), "args": ["mcp", "serve"]}}}))
+        result = run(repo_dir, "doctor")
+        assert result.code == 1 and not marker.exists()
+        assert said in result.out
+
+
+def test_escape_doctor_asks_when_path_finds_omh_inside_the_repository(
+    repo_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Item 6, sibling: with `.` (or a folder of the checkout) on PATH, the plain `omh`
+    a committed `.mcp.json` names is the repository's own script: asked for too."""
+    assert run(repo_dir, "init").code == 0
+    marker = tmp_path / "ran"
+    script = repo_dir / "omh"
     script.write_text(f"#!/bin/sh\ntouch {marker}\n")
     script.chmod(0o755)
     (repo_dir / ".mcp.json").write_text(json.dumps({"mcpServers": {"omh": {
-        "command": str(script), "args": ["mcp", "serve"]}}}))
+        "command": "omh", "args": ["mcp", "serve"]}}}))
+    monkeypatch.setenv("PATH", f"{repo_dir}{os.pathsep}{os.environ['PATH']}")
     result = run(repo_dir, "doctor")
     assert result.code == 1 and not marker.exists()
-    assert "started from that path" in result.out
+    assert "inside the repository" in result.out
 
 
 # -- the JSON editor, on any file: write then remove is the identity -------------------
