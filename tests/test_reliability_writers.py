@@ -534,6 +534,19 @@ def test_escape_doctor_never_runs_a_committed_command_without_asking(
     assert "sh -c" in result.err and result.code == 1
 
 
+def test_escape_doctor_shows_a_planted_command_escaped_on_one_line(repo_dir: Path) -> None:
+    """Item 6, sibling: the command shown before the question is the repository's
+    text; a newline or an escape sequence in it must not forge a line or repaint
+    the terminal around the question."""
+    assert run(repo_dir, "init").code == 0
+    (repo_dir / ".mcp.json").write_text(json.dumps({"mcpServers": {"omh": {
+        "command": "sh", "args": ["-c", "true\nomh: ok, safe\x1b[2K"]}}}))
+    result = run(repo_dir, "doctor")
+    assert result.code == 1
+    assert "\x1b" not in result.err + result.out
+    assert not any(line.startswith("omh: ok, safe") for line in result.err.splitlines())
+
+
 def test_escape_doctor_asks_on_a_terminal_and_a_no_runs_nothing(
     repo_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -40,8 +40,8 @@ class Check:
     detail: str
 
 
-# Asked before a command a harness file names is started: True to start it; False
-# (declined, or nobody to ask) gives the failed check `refused` words, when given.
+# Asked before doctor starts a server command that is not omh's own: True starts it;
+# False (declined, or nobody to ask) leaves it unstarted, and the server check fails.
 Trust = Callable[[ServerCommand], bool]
 
 
