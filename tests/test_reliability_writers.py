@@ -327,6 +327,16 @@ def test_wrong_write_then_rm_gives_back_the_file_byte_for_byte(
     assert path.read_text() == original
 
 
+def test_wrong_a_number_in_the_entrys_args_stays_that_number(repo_dir: Path) -> None:
+    """Item 14, sibling: numbers are kept as written, so the args of a kept entry must
+    still read as the words a harness passes (`5`, never a Python repr)."""
+    (repo_dir / ".mcp.json").write_text(
+        '{"mcpServers": {"omh": {"command": "omh", "args": ["mcp", "serve", 5]}}}\n')
+    assert run(repo_dir, "mcp", "config", "claude", "--write", "--no-stop-hook").code == 0
+    entry = json.loads((repo_dir / ".mcp.json").read_text())["mcpServers"]["omh"]
+    assert entry["args"] == ["mcp", "serve", "5"]
+
+
 def test_wrong_codex_multi_line_args_are_accepted_and_kept(repo_dir: Path) -> None:
     """Item 14: a valid `.codex/config.toml` whose omh entry has a multi-line `args`
     was refused as not valid TOML (the line-based rewrite dropped `args = [`)."""
@@ -534,6 +544,19 @@ def test_escape_doctor_never_runs_a_committed_command_without_asking(
     assert "sh -c" in result.err and result.code == 1
 
 
+def test_escape_doctor_shows_a_planted_command_escaped_on_one_line(repo_dir: Path) -> None:
+    """Item 6, sibling: the command shown before the question is the repository's
+    text; a newline or an escape sequence in it must not forge a line or repaint
+    the terminal around the question."""
+    assert run(repo_dir, "init").code == 0
+    (repo_dir / ".mcp.json").write_text(json.dumps({"mcpServers": {"omh": {
+        "command": "sh", "args": ["-c", "true\nomh: ok, safe\x1b[2K"]}}}))
+    result = run(repo_dir, "doctor")
+    assert result.code == 1
+    assert "\x1b" not in result.err + result.out
+    assert not any(line.startswith("omh: ok, safe") for line in result.err.splitlines())
+
+
 def test_escape_doctor_asks_on_a_terminal_and_a_no_runs_nothing(
     repo_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -561,27 +584,51 @@ def test_escape_doctor_asks_on_a_terminal_and_a_no_runs_nothing(
 def test_escape_doctor_says_a_look_alike_of_omh_is_started_from_a_path(
     repo_dir: Path, tmp_path: Path
 ) -> None:
-    """Item 6, sibling: a committed `./bin/omh mcp serve` is a file of the repository's,
-    not the omh on the user's PATH: asked for too."""
+    """Item 6, siblings: `PATH/omh mcp serve` is omh's server started from a path the
+    file chose, not necessarily the user's omh; a committed `./bin/omh` is the
+    repository's own script. Both are asked for, and said for what they are."""
     assert run(repo_dir, "init").code == 0
     marker = tmp_path / "ran"
-    script = repo_dir / "bin" / "omh"
-    script.parent.mkdir()
+    for folder, said in ((tmp_path / "bin", "started from that path"),
+                         (repo_dir / "bin", "inside the repository")):
+        script = folder / "omh"
+        script.parent.mkdir()
+        script.write_text(f"#!/bin/sh\ntouch {marker}\n")
+        script.chmod(0o755)
+        (repo_dir / ".mcp.json").write_text(json.dumps({"mcpServers": {"omh": {
+            "command": str(script), "args": ["mcp", "serve"]}}}))
+        result = run(repo_dir, "doctor")
+        assert result.code == 1 and not marker.exists()
+        assert said in result.out
+
+
+def test_escape_doctor_asks_when_path_finds_omh_inside_the_repository(
+    repo_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Item 6, sibling: with `.` (or a folder of the checkout) on PATH, the plain `omh`
+    a committed `.mcp.json` names is the repository's own script: asked for too."""
+    assert run(repo_dir, "init").code == 0
+    marker = tmp_path / "ran"
+    script = repo_dir / "omh"
     script.write_text(f"#!/bin/sh\ntouch {marker}\n")
     script.chmod(0o755)
     (repo_dir / ".mcp.json").write_text(json.dumps({"mcpServers": {"omh": {
-        "command": str(script), "args": ["mcp", "serve"]}}}))
+        "command": "omh", "args": ["mcp", "serve"]}}}))
+    monkeypatch.setenv("PATH", f"{repo_dir}{os.pathsep}{os.environ['PATH']}")
     result = run(repo_dir, "doctor")
     assert result.code == 1 and not marker.exists()
-    assert "started from that path" in result.out
+    assert "inside the repository" in result.out
 
 
 # -- the JSON editor, on any file: write then remove is the identity -------------------
 
 _SCALARS = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False,
                                                                   allow_infinity=False) | st.text()
-_VALUES = st.recursive(_SCALARS, lambda inner: st.lists(inner, max_size=3)
-                       | st.dictionaries(st.text(max_size=5), inner, max_size=3), max_leaves=12)
+# Two levels of nesting, spelled out (st.recursive's own check of its lambda is flaky
+# under warnings-as-errors).
+_LISTS = st.lists(_SCALARS, max_size=3)
+_VALUES = st.one_of(_SCALARS, _LISTS, st.dictionaries(st.text(max_size=5),
+                                                     st.one_of(_SCALARS, _LISTS), max_size=3))
 
 
 @settings(max_examples=150, deadline=None)

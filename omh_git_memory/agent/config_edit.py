@@ -38,6 +38,9 @@ class Number:
 
     text: str
 
+    def __str__(self) -> str:  # as written: an arg `5` is the word "5"
+        return self.text
+
 
 @dataclass
 class Node:

@@ -11,6 +11,7 @@ session.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shlex
 import shutil
@@ -39,8 +40,8 @@ class Check:
     detail: str
 
 
-# Asked before a command a harness file names is started: True to start it; False
-# (declined, or nobody to ask) gives the failed check `refused` words, when given.
+# Asked before doctor starts a server command that is not omh's own: True starts it;
+# False (declined, or nobody to ask) leaves it unstarted, and the server check fails.
 Trust = Callable[[ServerCommand], bool]
 
 
@@ -85,9 +86,15 @@ def diagnose(ws: Workspace, environ: Mapping[str, str] | None = None,
 def describe(server: ServerCommand) -> str:
     """The command a harness file names, in words for the question doctor asks."""
     shown = shlex.join([server.command, *server.args])
-    what = ("omh's own server, started from that path" if server.looks_own
-            else "not the command omh writes for its own server (`omh mcp serve`)")
-    return f"{server.source} names `{shown}` as the omh server: {what}"
+    if server.inside is not None:
+        what = (f"`{server.command}` is found at {server.inside}, a file inside the "
+                "repository (PATH holds a folder of the checkout), not an installed omh")
+    elif server.looks_own:
+        what = "omh's own server, started from that path"
+    else:
+        what = "not the command omh writes for its own server (`omh mcp serve`)"
+    named = f"{server.source} names" if server.source else "the default server command is"
+    return f"{named} `{shown}` as the omh server: {what}"
 
 
 def _server_checks(ws: Workspace, env: dict[str, str], total: int,
@@ -95,7 +102,10 @@ def _server_checks(ws: Workspace, env: dict[str, str], total: int,
     server = server_command(ws.checkout)
     command, args = server.command, server.args
     shown = " ".join([command, *args])
-    if shutil.which(command, path=env.get("PATH")) is None:
+    found = shutil.which(command, path=env.get("PATH"))
+    if found is not None and Path(found).resolve().is_relative_to(ws.checkout.resolve()):
+        server = dataclasses.replace(server, inside=Path(found).resolve())
+    if found is None:
         where = "does not exist or is not executable" if os.sep in command else "is not on PATH"
         return [Check("server", Status.FAIL,
                       f"`{command}` {where}, so a harness cannot start `{shown}`; install "

@@ -391,13 +391,14 @@ class ServerCommand:
     command: str
     args: list[str]
     source: str | None  # the harness file that names it; None: omh's default
+    inside: Path | None = None  # the file inside the checkout the command resolves to
 
     @property
     def own(self) -> bool:
         """Exactly what `omh mcp config` writes without `--command`: `omh mcp serve`,
         perhaps with `--repo DIR`; found on the user's PATH, never a file of the
         repository's choosing."""
-        return self.command == COMMAND[0] and own_args(self.args)
+        return self.command == COMMAND[0] and own_args(self.args) and self.inside is None
 
     @property
     def looks_own(self) -> bool:

@@ -304,7 +304,10 @@ def doctor(
     from omh_git_memory.cli.output import emit_json, here, say
 
     def trust(server: ServerCommand) -> bool:
-        typer.echo(f"omh: {describe(server)}", err=True)
+        from omh_git_memory.keys import printable
+
+        # The command is the repository's text: escaped, so it cannot forge a line.
+        typer.echo(f"omh: {printable(describe(server))}", err=True)
         if trust_config:
             typer.echo("omh: starting it (--trust-config)", err=True)
             return True
