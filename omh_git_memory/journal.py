@@ -189,7 +189,8 @@ def _busy_message(root: Path, fd: int, doing: str) -> str:
     said = _said_holder(fd)
     if not who and said is not None:
         pid, host, since = said
-        who = [f"pid {pid} on {host}, since {since}"]
+        who = [f"perhaps by pid {pid} on {host} (the last to change the store, since "
+               f"{since})"]
     held = "; ".join(who) if who else "by a process omh cannot see (another host?)"
     return (f"the local store {root} stayed locked for {waited:g}s while omh waited to "
             f"{doing}, held {held}; nothing was {'read' if doing == 'read it' else 'changed'}: "
@@ -227,7 +228,7 @@ def _holders(fd: int) -> list[str]:
             pid = int(parts[4])
         except ValueError:
             continue
-        if pid == os.getpid():
+        if pid <= 0 or pid == os.getpid():  # 0: a process of another pid namespace
             continue
         what = "exclusively" if parts[3] == "WRITE" else "shared"
         words = [f"pid {pid} ({what}"]

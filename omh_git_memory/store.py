@@ -555,15 +555,37 @@ def make_private(root: Path) -> None:
         return
     with contextlib.suppress(OSError):
         os.chmod(root, DIR_MODE)
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in dirnames + filenames:
-            path = os.path.join(dirpath, name)
-            with contextlib.suppress(OSError):
-                st = os.lstat(path)
-                if stat.S_ISDIR(st.st_mode):
-                    os.chmod(path, DIR_MODE)
-                elif stat.S_ISREG(st.st_mode):
-                    os.chmod(path, FILE_MODE)
+    # Iterative (a store thousands of folders deep must not exhaust the stack), and
+    # each entry opened without following a link before its mode is set.
+    pending = [str(root)]
+    while pending:
+        try:
+            with os.scandir(pending.pop()) as entries:
+                found = [(e.path, e.is_dir(follow_symlinks=False)) for e in entries]
+        except OSError:
+            continue
+        for path, is_dir in found:
+            if is_dir:
+                pending.append(path)
+            _chmod_nofollow(path, DIR_MODE if is_dir else FILE_MODE, is_dir)
+
+
+def _chmod_nofollow(path: str, mode: int, is_dir: bool) -> None:
+    """Set `path`'s mode if it is a regular file (or a directory), never through a
+    symlink; anything else is left as it is."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY
+    try:
+        fd = os.open(path, flags | (os.O_DIRECTORY if is_dir else 0))
+    except OSError:
+        return
+    try:
+        kind = os.fstat(fd).st_mode
+        if stat.S_ISDIR(kind) if is_dir else stat.S_ISREG(kind):
+            os.fchmod(fd, mode)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def set_aside(path: Path) -> Path | None:

@@ -133,7 +133,9 @@ def test_moved_new_clone_at_the_old_path_does_not_take_the_store(tmp_path: Path)
     moved = tmp_path / "b"
     first.rename(moved)
     subprocess.run(["git", "clone", "-q", str(moved), str(first)], check=True)
-    assert omh(first, "memory").code == 0  # the new clone opens the old path's store
+    # The new clone may not open the old path's store (issue 23, item 3): refused.
+    refused = omh(first, "memory")
+    assert refused.code == 1 and "another clone of this repository" in refused.err
     adopted = omh(moved, "adopt")
     assert adopted.code == 0, adopted.err
     notes = omh(moved, "memory", "--json").json()["notes"]

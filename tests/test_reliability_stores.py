@@ -149,6 +149,7 @@ def test_moved_a_fresh_clone_at_the_old_path_refuses_then_may_take_the_store_ove
     assert f"omh adopt {store}" in run.err
     taken = cli(old, "adopt", str(store))
     assert taken.code == 0, taken.err
+    assert taken.out == f"took over {store} for this clone: 1 note\n"
     assert SEED_KEY in cli(old, "memory").out
     assert "adopt" not in cli(new, "memory").err  # the store is the fresh clone's now
 

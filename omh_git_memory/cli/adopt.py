@@ -33,6 +33,9 @@ def adopt(
         return
     from omh_git_memory.plural import count
 
+    if done.source == done.target:  # another clone's record, at this clone's path
+        typer.echo(f"took over {done.target} for this clone: {count(done.notes, 'note')}")
+        return
     how = "merged into the notes already" if done.merged else "now"
     typer.echo(f"adopted {count(done.notes, 'note')} from {done.source}: {how} in {done.target}")
     if done.left:
