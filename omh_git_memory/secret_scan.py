@@ -70,20 +70,19 @@ def _not_filler(match: re.Match[str]) -> bool:
     return not _FILLER.search(match.group(0))
 
 
-def _b64_head(text: str, chars: int) -> bytes:
-    """The first `chars` characters of `text` (whole 4-character blocks) decoded.
-    `text` is a pattern's run of the base64 alphabet, so it always decodes."""
-    return base64.b64decode(text[: min(len(text), chars) // 4 * 4])
+def _b64_decoded(text: str) -> bytes:
+    """`text`, a pattern's run of the base64 alphabet (at most 4,002 characters),
+    decoded in whole 4-character blocks; so it always decodes."""
+    return base64.b64decode(text[: len(text) // 4 * 4])
 
 
-def _der_length_end(der: bytes) -> int:
-    """Where a DER SEQUENCE's contents start (after its tag and length), or 0.
-    `der` holds at least 12 bytes (the pattern reads 16 characters or more)."""
+def _der_contents(der: bytes) -> bytes:
+    """A DER SEQUENCE's contents (after its tag and its length, short or long form),
+    or nothing when `der` starts no SEQUENCE this scan reads."""
     if der[0] != 0x30:
-        return 0
-    if der[1] < 0x80:
-        return 2
-    return 2 + (der[1] & 0x7F) if der[1] & 0x7F <= 4 else 0
+        return b""
+    width = der[1] & 0x7F if der[1] & 0x80 else 0
+    return der[2 + width:] if width <= 4 else b""
 
 
 def _private_key_body(match: re.Match[str]) -> bool:
@@ -92,21 +91,19 @@ def _private_key_body(match: re.Match[str]) -> bool:
     the modulus; SEC1 EC: version 1 and the key octets; PKCS#12: version 3 and
     its content), or of an OpenSSH key file. A public key or a certificate starts
     its SEQUENCE with another SEQUENCE, so it passes."""
-    der = _b64_head(match.group(1), 64)
+    der = _b64_decoded(match.group(1))
     if der.startswith(b"openssh-key-v1\0"):
         return True
-    start = _der_length_end(der)
-    field = der[start:start + 4]
-    return start > 0 and ((field[:3] == b"\x02\x01\x00" and field[3:] in (b"\x30", b"\x02"))
-                          or field == b"\x02\x01\x01\x04"
-                          or field == b"\x02\x01\x03\x30")
+    field = _der_contents(der)[:4]
+    return ((field[:3] == b"\x02\x01\x00" and field[3:] in (b"\x30", b"\x02"))
+            or field in (b"\x02\x01\x01\x04", b"\x02\x01\x03\x30"))
 
 
 def _encoded_secret(match: re.Match[str]) -> bool:
     """A base64 run that decodes to text holding a secret (a credentials file, a
     .netrc, a .env) is that secret. Only text is read: a hash, an image or a key
     id decodes to bytes that are not."""
-    raw = _b64_head(match.group(1), 4000)
+    raw = _b64_decoded(match.group(1))
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:

@@ -164,6 +164,8 @@ def _der(head: bytes) -> str:
     bytes.fromhex("30820a1f0201033082"),  # PKCS#12: version 3, then its content
     bytes.fromhex("3081a0020100300d"),  # one length byte
     bytes.fromhex("3050020100300d"),  # the short form of the length
+    bytes.fromhex("3051020100300d"),  # an odd one
+    bytes.fromhex("30810a020100300d"),  # long form, one byte, its top bit clear
     bytes.fromhex("30840000010002010030"),  # four length bytes
 ])
 def test_a_private_key_body_is_found_by_its_der_header(head: bytes) -> None:
@@ -178,11 +180,20 @@ def test_a_private_key_body_is_found_by_its_der_header(head: bytes) -> None:
     bytes.fromhex("3077020101030000"),  # version 1 without key octets
     bytes.fromhex("30820a1f0201030400"),  # version 3 without content
     bytes.fromhex("30850000000001020100300d"),  # five length bytes: no DER this scan reads
+    bytes.fromhex("308500000001020100300d"),  # five, with a key's field after four
+    bytes.fromhex("31020100300d"),  # a key's field, but after no SEQUENCE's header
+    bytes.fromhex("300201003000"),  # a SEQUENCE's header read as its contents
     bytes.fromhex("3182020102010030"),  # a SET, not a SEQUENCE
     bytes.fromhex("308204bd020102300d"),  # version 2
 ])
 def test_der_that_is_no_private_key_passes(head: bytes) -> None:
     assert kinds(_der(head)) == []
+
+
+def test_a_key_body_of_any_length_is_decoded_in_whole_blocks() -> None:
+    body = _der(bytes.fromhex("308204bd020100300d"))
+    for extra in ("", "A", "AB", "ABC"):
+        assert kinds(body + extra), extra
 
 
 def test_an_openssh_key_body_is_found_and_other_base64_is_not() -> None:
