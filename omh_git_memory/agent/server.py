@@ -15,9 +15,12 @@ logs go to stderr.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
+import errno
 import logging
 import os
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -28,6 +31,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
+from omh_git_memory import faults
 from omh_git_memory.agent.census import Census, own_prefixes, take_census
 from omh_git_memory.errors import OmhError
 from omh_git_memory.expiry.stale import pin_trigger, stale_marks
@@ -271,6 +275,7 @@ def build_server(ws: Workspace) -> MCPServer:
         invalidated_by: Annotated[str, Field(max_length=200)] | None = None,
         replaces: Annotated[str, Field(max_length=MAX_KEY)] | None = None,
     ) -> str:
+        faults.point("mcp:call")
         searcher = state.searcher()
         known = {d.key for d in searcher.docs if d is not None and not d.problem}
         source = _source(ctx)
@@ -307,6 +312,7 @@ def build_server(ws: Workspace) -> MCPServer:
         question: Text,
         also_phrased_as: Items | None = None,
     ) -> str:
+        faults.point("mcp:call")
         if not question.strip():
             raise ToolError("`question` is empty; ask what you want to know")
         try:
@@ -342,10 +348,55 @@ def build_server(ws: Workspace) -> MCPServer:
 
 
 def serve(start: Path) -> None:
+    """Serve until the client goes away or a signal stops it. Every such end is a
+    normal one (docs/mcp.md, "How the server ends"): EOF on stdin, a broken pipe on
+    stdout, SIGTERM or SIGHUP return; SIGINT raises KeyboardInterrupt (exit 130)."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING,
                         format="omh mcp: %(levelname)s %(message)s")
-    server = build_server(open_workspace(start))
-    asyncio.run(_serve_stdio(server))
+    # Until the loop takes the signals over, SIGTERM and SIGHUP end the start-up
+    # as SIGINT does, by an exception between two bytecodes, not a kill.
+    previous = {sig: signal.signal(sig, _stop_starting) for sig in STOPPING}
+    try:
+        server = build_server(open_workspace(start))
+        stopped_by = asyncio.run(_serve_stdio(server))
+    except _Stopped:
+        return
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if stopped_by == signal.SIGINT:
+        raise KeyboardInterrupt
+
+
+# The signals that end the server normally; SIGINT is Ctrl-C, which every omh
+# command answers with exit 130.
+STOPPING: Final = (signal.SIGTERM, signal.SIGHUP)
+EXIT_AT_ONCE: Final = {signal.SIGINT: 130, signal.SIGTERM: 0, signal.SIGHUP: 0}
+
+
+class _Stopped(BaseException):
+    """SIGTERM or SIGHUP during start-up (a BaseException, as KeyboardInterrupt is,
+    so nothing on the way mistakes it for an error)."""
+
+
+def _stop_starting(_sig: int, _frame: object) -> None:
+    raise _Stopped
+
+
+def _client_gone(err: BaseException, stopping: bool) -> bool:
+    """Whether `err` — every error inside it, for an exception group — says only
+    that the connection ended: the client closed its end of a pipe (EPIPE, a reset),
+    or one of the SDK's streams was closed under a task during the teardown that
+    follows; when a signal is `stopping` the server, a cancellation as well."""
+    import anyio
+
+    if isinstance(err, BaseExceptionGroup):
+        return all(_client_gone(e, stopping) for e in err.exceptions)
+    if isinstance(err, anyio.BrokenResourceError | anyio.ClosedResourceError | anyio.EndOfStream):
+        return True
+    if stopping and isinstance(err, asyncio.CancelledError):
+        return True
+    return isinstance(err, OSError) and err.errno in (errno.EPIPE, errno.ECONNRESET)
 
 
 # JSON-RPC 2.0 error codes (https://www.jsonrpc.org/specification#error_object).
@@ -441,13 +492,43 @@ class _Requests:
             await self.replies.send(SessionMessage(error))
 
 
-async def _serve_stdio(server: MCPServer) -> None:
-    """`server.run_stdio_async()`, with :class:`_Requests` in front of the SDK's
-    line reader. stdin is read from a private copy of fd 0 and fd 0 itself points
-    at the null device, as the SDK does, so nothing else can take the client's
-    bytes."""
+async def _stdin_lines(binary: Any) -> Any:
+    """The lines of the client's stdin, as text. A daemon thread reads them (a
+    blocking read works for every kind of stdin: pipe, socket, terminal, file), so
+    the server can end while the read still waits: a thread of the SDK's would be
+    waited for, and with the client's stdout gone but its stdin open, forever."""
     import io
+    import threading
 
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[str | None] = asyncio.Queue(maxsize=1)  # no read-ahead
+    text = io.TextIOWrapper(binary, encoding="utf-8", errors="replace")
+
+    def pump() -> None:
+        with contextlib.suppress(RuntimeError):  # the loop closed: the server ended
+            try:
+                for line in text:
+                    asyncio.run_coroutine_threadsafe(queue.put(line), loop).result()
+            except (OSError, ValueError):  # a read error is an end of input
+                pass
+            asyncio.run_coroutine_threadsafe(queue.put(None), loop)
+
+    threading.Thread(target=pump, name="omh mcp stdin", daemon=True).start()
+    while (line := await queue.get()) is not None:
+        yield line
+
+
+async def _serve_stdio(server: MCPServer) -> int | None:
+    """`server.run_stdio_async()`, with :class:`_Requests` in front of the SDK's
+    line reader, until the client goes away or a signal stops it; the signal that
+    did, if one did. stdin is read from a private copy of fd 0 and fd 0 itself
+    points at the null device, as the SDK does, so nothing else can take the
+    client's bytes.
+
+    A client that goes away — EOF on stdin, its end of stdout closed, with or
+    without calls pending — ends the server normally, as SIGTERM and SIGHUP do
+    (a call under way is finished first: a note being written is written whole).
+    A second signal while it ends exits at once."""
     import anyio
     from mcp.server.stdio import stdio_server
 
@@ -455,13 +536,35 @@ async def _serve_stdio(server: MCPServer) -> None:
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
-    text = io.TextIOWrapper(os.fdopen(private, "rb"), encoding="utf-8", errors="replace")
-    requests = _Requests(anyio.wrap_file(text))
+    # closefd=False: the reading thread may still wait on it as the server ends.
+    requests = _Requests(_stdin_lines(os.fdopen(private, "rb", closefd=False)))
     lowlevel = server._lowlevel_server  # what run_stdio_async runs; the SDK has no public name
-    async with stdio_server(stdin=requests) as (read_stream, write_stream):  # type: ignore[arg-type]
-        requests.replies = write_stream
-        requests.ready.set()
-        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+    loop = asyncio.get_running_loop()
+    stopped_by: list[int] = []
+    with anyio.CancelScope() as scope:
+
+        def stop(sig: int) -> None:
+            if stopped_by:  # asked twice: the person means it
+                os._exit(EXIT_AT_ONCE[signal.Signals(stopped_by[0])])
+            stopped_by.append(sig)
+            scope.cancel()
+
+        for sig in (signal.SIGINT, *STOPPING):
+            loop.add_signal_handler(sig, stop, sig)
+        try:
+            async with stdio_server(stdin=requests) as (read_stream,  # type: ignore[arg-type]
+                                                        write_stream):
+                requests.replies = write_stream
+                requests.ready.set()
+                await lowlevel.run(read_stream, write_stream,
+                                   lowlevel.create_initialization_options())
+        except (Exception, BaseExceptionGroup) as err:
+            if not _client_gone(err, stopping=bool(stopped_by)):
+                raise
+        finally:
+            for sig in (signal.SIGINT, *STOPPING):
+                loop.remove_signal_handler(sig)
+    return stopped_by[0] if stopped_by else None
 
 
 @dataclass(frozen=True)
