@@ -35,10 +35,10 @@ from omh_git_memory import faults
 from omh_git_memory.agent.census import Census, own_prefixes, take_census
 from omh_git_memory.errors import OmhError
 from omh_git_memory.expiry.stale import pin_trigger, stale_marks
-from omh_git_memory.keys import shell_word
+from omh_git_memory.keys import Key, shell_word
 from omh_git_memory.layers import Layer
 from omh_git_memory.near_duplicate import NAMED, Pair, fold_command, more_than_named, repeated
-from omh_git_memory.note import Note
+from omh_git_memory.note import Note, render
 from omh_git_memory.plural import agree
 from omh_git_memory.recall.index import Doc, note_of
 from omh_git_memory.recall.rank import (
@@ -50,7 +50,14 @@ from omh_git_memory.recall.rank import (
     shown_docs,
 )
 from omh_git_memory.remember import KeyTaken, Observation, TeamKeys, remember
-from omh_git_memory.update import ChangedMeanwhile, NotYourNote, replace_own
+from omh_git_memory.store import LocalStore
+from omh_git_memory.update import (
+    ChangedMeanwhile,
+    NotYourNote,
+    agent_owned,
+    record_agent_write,
+    replace_own,
+)
 from omh_git_memory.workspace import Workspace, open_workspace
 
 # A note is a page of prose; an argument this long is a pasted log, not a note.
@@ -165,18 +172,34 @@ def clean_source_part(text: str) -> str:
 MAX_KEY: Final = 512
 
 
-def _own(ws: Workspace, err: KeyTaken, source: str) -> bool:
-    """Whether the local note `err` found in the way was written by this session
-    and client (its `source` is the line this server writes now)."""
-    from omh_git_memory.layers import Layer
-
+def _taken(ws: Workspace, err: KeyTaken, source: str) -> str:
+    """The answer when `remember` finds its key taken: `replaces` is offered only for
+    a local note this session wrote and nobody changed since (:func:`agent_owned`)."""
     if err.layer is not Layer.LOCAL:
-        return False
-    return any(e.note is not None and e.note.source == source
-               for e in ws.graph().claimants(Layer.LOCAL, err.key.value))
+        return err.for_agent()
+    reasons = [agent_owned(ws.local, err.key, e.note, source)
+               for e in ws.graph().claimants(Layer.LOCAL, err.key.value) if e.note is not None]
+    if None in reasons:
+        return err.for_agent(own=True)
+    if any(r in ("changed", "unrecorded") for r in reasons):
+        return (f"note {err.key} already exists in your local layer (recall shows it); it "
+                "carries this session's source but is not as this session wrote it (a person "
+                "changed it since), so you cannot replace it; to record something new, word "
+                "the first sentence of `observed` so it says what is new (it becomes the key)")
+    return err.for_agent(own=False)
 
 
-def _repeat_warning(pair: Pair, searcher: Searcher, source: str, written: str) -> str:
+def _record(ws: Workspace, key: Key, note: Note) -> None:
+    """Record that this server wrote `note` as local/`key`, so `replaces` may correct
+    it while nobody else changes it; said in the log when it cannot be recorded."""
+    try:
+        record_agent_write(ws.local, key, render(note).encode("utf-8"))
+    except OmhError as err:
+        log.warning("%s; `replaces` will refuse this note", err)
+
+
+def _repeat_warning(pair: Pair, searcher: Searcher, store: LocalStore, source: str,
+                    written: str) -> str:
     """The answer's warning that the note just written (`written`) says what
     `pair.original` says: never silent; `replaces` only offered for this session's own
     local note. Keeping one also takes removing the copy, which no tool does, so the
@@ -185,7 +208,7 @@ def _repeat_warning(pair: Pair, searcher: Searcher, source: str, written: str) -
     said = (f" Warning: this note looks like {other.key} ({other.layer.value} · "
             f"{other.recorded.isoformat()}, {pair.similarity:.0f}% alike).")
     own = other.layer is Layer.LOCAL and any(
-        doc.location == other.location and note.source == source
+        doc.location == other.location and _owned(store, doc, note, source)
         for doc, note in searcher.local_notes)
     if own:
         return (f"{said} It is your own note: if both record the same thing, keep that one: "
@@ -195,6 +218,18 @@ def _repeat_warning(pair: Pair, searcher: Searcher, source: str, written: str) -
     return (f"{said} If both record the same thing, recall {other.key} and make sure the "
             f"two agree; a person can merge them: fold in what this one adds "
             f"({fold_command(other)}), then `omh memory rm {shell_word(written)}`.")
+
+
+def _owned(store: LocalStore, doc: Doc, note: Note, source: str) -> bool:
+    """Whether the local note `note`, read from `doc`'s file, is this session's and
+    unchanged since it wrote it."""
+    from omh_git_memory.errors import InvalidKey
+
+    try:
+        key = Key.from_relpath(Path(doc.location).relative_to(store.root).as_posix())
+        return agent_owned(store, key, note, source) is None
+    except (InvalidKey, OmhError, ValueError):  # ValueError: not a file of the store
+        return False
 
 
 def _correction_warning(pair: Pair, key: str) -> str:
@@ -223,6 +258,7 @@ def _replace(ws: Workspace, key: str, obs: Observation,
                         "written; recall it to see what it holds now, then call again") from None
     if not done.changed:
         return f"local/{done.key} already says exactly that; nothing changed."
+    _record(ws, done.key, done.note)
     repeats = [p for p in repeats_of(done.note)  # not the note it was before
                if not (p.original.layer is Layer.LOCAL and p.original.key == done.key.value)]
     return (f"replaced local/{done.key} ({done.note.recorded.isoformat()}); it keeps its key. "
@@ -242,6 +278,16 @@ def _not_yours(err: NotYourNote) -> str:
     if err.reason == "missing":
         return (f"no local note {key} to replace; `replaces` takes the key of a note this "
                 "session remembered (recall shows keys); leave it out to record a new note")
+    if err.reason == "changed":
+        return (f"local/{key} was changed after this session wrote it (a person's `omh memory "
+                "update`, `edit`, review or text editor), so replacing it would lose their "
+                "edit; call remember without `replaces` to record what is new as a note of "
+                f"its own, or ask the person to fold it in (`omh memory update {shell_word(key)}`)")
+    if err.reason == "unrecorded":
+        return (f"local/{key} carries this session's source, but this server has no record "
+                "of writing it as it stands (a person wrote, renamed or restored it), so you "
+                "cannot replace it; call remember without `replaces` to record what is new, "
+                f"or ask the person to fold it in (`omh memory update {shell_word(key)}`)")
     return (f"local/{key} was recorded by {err.where!r}, not by this session, so you cannot "
             "replace it; call remember without `replaces` to record your own note")
 
@@ -297,14 +343,16 @@ def build_server(ws: Workspace) -> MCPServer:
                             known_keys=known, team=TeamKeys.of(searcher.snapshot.docs),
                             repeats_of=repeats_of)
         except KeyTaken as err:  # say it without the command line's --if-exists
-            raise ToolError(err.for_agent(own=_own(ws, err, source))) from None
+            raise ToolError(_taken(ws, err, source)) from None
         except OmhError as err:
             raise ToolError(str(err)) from None
+        if done.layer is Layer.LOCAL and done.written:
+            _record(ws, done.key, done.note)
         if written > LINT_AT_START:  # so the next session starts with fresh counts
             refresh_later(ws)
         return (f"remembered local/{done.key} ({done.note.recorded.isoformat()}). "
                 f"A person can share it with `omh memory promote {shell_word(done.key)}`."
-                + "".join(_repeat_warning(p, searcher, source, done.key.value)
+                + "".join(_repeat_warning(p, searcher, ws.local, source, done.key.value)
                           for p in done.repeats[:NAMED])
                 + (f" Warning: {more}." if (more := more_than_named(done.repeats)) else ""))
 
@@ -353,18 +401,8 @@ def serve(start: Path) -> None:
     stdout, SIGTERM or SIGHUP return; SIGINT raises KeyboardInterrupt (exit 130)."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING,
                         format="omh mcp: %(levelname)s %(message)s")
-    # Until the loop takes the signals over, SIGTERM and SIGHUP end the start-up
-    # as SIGINT does, by an exception between two bytecodes, not a kill.
-    previous = {sig: signal.signal(sig, _stop_starting) for sig in STOPPING}
-    try:
-        server = build_server(open_workspace(start))
-        stopped_by = asyncio.run(_serve_stdio(server))
-    except _Stopped:
-        return
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-    if stopped_by == signal.SIGINT:
+    server = build_server(open_workspace(start))
+    if asyncio.run(_serve_stdio(server)) == signal.SIGINT:
         raise KeyboardInterrupt
 
 
@@ -372,15 +410,6 @@ def serve(start: Path) -> None:
 # command answers with exit 130.
 STOPPING: Final = (signal.SIGTERM, signal.SIGHUP)
 EXIT_AT_ONCE: Final = {signal.SIGINT: 130, signal.SIGTERM: 0, signal.SIGHUP: 0}
-
-
-class _Stopped(BaseException):
-    """SIGTERM or SIGHUP during start-up (a BaseException, as KeyboardInterrupt is,
-    so nothing on the way mistakes it for an error)."""
-
-
-def _stop_starting(_sig: int, _frame: object) -> None:
-    raise _Stopped
 
 
 def _client_gone(err: BaseException, stopping: bool) -> bool:
@@ -501,20 +530,23 @@ async def _stdin_lines(binary: Any) -> Any:
     import threading
 
     loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[str | None] = asyncio.Queue(maxsize=1)  # no read-ahead
+    queue: asyncio.Queue[str | None] = asyncio.Queue()
+    room = threading.Semaphore(1)  # one line read ahead at most, as the SDK's reader
     text = io.TextIOWrapper(binary, encoding="utf-8", errors="replace")
 
     def pump() -> None:
         with contextlib.suppress(RuntimeError):  # the loop closed: the server ended
             try:
                 for line in text:
-                    asyncio.run_coroutine_threadsafe(queue.put(line), loop).result()
+                    room.acquire()
+                    loop.call_soon_threadsafe(queue.put_nowait, line)
             except (OSError, ValueError):  # a read error is an end of input
                 pass
-            asyncio.run_coroutine_threadsafe(queue.put(None), loop)
+            loop.call_soon_threadsafe(queue.put_nowait, None)
 
     threading.Thread(target=pump, name="omh mcp stdin", daemon=True).start()
     while (line := await queue.get()) is not None:
+        room.release()
         yield line
 
 
@@ -564,6 +596,10 @@ async def _serve_stdio(server: MCPServer) -> int | None:
         finally:
             for sig in (signal.SIGINT, *STOPPING):
                 loop.remove_signal_handler(sig)
+            if stopped_by:  # the end may still wait (an answer stuck in a full pipe)
+                for sig in (signal.SIGINT, *STOPPING):
+                    signal.signal(sig, lambda *_: os._exit(EXIT_AT_ONCE[
+                        signal.Signals(stopped_by[0])]))
     return stopped_by[0] if stopped_by else None
 
 
