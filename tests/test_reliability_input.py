@@ -41,11 +41,13 @@ INVISIBLE = ["\u202e", "\u202a", "\u2066", "\u200b", "\u200c", "\u200d", "\u2060
 
 
 def _store_files(root: Path) -> list[str]:
-    """Every file under `root`, temporary ones included (not the store's own record)."""
+    """Every file under `root`, temporary ones included (not the store's own records:
+    whose store it is, and which notes the MCP server wrote)."""
     if not root.exists():
         return []
     return sorted(str(p.relative_to(root)) for p in root.rglob("*")
-                  if p.is_file() and p.name != ".omh-store")
+                  if p.is_file() and p.name != ".omh-store"
+                  and not (p.parent.name == ".omh-agent" and not p.name.startswith(".")))
 
 
 def _local_root(repo: Path) -> Path:

@@ -74,8 +74,9 @@ REMEMBER_DESCRIPTION: Final = (
     "note answers in the words someone would ask them. `relates_to` takes keys of notes "
     "that exist (recall shows them); `invalidated_by` optionally says what makes the "
     "note stale (e.g. base:2026-09). The note goes to your local layer; a person "
-    "promotes it to the team. To correct a note this session recorded, pass its key as "
-    "`replaces`: the note keeps its key and becomes what these arguments say."
+    "promotes it to the team. To correct a note this session recorded (and nobody has "
+    "changed since), pass its key as `replaces`: the note keeps its key and becomes what "
+    "these arguments say."
 )
 
 Text = Annotated[str, Field(max_length=MAX_TEXT)]
