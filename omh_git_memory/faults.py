@@ -47,6 +47,7 @@ STOP_ONLY: Final = (
     "rm:local",  # `omh memory rm` read the local note, has not removed it yet
     "mv:planned",  # `omh memory mv` read the local store, has not locked it yet
     "update:write",  # `omh memory update`/`edit` checked the new text, has not written it
+    "mcp:call",  # `omh mcp serve` took a tool call, has not begun it (a request pending)
 )
 
 # The points inside the commit's transaction, where an error must be undone.

@@ -25,13 +25,21 @@ Where it is written:
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import functools
+import hashlib
+import json
+import os
+import secrets
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Final
 
 from omh_git_memory import faults
-from omh_git_memory.errors import InvalidKey, NoteNotFound, NoteRefused, OmhError
+from omh_git_memory.errors import InvalidKey, NoteNotFound, NoteRefused, OmhError, StoreError
 from omh_git_memory.expiry.triggers import trigger_problem
 from omh_git_memory.git import (
     Change,
@@ -59,6 +67,7 @@ from omh_git_memory.note import (
 from omh_git_memory.promote import finish_team_commit, working_copy_set_aside
 from omh_git_memory.remember import Observation, build_surprise, first_sentence, plain_lines
 from omh_git_memory.secret_scan import find_secrets
+from omh_git_memory.store import TMP_PREFIX, LocalStore, read_regular
 from omh_git_memory.team import team_path
 from omh_git_memory.workspace import Workspace
 
@@ -466,9 +475,11 @@ def replace_own(ws: Workspace, key: str, obs: Observation, templates: KeyTemplat
     """An agent's correction of its own local note: the note `key` becomes the note
     `obs` describes (as `remember` builds it, always strict) and keeps its key.
 
-    Own means the note's `source` is exactly `obs.source` — the line the server
-    writes for this session and client. A team note, a derived note, or a local
-    note another writer recorded is refused with :class:`NotYourNote`."""
+    Own is :func:`agent_owned`: the note's `source` is exactly `obs.source` and its
+    file is still the one an agent wrote, byte for byte. A team note, a derived
+    note, a local note another writer recorded, or one a person changed since is
+    refused with :class:`NotYourNote`. The caller records what it wrote
+    (:func:`record_agent_write`)."""
     graph = graph or ws.graph()
     derived = derived_sources(ws)
     local = graph.claimants(Layer.LOCAL, key)
@@ -479,8 +490,9 @@ def replace_own(ws: Workspace, key: str, obs: Observation, templates: KeyTemplat
             raise NotYourNote(key, "derived", derived[key])
         raise NotYourNote(key, "missing")
     target = find_target(graph, derived, key, Layer.LOCAL)
-    if target.note.source != obs.source:
-        raise NotYourNote(key, "other", target.note.source)
+    refused = agent_owned(ws.local, target.file_key, target.note, obs.source)
+    if refused is not None:
+        raise NotYourNote(key, refused, target.note.source)
     note = build_surprise(obs, templates, today)
     for link in note.links:
         if not graph.reaches(link, Layer.LOCAL):
@@ -492,3 +504,75 @@ def replace_own(ws: Workspace, key: str, obs: Observation, templates: KeyTemplat
         raise NoteRefused(f"the note would not read back: {err}") from None
     check_text(text, target, graph, strict=True)
     return write_back(ws, target, text, verb="replace")
+
+
+# --- what an agent wrote: the record `replaces` is checked against -----------------
+#
+# A note's `source` line says who wrote it, but anybody can write that line, and a
+# person's `update`, `edit`, review's edit or a text editor keeps it as it was. So
+# the server records, for each local note it writes, the digest of the exact bytes
+# and the file they went into (its inode): one small file per key in
+# `.omh-agent/` at the store's root, outside the note format and out of every
+# listing (a dot name). The note is the agent's to replace only while its file is
+# that file holding those bytes; any other write — through omh or not — changes
+# the bytes or the file, and a note brought back (after promote, say) is a new file.
+
+AGENT_RECORDS: Final = ".omh-agent"
+MAX_RECORD: Final = 4096
+
+
+def _record_path(store: LocalStore, key: Key) -> Path:
+    name = hashlib.sha256(key.value.encode("utf-8")).hexdigest()
+    return store.root / AGENT_RECORDS / name
+
+
+def record_agent_write(store: LocalStore, key: Key, data: bytes) -> None:
+    """Record that an agent wrote `data` as the local note `key` (the file now at
+    its path). Atomic; :class:`StoreError` when it cannot be recorded, in which
+    case the note is simply not replaceable (nothing is lost)."""
+    folder = store.root / AGENT_RECORDS
+    try:
+        inode = os.lstat(store.path_for(key)).st_ino
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(folder, 0o700)
+        if not stat.S_ISDIR(os.lstat(folder).st_mode):  # never through a symlink
+            raise StoreError(f"{folder} is not a folder; move it away so omh can record "
+                             "which notes an agent wrote")
+        record = json.dumps({"key": key.value, "sha256": hashlib.sha256(data).hexdigest(),
+                             "inode": inode}).encode("utf-8")
+        tmp = folder / f"{TMP_PREFIX}{secrets.token_hex(8)}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(record)
+            os.replace(tmp, _record_path(store, key))
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+    except OSError as err:
+        raise StoreError(f"cannot record that an agent wrote local/{key} in {folder}: "
+                         f"{err.strerror}") from None
+
+
+def agent_owned(store: LocalStore, key: Key, note: Note, source: str) -> str | None:
+    """None when the local note `note`, in the file of `key`, is one an agent of
+    `source` wrote and nobody has changed since; else why not: `other` (its
+    `source` is another writer's), `unrecorded` (no agent's write of this key is
+    recorded) or `changed` (the file is not the one, with the bytes, recorded)."""
+    if note.source != source:
+        return "other"
+    raw = read_regular(_record_path(store, key), MAX_RECORD)
+    try:
+        record = json.loads(raw) if raw is not None else None
+    except ValueError:  # a torn or hand-made record proves nothing
+        record = None
+    if not isinstance(record, dict) or record.get("key") != key.value:
+        return "unrecorded"
+    try:
+        inode = os.lstat(store.path_for(key)).st_ino
+    except (OSError, StoreError):
+        return "changed"
+    written = hashlib.sha256(render(note).encode("utf-8")).hexdigest()
+    if record.get("sha256") != written or record.get("inode") != inode:
+        return "changed"
+    return None

@@ -41,12 +41,14 @@ INVISIBLE = ["\u202e", "\u202a", "\u2066", "\u200b", "\u200c", "\u200d", "\u2060
 
 
 def _store_files(root: Path) -> list[str]:
-    """Every file under `root`, temporary ones included (not the store's own record,
-    nor the lock file every writer takes)."""
+    """Every file under `root`, temporary ones included (not the store's own records:
+    whose store it is, and which notes the MCP server wrote; nor the lock file every
+    writer takes)."""
     if not root.exists():
         return []
     return sorted(str(p.relative_to(root)) for p in root.rglob("*")
-                  if p.is_file() and p.name not in (".omh-store", ".omh-lock"))
+                  if p.is_file() and p.name not in (".omh-store", ".omh-lock")
+                  and not (p.parent.name == ".omh-agent" and not p.name.startswith(".")))
 
 
 def _local_root(repo: Path) -> Path:

@@ -27,6 +27,7 @@ from tests.helpers import (
     git,
     local_store,
     omh,
+    remember_linked,
     resume,
     start_at_fault,
     wait_stopped,
@@ -585,12 +586,12 @@ def test_replaces_passes_the_same_refusals_as_remember(repo_dir: Path) -> None:
 
 def test_replaces_refuses_a_dangling_link_the_old_note_already_had(repo_dir: Path) -> None:
     # Always strict, like remember: a dangling link is refused even when the note
-    # being replaced (written at the command line, not strict) already held it.
-    run = omh(repo_dir, "memory", "remember", *[f"--{k}={v}" for k, v in GOOD.items()
-                                                 if k != "answers"], "--answers", "q",
-              "--relates-to", "no/such", "--source", "session s03, claude-code 2.1")
-    assert run.code == 0, run.err
-    (kept,) = _mcp(repo_dir, [{**GOOD, "relates_to": ["no/such"], "replaces": OWN}])
+    # being replaced already held it (the note it linked to was removed since).
+    target = remember_linked(repo_dir, "The target note.")
+    (done,) = _mcp(repo_dir, [{**GOOD, "relates_to": [target]}])
+    assert not done.is_error, _text(done)
+    assert omh(repo_dir, "memory", "rm", target).code == 0
+    (kept,) = _mcp(repo_dir, [{**GOOD, "relates_to": [target], "replaces": OWN}])
     assert kept.is_error and "names no note" in _text(kept), _text(kept)
 
 

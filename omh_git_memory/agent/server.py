@@ -15,9 +15,12 @@ logs go to stderr.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
+import errno
 import logging
 import os
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -28,13 +31,14 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
+from omh_git_memory import faults
 from omh_git_memory.agent.census import Census, own_prefixes, take_census
 from omh_git_memory.errors import OmhError
 from omh_git_memory.expiry.stale import pin_trigger, stale_marks
-from omh_git_memory.keys import shell_word
+from omh_git_memory.keys import Key, shell_word
 from omh_git_memory.layers import Layer
 from omh_git_memory.near_duplicate import NAMED, Pair, fold_command, more_than_named, repeated
-from omh_git_memory.note import Note
+from omh_git_memory.note import Note, render
 from omh_git_memory.plural import agree
 from omh_git_memory.recall.index import Doc, note_of
 from omh_git_memory.recall.rank import (
@@ -46,7 +50,14 @@ from omh_git_memory.recall.rank import (
     shown_docs,
 )
 from omh_git_memory.remember import KeyTaken, Observation, TeamKeys, remember
-from omh_git_memory.update import ChangedMeanwhile, NotYourNote, replace_own
+from omh_git_memory.store import LocalStore
+from omh_git_memory.update import (
+    ChangedMeanwhile,
+    NotYourNote,
+    agent_owned,
+    record_agent_write,
+    replace_own,
+)
 from omh_git_memory.workspace import Workspace, open_workspace
 
 # A note is a page of prose; an argument this long is a pasted log, not a note.
@@ -63,8 +74,9 @@ REMEMBER_DESCRIPTION: Final = (
     "note answers in the words someone would ask them. `relates_to` takes keys of notes "
     "that exist (recall shows them); `invalidated_by` optionally says what makes the "
     "note stale (e.g. base:2026-09). The note goes to your local layer; a person "
-    "promotes it to the team. To correct a note this session recorded, pass its key as "
-    "`replaces`: the note keeps its key and becomes what these arguments say."
+    "promotes it to the team. To correct a note this session recorded (and nobody has "
+    "changed since), pass its key as `replaces`: the note keeps its key and becomes what "
+    "these arguments say."
 )
 
 Text = Annotated[str, Field(max_length=MAX_TEXT)]
@@ -160,18 +172,34 @@ def clean_source_part(text: str) -> str:
 MAX_KEY: Final = 512
 
 
-def _own(ws: Workspace, err: KeyTaken, source: str) -> bool:
-    """Whether the local note `err` found in the way was written by this session
-    and client (its `source` is the line this server writes now)."""
-    from omh_git_memory.layers import Layer
-
+def _taken(ws: Workspace, err: KeyTaken, source: str) -> str:
+    """The answer when `remember` finds its key taken: `replaces` is offered only for
+    a local note this session wrote and nobody changed since (:func:`agent_owned`)."""
     if err.layer is not Layer.LOCAL:
-        return False
-    return any(e.note is not None and e.note.source == source
-               for e in ws.graph().claimants(Layer.LOCAL, err.key.value))
+        return err.for_agent()
+    reasons = [agent_owned(ws.local, err.key, e.note, source)
+               for e in ws.graph().claimants(Layer.LOCAL, err.key.value) if e.note is not None]
+    if None in reasons:
+        return err.for_agent(own=True)
+    if any(r in ("changed", "unrecorded") for r in reasons):
+        return (f"note {err.key} already exists in your local layer (recall shows it); it "
+                "carries this session's source but is not as this session wrote it (a person "
+                "changed it since), so you cannot replace it; to record something new, word "
+                "the first sentence of `observed` so it says what is new (it becomes the key)")
+    return err.for_agent(own=False)
 
 
-def _repeat_warning(pair: Pair, searcher: Searcher, source: str, written: str) -> str:
+def _record(ws: Workspace, key: Key, note: Note) -> None:
+    """Record that this server wrote `note` as local/`key`, so `replaces` may correct
+    it while nobody else changes it; said in the log when it cannot be recorded."""
+    try:
+        record_agent_write(ws.local, key, render(note).encode("utf-8"))
+    except OmhError as err:
+        log.warning("%s; `replaces` will refuse this note", err)
+
+
+def _repeat_warning(pair: Pair, searcher: Searcher, store: LocalStore, source: str,
+                    written: str) -> str:
     """The answer's warning that the note just written (`written`) says what
     `pair.original` says: never silent; `replaces` only offered for this session's own
     local note. Keeping one also takes removing the copy, which no tool does, so the
@@ -180,7 +208,7 @@ def _repeat_warning(pair: Pair, searcher: Searcher, source: str, written: str) -
     said = (f" Warning: this note looks like {other.key} ({other.layer.value} · "
             f"{other.recorded.isoformat()}, {pair.similarity:.0f}% alike).")
     own = other.layer is Layer.LOCAL and any(
-        doc.location == other.location and note.source == source
+        doc.location == other.location and _owned(store, doc, note, source)
         for doc, note in searcher.local_notes)
     if own:
         return (f"{said} It is your own note: if both record the same thing, keep that one: "
@@ -190,6 +218,18 @@ def _repeat_warning(pair: Pair, searcher: Searcher, source: str, written: str) -
     return (f"{said} If both record the same thing, recall {other.key} and make sure the "
             f"two agree; a person can merge them: fold in what this one adds "
             f"({fold_command(other)}), then `omh memory rm {shell_word(written)}`.")
+
+
+def _owned(store: LocalStore, doc: Doc, note: Note, source: str) -> bool:
+    """Whether the local note `note`, read from `doc`'s file, is this session's and
+    unchanged since it wrote it."""
+    from omh_git_memory.errors import InvalidKey
+
+    try:
+        key = Key.from_relpath(Path(doc.location).relative_to(store.root).as_posix())
+        return agent_owned(store, key, note, source) is None
+    except (InvalidKey, OmhError, ValueError):  # ValueError: not a file of the store
+        return False
 
 
 def _correction_warning(pair: Pair, key: str) -> str:
@@ -218,6 +258,7 @@ def _replace(ws: Workspace, key: str, obs: Observation,
                         "written; recall it to see what it holds now, then call again") from None
     if not done.changed:
         return f"local/{done.key} already says exactly that; nothing changed."
+    _record(ws, done.key, done.note)
     repeats = [p for p in repeats_of(done.note)  # not the note it was before
                if not (p.original.layer is Layer.LOCAL and p.original.key == done.key.value)]
     return (f"replaced local/{done.key} ({done.note.recorded.isoformat()}); it keeps its key. "
@@ -237,6 +278,16 @@ def _not_yours(err: NotYourNote) -> str:
     if err.reason == "missing":
         return (f"no local note {key} to replace; `replaces` takes the key of a note this "
                 "session remembered (recall shows keys); leave it out to record a new note")
+    if err.reason == "changed":
+        return (f"local/{key} was changed after this session wrote it (a person's `omh memory "
+                "update`, `edit`, review or text editor), so replacing it would lose their "
+                "edit; call remember without `replaces` to record what is new as a note of "
+                f"its own, or ask the person to fold it in (`omh memory update {shell_word(key)}`)")
+    if err.reason == "unrecorded":
+        return (f"local/{key} carries this session's source, but this server has no record "
+                "of writing it as it stands (a person wrote, renamed or restored it), so you "
+                "cannot replace it; call remember without `replaces` to record what is new, "
+                f"or ask the person to fold it in (`omh memory update {shell_word(key)}`)")
     return (f"local/{key} was recorded by {err.where!r}, not by this session, so you cannot "
             "replace it; call remember without `replaces` to record your own note")
 
@@ -270,6 +321,7 @@ def build_server(ws: Workspace) -> MCPServer:
         invalidated_by: Annotated[str, Field(max_length=200)] | None = None,
         replaces: Annotated[str, Field(max_length=MAX_KEY)] | None = None,
     ) -> str:
+        faults.point("mcp:call")
         searcher = state.searcher()
         known = {d.key for d in searcher.docs if d is not None and not d.problem}
         source = _source(ctx)
@@ -291,14 +343,16 @@ def build_server(ws: Workspace) -> MCPServer:
                             known_keys=known, team=TeamKeys.of(searcher.snapshot.docs),
                             repeats_of=repeats_of)
         except KeyTaken as err:  # say it without the command line's --if-exists
-            raise ToolError(err.for_agent(own=_own(ws, err, source))) from None
+            raise ToolError(_taken(ws, err, source)) from None
         except OmhError as err:
             raise ToolError(str(err)) from None
+        if done.layer is Layer.LOCAL and done.written:
+            _record(ws, done.key, done.note)
         if written > LINT_AT_START:  # so the next session starts with fresh counts
             refresh_later(ws)
         return (f"remembered local/{done.key} ({done.note.recorded.isoformat()}). "
                 f"A person can share it with `omh memory promote {shell_word(done.key)}`."
-                + "".join(_repeat_warning(p, searcher, source, done.key.value)
+                + "".join(_repeat_warning(p, searcher, ws.local, source, done.key.value)
                           for p in done.repeats[:NAMED])
                 + (f" Warning: {more}." if (more := more_than_named(done.repeats)) else ""))
 
@@ -306,6 +360,7 @@ def build_server(ws: Workspace) -> MCPServer:
         question: Text,
         also_phrased_as: Items | None = None,
     ) -> str:
+        faults.point("mcp:call")
         if not question.strip():
             raise ToolError("`question` is empty; ask what you want to know")
         try:
@@ -341,10 +396,36 @@ def build_server(ws: Workspace) -> MCPServer:
 
 
 def serve(start: Path) -> None:
+    """Serve until the client goes away or a signal stops it. Every such end is a
+    normal one (docs/mcp.md, "How the server ends"): EOF on stdin, a broken pipe on
+    stdout, SIGTERM or SIGHUP return; SIGINT raises KeyboardInterrupt (exit 130)."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING,
                         format="omh mcp: %(levelname)s %(message)s")
     server = build_server(open_workspace(start))
-    asyncio.run(_serve_stdio(server))
+    if asyncio.run(_serve_stdio(server)) == signal.SIGINT:
+        raise KeyboardInterrupt
+
+
+# The signals that end the server normally; SIGINT is Ctrl-C, which every omh
+# command answers with exit 130.
+STOPPING: Final = (signal.SIGTERM, signal.SIGHUP)
+EXIT_AT_ONCE: Final = {signal.SIGINT: 130, signal.SIGTERM: 0, signal.SIGHUP: 0}
+
+
+def _client_gone(err: BaseException, stopping: bool) -> bool:
+    """Whether `err` — every error inside it, for an exception group — says only
+    that the connection ended: the client closed its end of a pipe (EPIPE, a reset),
+    or one of the SDK's streams was closed under a task during the teardown that
+    follows; when a signal is `stopping` the server, a cancellation as well."""
+    import anyio
+
+    if isinstance(err, BaseExceptionGroup):
+        return all(_client_gone(e, stopping) for e in err.exceptions)
+    if isinstance(err, anyio.BrokenResourceError | anyio.ClosedResourceError | anyio.EndOfStream):
+        return True
+    if stopping and isinstance(err, asyncio.CancelledError):
+        return True
+    return isinstance(err, OSError) and err.errno in (errno.EPIPE, errno.ECONNRESET)
 
 
 # JSON-RPC 2.0 error codes (https://www.jsonrpc.org/specification#error_object).
@@ -440,13 +521,46 @@ class _Requests:
             await self.replies.send(SessionMessage(error))
 
 
-async def _serve_stdio(server: MCPServer) -> None:
-    """`server.run_stdio_async()`, with :class:`_Requests` in front of the SDK's
-    line reader. stdin is read from a private copy of fd 0 and fd 0 itself points
-    at the null device, as the SDK does, so nothing else can take the client's
-    bytes."""
+async def _stdin_lines(binary: Any) -> Any:
+    """The lines of the client's stdin, as text. A daemon thread reads them (a
+    blocking read works for every kind of stdin: pipe, socket, terminal, file), so
+    the server can end while the read still waits: a thread of the SDK's would be
+    waited for, and with the client's stdout gone but its stdin open, forever."""
     import io
+    import threading
 
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[str | None] = asyncio.Queue()
+    room = threading.Semaphore(1)  # one line read ahead at most, as the SDK's reader
+    text = io.TextIOWrapper(binary, encoding="utf-8", errors="replace")
+
+    def pump() -> None:
+        with contextlib.suppress(RuntimeError):  # the loop closed: the server ended
+            try:
+                for line in text:
+                    room.acquire()
+                    loop.call_soon_threadsafe(queue.put_nowait, line)
+            except (OSError, ValueError):  # a read error is an end of input
+                pass
+            loop.call_soon_threadsafe(queue.put_nowait, None)
+
+    threading.Thread(target=pump, name="omh mcp stdin", daemon=True).start()
+    while (line := await queue.get()) is not None:
+        room.release()
+        yield line
+
+
+async def _serve_stdio(server: MCPServer) -> int | None:
+    """`server.run_stdio_async()`, with :class:`_Requests` in front of the SDK's
+    line reader, until the client goes away or a signal stops it; the signal that
+    did, if one did. stdin is read from a private copy of fd 0 and fd 0 itself
+    points at the null device, as the SDK does, so nothing else can take the
+    client's bytes.
+
+    A client that goes away — EOF on stdin, its end of stdout closed, with or
+    without calls pending — ends the server normally, as SIGTERM and SIGHUP do
+    (a call under way is finished first: a note being written is written whole).
+    A second signal while it ends exits at once."""
     import anyio
     from mcp.server.stdio import stdio_server
 
@@ -454,13 +568,39 @@ async def _serve_stdio(server: MCPServer) -> None:
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
-    text = io.TextIOWrapper(os.fdopen(private, "rb"), encoding="utf-8", errors="replace")
-    requests = _Requests(anyio.wrap_file(text))
+    # closefd=False: the reading thread may still wait on it as the server ends.
+    requests = _Requests(_stdin_lines(os.fdopen(private, "rb", closefd=False)))
     lowlevel = server._lowlevel_server  # what run_stdio_async runs; the SDK has no public name
-    async with stdio_server(stdin=requests) as (read_stream, write_stream):  # type: ignore[arg-type]
-        requests.replies = write_stream
-        requests.ready.set()
-        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+    loop = asyncio.get_running_loop()
+    stopped_by: list[int] = []
+    with anyio.CancelScope() as scope:
+
+        def stop(sig: int) -> None:
+            if stopped_by:  # asked twice: the person means it
+                os._exit(EXIT_AT_ONCE[signal.Signals(stopped_by[0])])
+            stopped_by.append(sig)
+            scope.cancel()
+
+        for sig in (signal.SIGINT, *STOPPING):
+            loop.add_signal_handler(sig, stop, sig)
+        try:
+            async with stdio_server(stdin=requests) as (read_stream,  # type: ignore[arg-type]
+                                                        write_stream):
+                requests.replies = write_stream
+                requests.ready.set()
+                await lowlevel.run(read_stream, write_stream,
+                                   lowlevel.create_initialization_options())
+        except (Exception, BaseExceptionGroup) as err:
+            if not _client_gone(err, stopping=bool(stopped_by)):
+                raise
+        finally:
+            for sig in (signal.SIGINT, *STOPPING):
+                loop.remove_signal_handler(sig)
+            if stopped_by:  # the end may still wait (an answer stuck in a full pipe)
+                for sig in (signal.SIGINT, *STOPPING):
+                    signal.signal(sig, lambda *_: os._exit(EXIT_AT_ONCE[
+                        signal.Signals(stopped_by[0])]))
+    return stopped_by[0] if stopped_by else None
 
 
 @dataclass(frozen=True)
