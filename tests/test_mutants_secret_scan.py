@@ -307,3 +307,68 @@ def test_code_that_reads_a_value_and_placeholder_words_pass(line: str) -> None:
 
 def test_a_fifteen_character_token_is_searched_for() -> None:
     assert kinds("xoxb-1234567890") == ["a Slack token"]
+
+
+def test_decoded_text_of_twelve_characters_is_read() -> None:
+    # 18 bytes (the fewest the pattern decodes: 24 characters) in 12 characters.
+    text = "mysql -p€€€ "
+    assert len(text) == 12 and len(text.encode()) == 18
+    assert kinds(_b64(text.encode())) == ["base64 of text that holds a secret"]
+
+
+def test_decoded_text_nine_tenths_printable_is_read() -> None:
+    text = b"\x01\x02" + b"password=hunter2hu"  # 18 of 20 printable: the limit
+    assert len(text) == 20
+    assert kinds(_b64(text)) == ["base64 of text that holds a secret"]
+
+
+def test_a_header_cut_between_token_characters_is_joined() -> None:
+    assert find_secrets("PuTTY-User-\nKey-File-3: ssh-rsa\n") == [
+        SecretHit(1, "a PuTTY private key")]
+
+
+def test_a_variable_joined_to_the_next_word_is_no_password() -> None:
+    assert find_secrets("PGPASSWORD=$DB_PASSWORD\nthen psql\n") == []
+
+
+def _wrapped(lines: int) -> list[str]:
+    """A base64 credentials file cut into `lines` lines of which no line alone (nor
+    two joined with nothing between them) holds a secret."""
+    blob = _b64(b"[default]\naws_secret_access_key = " + b"k9" * 13)  # no padding
+    width = -(-len(blob) // lines)
+    cut = [blob[i:i + width] for i in range(0, len(blob), width)]
+    assert len(cut) == lines and all(len(c) >= 16 for c in cut)
+    return cut
+
+
+def test_base64_of_two_lines_is_read_at_the_start_of_a_note() -> None:
+    cut = _wrapped(2)
+    assert not find_secrets(cut[0]) and not find_secrets(cut[1])
+    assert find_secrets("\n".join(cut) + "\n") == [
+        SecretHit(1, "base64 of text that holds a secret")]
+
+
+def test_base64_of_two_lines_is_read_after_prose() -> None:
+    cut = _wrapped(2)
+    assert find_secrets("intro\n" + "\n".join(cut) + "\nend\n") == [
+        SecretHit(2, "base64 of text that holds a secret")]
+
+
+def test_base64_of_three_lines_is_read_without_the_line_after_it() -> None:
+    cut = _wrapped(3)
+    # The next line is no base64 line (it has spaces); its first word, read with
+    # the run, would decode to bytes that are not text.
+    text = "\n".join(cut) + "\n//////////////////// and some prose\n"
+    assert find_secrets(text)[:1] == [SecretHit(1, "base64 of text that holds a secret")]
+
+
+def test_a_run_of_base64_lines_is_read_for_encoded_secrets_only() -> None:
+    # `token=` ends a base64 line and a value starts the next: an assignment read
+    # where the two lines join (line 2), not as the run's own (line 1).
+    text = "QUFBQUFBQUFBQUFBQUFB\nQUFBQUFBQUFBQUFBtoken=\nabcdefgh12345678\n"
+    assert find_secrets(text) == [SecretHit(2, "a credential assignment")]
+
+
+def test_a_secret_on_a_later_line_that_is_no_base64_is_kept() -> None:
+    assert find_secrets("one\ntwo\nhere: AKIAABCDEFGHIJKLMNOP\n") == [
+        SecretHit(3, "an AWS access key id")]
