@@ -507,3 +507,48 @@ def test_wrong_a_merge_of_unrelated_histories_keeps_the_repositorys_store(
     for where in (repo, clone):
         run = cli(where, "memory", env=mounted)
         assert run.code == 0 and SEED_KEY in run.out, (where, run.err)
+
+
+def test_dataloss_a_store_recorded_before_the_first_commit_is_not_adopted_elsewhere(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    """Item 3 (review F5, sibling): `omh adopt OLD_PATH` run in an unrelated repository,
+    naming the old path of a clone moved before its first commit, moved that clone's
+    private notes into the unrelated repository's store (and out of their own)."""
+    old = tmp_path / "a"
+    old.mkdir()
+    git(old, "init", "-q")
+    assert cli(old, *SEED_ARGS).code == 0
+    [store] = _stores(isolated_home)
+    new = tmp_path / "a-moved"
+    shutil.move(str(old), str(new))
+    other = tmp_path / "b"
+    make_repo(other, {"b.txt": "b\n"})
+    before = _snapshot(store)
+    run = cli(other, "adopt", str(old))
+    assert run.code == 1 and "before its first commit" in run.err, (run.out, run.err)
+    assert _snapshot(store) == before and SEED_KEY not in cli(other, "memory").out
+    assert cli(new, "adopt").code == 0  # its own clone still can
+    assert SEED_KEY in cli(new, "memory").out
+
+
+def test_wrong_a_shallow_clone_is_not_offered_another_clones_store(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    """Item 3 (review F9): a shallow clone made at a moved clone's old path was told the
+    store held "another repository's" notes (its boundary taken for the root), with
+    the wrong advice; it cannot tell, says so, and cannot take the store over."""
+    full = tmp_path / "full"
+    _history(full, 2)
+    assert cli(full, *SEED_ARGS).code == 0
+    moved_to = tmp_path / "elsewhere"
+    shutil.move(str(full), str(moved_to))
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{moved_to}", str(full))
+    run = cli(full, "memory")
+    assert run.code == 1 and "shallow" in run.err and run.err.count("\n") == 1, run.err
+    assert "another repository" not in run.err
+    [store] = _stores(isolated_home)
+    taken = cli(full, "adopt", str(store))
+    assert taken.code == 1 and "--unshallow" in taken.err, taken.err
+    git(full, "fetch", "-q", "--unshallow")
+    assert "another clone of this repository" in cli(full, "memory").err
