@@ -178,14 +178,14 @@ def _unrelated(repo: GitRepo, record: StoreRecord) -> bool:
 
 def _rootless(store: Path, record: StoreRecord) -> str:
     return (f"the local store {store} was made by the clone at {record.checkout} before "
-            "its first commit, so only that clone's id says whose it is, and this is "
+            "its first commit: only that clone's id says whose it is, and this is "
             "another clone or repository")
 
 
 def _shallow(store: Path, record: StoreRecord) -> str:
     return (f"the local store {store} belongs to another clone, which was at "
-            f"{record.checkout}, and this clone is shallow: it lacks the commit the "
-            "store's record names, so nothing tells whether it is of the same repository")
+            f"{record.checkout}; this clone is shallow and lacks the commit the store's "
+            "record names: nothing tells whether it is of the same repository")
 
 
 def _describe_root(record: StoreRecord, ours: str | None) -> str:
@@ -209,7 +209,6 @@ def check_owner(repo: GitRepo, store: Path, mounted: bool = False) -> None:
     mine = clone_id(repo)
     if record.clone is not None and record.clone == mine:
         return
-    ours = first_root(repo)
     same = _same_history(repo, record)
     unrelated = same is False
     if mounted:
@@ -218,7 +217,8 @@ def check_owner(repo: GitRepo, store: Path, mounted: bool = False) -> None:
         if unrelated:
             raise ForeignStore(
                 f"OMH_LOCAL_STORE names {store}, which holds the notes of another "
-                f"repository ({_describe_root(record, ours)}), so omh neither reads nor "
+                f"repository ({_describe_root(record, first_root(repo))}), so omh "
+                "neither reads nor "
                 "writes it here: point OMH_LOCAL_STORE at this repository's store, or at "
                 "a new folder")
         return
@@ -238,7 +238,8 @@ def check_owner(repo: GitRepo, store: Path, mounted: bool = False) -> None:
     if unrelated:
         raise ForeignStore(
             f"the local store {store} holds the notes of another repository, which was "
-            f"at {record.checkout} ({_describe_root(record, ours)}), so omh neither reads "
+            f"at {record.checkout} ({_describe_root(record, first_root(repo))}), so omh "
+            "neither reads "
             "nor writes it here; if that repository was moved, run `omh adopt` in it to "
             f"take its notes along; to start a fresh store for this one, `{aside}` (the "
             "moved clone still finds it there)")
