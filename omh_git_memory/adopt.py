@@ -11,7 +11,11 @@ file `.omh-store` at its root, the clone it belongs to:
   moved" from "another clone of the same repository", and works before the first
   commit;
 - `root`: the first-parent root commit of HEAD, which every clone shares (None
-  before the first commit), for when the clone id was lost.
+  before the first commit, and in a shallow clone, whose boundary is no root),
+  for when the clone id was lost. Filled in by the clone itself once it has one.
+  Another clone belongs to the same repository when the recorded root is in its
+  history (any of its roots, so a later merge of unrelated histories keeps it);
+  a shallow clone without that commit cannot tell.
 
 A store is *left behind* when its recorded checkout no longer holds a git
 repository. It is this clone's for certain (`MOVED`) when the clone ids agree;
@@ -38,7 +42,7 @@ from pathlib import Path
 from typing import Final
 
 from omh_git_memory.errors import StoreError
-from omh_git_memory.git import GitRepo, first_root
+from omh_git_memory.git import GitRepo, first_root, holds_in_history
 from omh_git_memory.journal import DIR_MODE, FILE_MODE, make_private_dirs
 from omh_git_memory.keys import NOTE_SUFFIX
 from omh_git_memory.plural import count
@@ -135,19 +139,21 @@ def keep_record(repo: GitRepo, store: Path, only_if_missing: bool = False) -> No
     if not store.is_dir():
         return
     found = read_record(store)
-    if only_if_missing and found is not None:
+    mine = clone_id(repo, create=True)
+    if only_if_missing and found is not None and not (
+            found.root is None and found.clone is not None and found.clone == mine):
         return
     checkout = str(repo.main_checkout)
-    mine = clone_id(repo, create=True)
     if found is not None and found.clone is not None and found.clone != mine:
         # Another clone's store: it was moved away and a new clone now sits at its
         # old path. Rewriting the record would hide the store from the clone that
         # made it, which finds it by this id; keep it as it is (check_owner refuses
         # to open it).
         return
-    if found is not None and found.checkout == checkout and found.clone == mine:
-        return
-    if found is not None and _unrelated(found, first_root(repo)):
+    if found is not None and found.checkout == checkout and found.clone == mine and (
+            found.root is not None or first_root(repo) is None):
+        return  # up to date (a record made before the first commit gets its root here)
+    if found is not None and _unrelated(repo, found):
         return  # another repository's: never claimed (check_owner refuses it)
     with contextlib.suppress(StoreError):
         write_record(store, record_of(repo))
@@ -157,11 +163,29 @@ class ForeignStore(StoreError):
     """The store's record names another repository or clone: it is not opened."""
 
 
-def _unrelated(record: StoreRecord, ours: str | None) -> bool:
-    """Whether the store provably holds another repository's notes: its record
-    names a first commit this repository does not start from (or this repository
-    has no commit yet, so it cannot be the one that made them)."""
-    return record.root is not None and record.root != ours
+def _same_history(repo: GitRepo, record: StoreRecord) -> bool | None:
+    """Whether the store's notes are this repository's by history: True when the
+    recorded root is in HEAD's history, False when provably not (or this
+    repository has no commit yet, so it cannot be the one that made them), None
+    when nothing can tell (no root recorded, or a shallow clone lacking it)."""
+    return None if record.root is None else holds_in_history(repo, record.root)
+
+
+def _unrelated(repo: GitRepo, record: StoreRecord) -> bool:
+    """Whether the store provably holds another repository's notes."""
+    return _same_history(repo, record) is False
+
+
+def _rootless(store: Path, record: StoreRecord) -> str:
+    return (f"the local store {store} was made by the clone at {record.checkout} before "
+            "its first commit: only that clone's id says whose it is, and this is "
+            "another clone or repository")
+
+
+def _shallow(store: Path, record: StoreRecord) -> str:
+    return (f"the local store {store} belongs to another clone, which was at "
+            f"{record.checkout}; this clone is shallow and lacks the commit the store's "
+            "record names: nothing tells whether it is of the same repository")
 
 
 def _describe_root(record: StoreRecord, ours: str | None) -> str:
@@ -185,23 +209,37 @@ def check_owner(repo: GitRepo, store: Path, mounted: bool = False) -> None:
     mine = clone_id(repo)
     if record.clone is not None and record.clone == mine:
         return
-    ours = first_root(repo)
-    unrelated = _unrelated(record, ours)
+    same = _same_history(repo, record)
+    unrelated = same is False
     if mounted:
+        # A shallow clone, or a record made before the first commit or by a shallow
+        # clone, proves nothing either way: the user's choice of store stands.
         if unrelated:
             raise ForeignStore(
                 f"OMH_LOCAL_STORE names {store}, which holds the notes of another "
-                f"repository ({_describe_root(record, ours)}), so omh neither reads nor "
+                f"repository ({_describe_root(record, first_root(repo))}), so omh "
+                "neither reads nor "
                 "writes it here: point OMH_LOCAL_STORE at this repository's store, or at "
                 "a new folder")
         return
+    aside = f"mv {store} {store}-left"
+    if record.root is None and record.clone is not None:
+        raise ForeignStore(
+            f"{_rootless(store, record)}, so omh neither reads nor writes it here; if that "
+            "clone was moved, run `omh adopt` in it to take its notes along (its first "
+            f"commit then records whose they are); to start a fresh store here, `{aside}`")
     if (record.clone is None or mine is None) and not unrelated:
         return  # nothing tells the clones apart, and the history agrees
-    aside = f"mv {store} {store}-left"
+    if same is None:
+        raise ForeignStore(
+            f"{_shallow(store, record)}; omh neither reads nor writes it here: "
+            "`git fetch --unshallow` lets omh compare, or if that clone was moved, run "
+            f"`omh adopt` in it; to start afresh, `{aside}`")
     if unrelated:
         raise ForeignStore(
             f"the local store {store} holds the notes of another repository, which was "
-            f"at {record.checkout} ({_describe_root(record, ours)}), so omh neither reads "
+            f"at {record.checkout} ({_describe_root(record, first_root(repo))}), so omh "
+            "neither reads "
             "nor writes it here; if that repository was moved, run `omh adopt` in it to "
             f"take its notes along; to start a fresh store for this one, `{aside}` (the "
             "moved clone still finds it there)")
@@ -219,13 +257,20 @@ def take_over(repo: GitRepo, store: Path) -> int:
     repository, this clone's (`omh adopt STORE` run in a fresh clone where the old
     one was). Refused for another repository's store. The number of its notes."""
     record = read_record(store)
-    ours = first_root(repo)
     if record is None or (record.clone is not None and record.clone == clone_id(repo)):
         raise StoreError(f"{store} is this clone's own store already; nothing to adopt")
-    if _unrelated(record, ours):
+    same = _same_history(repo, record)
+    if same is False:
         raise ForeignStore(f"{store} holds the notes of another repository "
-                           f"({_describe_root(record, ours)}); it cannot be taken over: "
-                           f"run `omh adopt` in that repository instead")
+                           f"({_describe_root(record, first_root(repo))}); it cannot be "
+                           "taken over: run `omh adopt` in that repository instead")
+    if record.root is None:
+        raise ForeignStore(f"{_rootless(store, record)}; it cannot be taken over: run "
+                           "`omh adopt` in that clone, or start afresh with "
+                           f"`mv {store} {store}-left`")
+    if same is None:
+        raise ForeignStore(f"{_shallow(store, record)}; it cannot be taken over until "
+                           "`git fetch --unshallow` shows this clone's full history")
     write_record(store, record_of(repo))
     make_private(store)
     return len(list(note_files(store)))
@@ -265,7 +310,6 @@ def find_left_behind(repo: GitRepo, root: Path, every: bool = True) -> list[Left
     behind by moving; `every=False` keeps only those that are this clone's for sure."""
     memory = root.parent
     mine = clone_id(repo)
-    ours_root: list[str | None] = []  # computed at most once, only when needed
     name = store_id(repo.main_checkout).rsplit("-", 1)[0]
     found: list[LeftBehind] = []
     try:
@@ -286,9 +330,7 @@ def find_left_behind(repo: GitRepo, root: Path, every: bool = True) -> list[Left
         elif mine is not None and record.clone == mine:
             match = Match.MOVED
         elif every and record.root is not None:
-            if not ours_root:
-                ours_root.append(first_root(repo))
-            match = Match.SAME_HISTORY if record.root == ours_root[0] else None
+            match = Match.SAME_HISTORY if _same_history(repo, record) else None
         else:
             match = None
         if match is None:
@@ -486,10 +528,20 @@ def _check_source(repo: GitRepo, source: Path, target: Path) -> None:
         raise StoreError(f"{source} is the local store of the clone at {record.checkout}, "
                          "which still exists; adopting it would take its notes away (copy "
                          "the notes you want with `omh memory show`, then remember them)")
+    if record.clone is not None and record.clone == clone_id(repo):
+        return  # this clone's own store, left behind by a move
     ours = first_root(repo)
-    if record.root is not None and ours is not None and record.root != ours:
+    same = _same_history(repo, record)
+    if same is False and ours is not None:
         raise StoreError(f"{source} belongs to another repository (its first commit is "
-                         f"{record.root[:12]}, this one's is {ours[:12]}); nothing was moved")
+                         f"{(record.root or '')[:12]}, this one's is {ours[:12]}); nothing "
+                         "was moved")
+    if record.root is None and record.clone is not None:
+        raise StoreError(f"{_rootless(source, record)}; nothing was moved: run `omh adopt` "
+                         "in that clone")
+    if same is None and record.root is not None:
+        raise StoreError(f"{_shallow(source, record)}; nothing was moved: "
+                         "`git fetch --unshallow`, then run `omh adopt` again")
 
 
 def _merge(source: Path, target: Path, notes: list[str]) -> list[str]:

@@ -184,7 +184,11 @@ def checkouts(repo: GitRepo) -> list[Path]:
 
 def first_root(repo: GitRepo) -> str | None:
     """The root commit reached from HEAD by first parents: what every clone of the
-    repository shares. None before the first commit (or when history is unreadable)."""
+    repository shares, and what a store's record names. None before the first
+    commit, when history is unreadable, and in a shallow clone whose first-parent
+    line ends at a shallow boundary (a commit whose parents were not fetched is
+    not a root: recording it would make every full clone look like another
+    repository)."""
     try:
         if repo.repo.head_is_unborn:
             return None
@@ -193,7 +197,40 @@ def first_root(repo: GitRepo) -> str | None:
         roots = [str(commit.id) for commit in walker if not commit.parent_ids]
     except (pygit2.GitError, KeyError, ValueError):
         return None
-    return roots[0] if roots else None
+    if not roots or roots[0] in _shallow_boundary(repo):
+        return None
+    return roots[0]
+
+
+def _shallow_boundary(repo: GitRepo) -> frozenset[str]:
+    """The commits `<common>/shallow` lists: where a shallow clone's history stops."""
+    try:
+        with open(repo.common_dir / "shallow", "rb") as handle:
+            text = handle.read(1 << 20).decode("ascii", "replace")
+    except OSError:
+        return frozenset()
+    return frozenset(line.strip() for line in text.splitlines() if line.strip())
+
+
+def holds_in_history(repo: GitRepo, commit: str) -> bool | None:
+    """Whether `commit` (a store record's root) is HEAD or one of its ancestors: True
+    for a clone of the repository that recorded it, whichever of its roots HEAD's
+    first parents now reach (a merge of unrelated histories adds roots); False
+    when provably not (no commit yet, or a full history without it); None when
+    this clone cannot tell, because it is shallow and the commit lies beyond (or
+    on) its boundary."""
+    try:
+        if repo.repo.head_is_unborn:
+            return False
+        head = repo.repo.head.target
+        target = pygit2.Oid(hex=commit)
+        if target == head:
+            return True
+        if target in repo.repo and repo.repo.descendant_of(head, target):
+            return True
+    except (pygit2.GitError, KeyError, ValueError):
+        return None
+    return None if _shallow_boundary(repo) else False
 
 
 def create_repository(path: Path, message: str, name: str, email: str) -> GitRepo:

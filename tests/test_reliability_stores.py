@@ -357,3 +357,197 @@ def test_race_remember_agrees_with_a_finished_rename(repo_dir: Path) -> None:
     with pytest.raises(NoteRefused, match="surprise/alpha-fails"):
         remember(ws.local, obs, ws.config().keys, known_keys=known,
                  team=TeamKeys({}, {}))
+
+
+# --- moved, round two: stores recorded before the first commit, shallow clones,
+# several roots (review F5 and F9 of item 3) ------------------------------------
+
+
+def _record(store: Path) -> dict[str, object]:
+    import json
+
+    data: dict[str, object] = json.loads((store / ".omh-store").read_text(encoding="utf-8"))
+    return data
+
+
+def _snapshot(store: Path) -> dict[Path, bytes]:
+    return {p: p.read_bytes() for p in store.rglob("*") if p.is_file() and p.name != ".omh-lock"}
+
+
+def test_dataloss_a_store_recorded_before_the_first_commit_is_never_taken_over(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    """Item 3 (review F5): a store made before a clone's first commit records no root.
+    An unrelated repository made at that clone's old path was told it was "another
+    clone of this repository", `omh adopt STORE` took the store over, and promote
+    committed the first clone's private note into the unrelated history."""
+    old = tmp_path / "r"
+    old.mkdir()
+    git(old, "init", "-q")
+    assert cli(old, "init").code == 0
+    assert cli(old, *SEED_ARGS).code == 0
+    [store] = _stores(isolated_home)
+    assert _record(store)["root"] is None
+    new = tmp_path / "A-moved"
+    shutil.move(str(old), str(new))
+    old.mkdir()
+    (old / "x").write_text("x\n")
+    git(old, "init", "-q")
+    git(old, "add", "x")
+    git(old, "commit", "-qm", "unrelated B")
+    before = _snapshot(store)
+    run = cli(old, "memory")
+    assert run.code == 1 and "another clone of this repository" not in run.err, run.err
+    assert "before its first commit" in run.err and run.err.count("\n") == 1, run.err
+    taken = cli(old, "adopt", str(store))
+    assert taken.code == 1 and "cannot be taken over" in taken.err, taken.err
+    assert cli(old, "memory", "promote", SEED_KEY).code == 1
+    assert _commits(old) == 1 and _snapshot(store) == before
+    # the clone that made the store still adopts it, and its first commit fills the root in
+    assert cli(new, "adopt").code == 0
+    git(new, "commit", "-q", "--allow-empty", "-m", "first")
+    assert SEED_KEY in cli(new, "memory").out
+    [mine] = [s for s in _stores(isolated_home) if (s / ".omh-store").exists()]
+    assert _record(mine)["root"] == git(new, "rev-list", "--max-parents=0", "HEAD").strip()
+
+
+def test_dataloss_a_store_recorded_before_the_first_commit_gets_its_root(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    """Item 3 (review F5): the record of a store made before the first commit stayed
+    without a root for ever, so nothing could tell another repository from its own."""
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    assert cli(repo, *SEED_ARGS).code == 0
+    git(repo, "commit", "-q", "--allow-empty", "-m", "first")
+    assert cli(repo, "memory").code == 0
+    [store] = _stores(isolated_home)
+    assert _record(store)["root"] == git(repo, "rev-parse", "HEAD").strip()
+
+
+def _history(path: Path, commits: int) -> None:
+    make_repo(path)
+    for n in range(commits):
+        (path / f"f{n}").write_text(f"{n}\n")
+        git(path, "add", f"f{n}")
+        git(path, "commit", "-qm", f"change {n}")
+
+
+def test_wrong_a_shallow_clone_may_mount_its_repositorys_store(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    """Item 3 (review F9): a shallow clone (CI, a sandbox) was refused its own
+    repository's mounted store as "another repository": its shallow boundary was
+    taken for the first commit. A store first recorded by a shallow clone was then
+    refused to every full clone."""
+    full = tmp_path / "full"
+    _history(full, 3)
+    url = f"file://{full}"
+    shallow = tmp_path / "shallow"
+    git(tmp_path, "clone", "-q", "--depth", "1", url, str(shallow))
+    assert (shallow / ".git" / "shallow").is_file()
+    mounted = {"OMH_LOCAL_STORE": str(tmp_path / "mounted")}
+    assert cli(full, *SEED_ARGS, env=mounted).code == 0
+    run = cli(shallow, "memory", env=mounted)
+    assert run.code == 0 and SEED_KEY in run.out, run.err
+    # the other way round: a store the shallow clone records first
+    first = {"OMH_LOCAL_STORE": str(tmp_path / "first")}
+    assert cli(shallow, *SEED_ARGS, env=first).code == 0
+    assert _record(tmp_path / "first")["root"] is None  # never the boundary
+    run = cli(full, "memory", env=first)
+    assert run.code == 0 and SEED_KEY in run.out, run.err
+    # an unrelated repository is still refused a store its shallow clone recorded
+    other = tmp_path / "other"
+    make_repo(other, {"o.txt": "o\n"})
+    assert cli(other, "memory", env=first).code == 0  # nothing known: not provably foreign
+    assert cli(other, "memory", env=mounted).code == 1
+
+
+def test_wrong_a_store_recorded_by_an_old_shallow_clone_is_opened(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    """Item 3 (review F9): a record an older omh wrote in a shallow clone names the
+    shallow boundary as the root; every full clone of that repository was refused."""
+    full = tmp_path / "full"
+    _history(full, 2)
+    mounted = tmp_path / "mounted"
+    assert cli(full, *SEED_ARGS, env={"OMH_LOCAL_STORE": str(mounted)}).code == 0
+    record = _record(mounted)
+    record["root"] = git(full, "rev-parse", "HEAD~1").strip()  # a boundary, not a root
+    record["clone"] = "0" * 32
+    import json
+
+    (mounted / ".omh-store").write_text(json.dumps(record))
+    run = cli(full, "memory", env={"OMH_LOCAL_STORE": str(mounted)})
+    assert run.code == 0 and SEED_KEY in run.out, run.err
+
+
+def test_wrong_a_merge_of_unrelated_histories_keeps_the_repositorys_store(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    """Item 3 (review F9, several roots): after another history was merged in and the
+    branch fast-forwarded to a merge whose first parent is that history, "the" root
+    changed, and every clone was refused the store as another repository's."""
+    repo = tmp_path / "repo"
+    make_repo(repo)
+    mounted = {"OMH_LOCAL_STORE": str(tmp_path / "mounted")}
+    assert cli(repo, *SEED_ARGS, env=mounted).code == 0
+    git(repo, "checkout", "-q", "--orphan", "other")
+    git(repo, "rm", "-rqf", ".")
+    (repo / "o.txt").write_text("o\n")
+    git(repo, "add", "o.txt")
+    git(repo, "commit", "-qm", "other history")
+    git(repo, "merge", "-q", "--allow-unrelated-histories", "-m", "join", "main")
+    git(repo, "checkout", "-q", "main")
+    git(repo, "merge", "-q", "--ff-only", "other")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    for where in (repo, clone):
+        run = cli(where, "memory", env=mounted)
+        assert run.code == 0 and SEED_KEY in run.out, (where, run.err)
+
+
+def test_dataloss_a_store_recorded_before_the_first_commit_is_not_adopted_elsewhere(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    """Item 3 (review F5, sibling): `omh adopt OLD_PATH` run in an unrelated repository,
+    naming the old path of a clone moved before its first commit, moved that clone's
+    private notes into the unrelated repository's store (and out of their own)."""
+    old = tmp_path / "a"
+    old.mkdir()
+    git(old, "init", "-q")
+    assert cli(old, *SEED_ARGS).code == 0
+    [store] = _stores(isolated_home)
+    new = tmp_path / "a-moved"
+    shutil.move(str(old), str(new))
+    other = tmp_path / "b"
+    make_repo(other, {"b.txt": "b\n"})
+    before = _snapshot(store)
+    run = cli(other, "adopt", str(old))
+    assert run.code == 1 and "before its first commit" in run.err, (run.out, run.err)
+    assert _snapshot(store) == before and SEED_KEY not in cli(other, "memory").out
+    assert cli(new, "adopt").code == 0  # its own clone still can
+    assert SEED_KEY in cli(new, "memory").out
+
+
+def test_wrong_a_shallow_clone_is_not_offered_another_clones_store(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    """Item 3 (review F9): a shallow clone made at a moved clone's old path was told the
+    store held "another repository's" notes (its boundary taken for the root), with
+    the wrong advice; it cannot tell, says so, and cannot take the store over."""
+    full = tmp_path / "full"
+    _history(full, 2)
+    assert cli(full, *SEED_ARGS).code == 0
+    moved_to = tmp_path / "elsewhere"
+    shutil.move(str(full), str(moved_to))
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{moved_to}", str(full))
+    run = cli(full, "memory")
+    assert run.code == 1 and "shallow" in run.err and run.err.count("\n") == 1, run.err
+    assert "another repository" not in run.err
+    [store] = _stores(isolated_home)
+    taken = cli(full, "adopt", str(store))
+    assert taken.code == 1 and "--unshallow" in taken.err, taken.err
+    git(full, "fetch", "-q", "--unshallow")
+    assert "another clone of this repository" in cli(full, "memory").err
