@@ -392,13 +392,17 @@ class ServerCommand:
     args: list[str]
     source: str | None  # the harness file that names it; None: omh's default
     inside: Path | None = None  # the file inside the checkout the command resolves to
+    # A relative or empty PATH entry the command was found through: it names another
+    # folder wherever a program starts, so what it finds is never trusted as omh.
+    via: str | None = None
 
     @property
     def own(self) -> bool:
         """Exactly what `omh mcp config` writes without `--command`: `omh mcp serve`,
         perhaps with `--repo DIR`; found on the user's PATH, never a file of the
         repository's choosing."""
-        return self.command == COMMAND[0] and own_args(self.args) and self.inside is None
+        return (self.command == COMMAND[0] and own_args(self.args) and self.inside is None
+                and self.via is None)
 
     @property
     def looks_own(self) -> bool:
