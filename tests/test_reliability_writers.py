@@ -764,7 +764,12 @@ def test_escape_hooks_install_still_writes_a_plain_hooks_path_however_it_is_spel
     'model = "o3"',
     'model = "o3"\r\n[mcp_servers.other]\r\ncommand = "x"',
     '# top\nmodel = "o3" # trailing\n\n[mcp_servers.other]\nargs = [\n  "a", # one\n]\n',
-], ids=["crlf", "bom-crlf", "bom", "no-final-newline", "crlf-no-final-newline", "comments"])
+    'model = "o3"\n\n\n',
+    'model = "o3"\r\n[profile]\nk = 1\n',
+    'mcp_servers.other.command = "x"\r\nmodel = "m"\r\n',
+    '[mcp_servers.other]\r\nargs = [\r\n  "a",\r\n]\r\n# last\r\n',
+], ids=["crlf", "bom-crlf", "bom", "no-final-newline", "crlf-no-final-newline", "comments",
+        "blank-lines-at-end", "mixed-line-ends", "crlf-dotted", "crlf-multi-line"])
 def test_wrong_codex_config_write_then_rm_gives_back_the_file_byte_for_byte(
     repo_dir: Path, text: str
 ) -> None:
@@ -778,9 +783,31 @@ def test_wrong_codex_config_write_then_rm_gives_back_the_file_byte_for_byte(
     result = run(repo_dir, "mcp", "config", "codex", "--write")
     assert result.code == 0, result.err
     written = config.read_bytes().decode("utf-8")
-    if "\r\n" in text:
+    if "\r\n" in text and "\n" not in text.replace("\r\n", ""):  # CRLF throughout
         assert "\n" not in written.replace("\r\n", ""), repr(written)
     assert tomllib.loads(written.removeprefix("\ufeff"))["mcp_servers"]["omh"]
     result = run(repo_dir, "mcp", "rm", "codex")
     assert result.code == 0, result.err
     assert config.read_bytes() == text.encode("utf-8")
+
+
+def test_wrong_codex_config_edited_in_place_keeps_its_crlf_line_ends(
+    repo_dir: Path, tmp_path: Path
+) -> None:
+    """Item 14, second review, sibling: an omh entry already in a CRLF
+    `.codex/config.toml` is edited by tomlkit, which wrote the lines it added with LF."""
+    config = repo_dir / ".codex" / "config.toml"
+    config.parent.mkdir()
+    text = ('model = "o3"\r\n\r\n[mcp_servers.omh]\r\ncommand = "omh"\r\n'
+            'startup_timeout_sec = 30\r\n\r\n[profile]\r\nk = 1\r\n')
+    config.write_bytes(text.encode())
+    command = str(tmp_path / "bin" / "omh")
+    result = run(repo_dir, "mcp", "config", "codex", "--write", "--command", command)
+    assert result.code == 0, result.err
+    written = config.read_bytes().decode()
+    assert "\n" not in written.replace("\r\n", ""), repr(written)
+    assert tomllib.loads(written)["mcp_servers"]["omh"] == {
+        "command": command, "args": ["mcp", "serve"], "startup_timeout_sec": 30}
+    assert run(repo_dir, "mcp", "rm", "codex").code == 0
+    left = config.read_bytes().decode()
+    assert left == 'model = "o3"\r\n\r\n[profile]\r\nk = 1\r\n', repr(left)
