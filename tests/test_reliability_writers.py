@@ -652,3 +652,162 @@ def test_wrong_any_json_file_survives_write_then_rm_byte_for_byte(
     assert value == json.loads(text)
     removed, _ = claude.remove(added)
     assert removed == text
+
+
+# -- second review: what the first fixes of items 6, 5 and 14 still let through ---------
+
+
+def _script(path: Path, marker: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"#!/bin/sh\ntouch {marker}\nexit 1\n")
+    path.chmod(0o755)
+
+
+@pytest.mark.parametrize("entry,planted", [(".", "omh"), ("", "omh"), ("bin", "bin/omh"),
+                                           ("./bin", "bin/omh")],
+                         ids=["dot", "empty", "relative", "dot-relative"])
+def test_escape_doctor_from_a_subfolder_never_runs_omh_a_relative_path_entry_finds(
+    repo_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, entry: str, planted: str
+) -> None:
+    """Item 6, second review: with `.` (or an empty or relative entry) on PATH, doctor
+    run from a subfolder looked `omh` up from that subfolder — found the user's omh,
+    called it omh's own — and then started the server in the checkout, where the same
+    entry finds the repository's committed `omh`: the repository's program ran
+    unasked, and doctor said ok."""
+    assert run(repo_dir, "init").code == 0
+    marker = tmp_path / "ran"
+    _script(repo_dir / planted, marker)
+    (repo_dir / "src").mkdir()
+    (repo_dir / ".mcp.json").write_text(json.dumps({"mcpServers": {"omh": {
+        "command": "omh", "args": ["mcp", "serve"]}}}))
+    real = tmp_path / "realbin" / "omh"
+    _script(real, tmp_path / "real-ran")
+    monkeypatch.setenv("PATH", os.pathsep.join([entry, str(real.parent), os.environ["PATH"]]))
+    for where in (repo_dir / "src", repo_dir):
+        result = run(where, "doctor")
+        assert not marker.exists(), where
+        assert result.code == 1, (result.out, result.err)
+        assert "relative" in result.out and "--trust-config" in result.out
+    # Asked for, doctor starts exactly the file it named, not a second lookup's.
+    result = run(repo_dir / "src", "doctor", "--trust-config")
+    assert marker.exists()
+    assert str(repo_dir / planted) in result.err
+
+
+def test_wrong_doctor_finds_a_relative_command_from_the_checkout_as_a_harness_does(
+    repo_dir: Path, tmp_path: Path
+) -> None:
+    """Item 6, sibling of the second review: a `./bin/omh` command was looked up from
+    doctor's own folder, so from a subfolder doctor said it "does not exist" (a harness,
+    started in the checkout, finds it) — and could have named a different file."""
+    assert run(repo_dir, "init").code == 0
+    marker = tmp_path / "ran"
+    _script(repo_dir / "bin" / "omh", marker)
+    (repo_dir / "src").mkdir()
+    (repo_dir / ".mcp.json").write_text(json.dumps({"mcpServers": {"omh": {
+        "command": "./bin/omh", "args": ["mcp", "serve"]}}}))
+    result = run(repo_dir / "src", "doctor")
+    assert result.code == 1 and not marker.exists()
+    assert "does not exist" not in result.out
+    assert "inside the repository" in result.out and "--trust-config" in result.out
+
+
+@pytest.mark.parametrize("spelling", ["linked checkout", "dot-dot", "linked sub, dot-dot"])
+def test_escape_hooks_install_never_writes_below_a_linked_hooks_path_spelled_another_way(
+    repo_dir: Path, tmp_path: Path, spelling: str
+) -> None:
+    """Item 5, second review: `core.hooksPath` naming the committed `.githooks` link
+    through a linked spelling of the checkout (or with `sub/..`) looked like a folder
+    outside the checkout, so it was trusted as named and the hooks were written
+    wherever the committed link points."""
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "x").mkdir(parents=True)
+    (repo_dir / ".githooks").symlink_to(elsewhere)
+    if spelling == "linked checkout":
+        (tmp_path / "link").symlink_to(repo_dir)
+        configured, named = str(tmp_path / "link" / ".githooks"), ".githooks"
+    elif spelling == "dot-dot":
+        (repo_dir / "sub").mkdir()
+        configured, named = "sub/../.githooks", ".githooks"
+    else:  # a committed link `sub` -> elsewhere/x: sub/.. is elsewhere itself
+        (repo_dir / "sub").symlink_to(elsewhere / "x")
+        configured, named = "sub/../hooks", "sub"
+    git(repo_dir, "config", "core.hooksPath", configured)
+    one_line_refusal(run(repo_dir, "hooks", "install"), named, "symlink")
+    assert sorted(p.name for p in elsewhere.rglob("*")) == ["x"]
+
+
+@pytest.mark.parametrize("spelling", ["linked checkout", "dot-dot", "outside, dot-dot"])
+def test_escape_hooks_install_still_writes_a_plain_hooks_path_however_it_is_spelled(
+    repo_dir: Path, tmp_path: Path, spelling: str
+) -> None:
+    """Item 5, second review: the guard of the fix above — a plain hooks folder, in the
+    checkout or outside it, is written wherever git would run it from."""
+    if spelling == "linked checkout":
+        (tmp_path / "link").symlink_to(repo_dir)
+        configured, where = str(tmp_path / "link" / "githooks"), repo_dir / "githooks"
+    elif spelling == "dot-dot":
+        (repo_dir / "sub").mkdir()
+        configured, where = "sub/../githooks", repo_dir / "githooks"
+    else:
+        configured, where = "../shared/hooks", tmp_path / "shared" / "hooks"
+    git(repo_dir, "config", "core.hooksPath", configured)
+    result = run(repo_dir, "hooks", "install")
+    assert result.code == 0, result.err
+    assert (where / "post-merge").is_file()
+
+
+@pytest.mark.parametrize("text", [
+    'model = "o3"\r\n\r\n[mcp_servers.other]\r\ncommand = "x"\r\n',
+    '\ufeffmodel = "o3"\r\n[mcp_servers.other]\r\ncommand = "x"\r\n',
+    '\ufeffmodel = "o3"\n',
+    'model = "o3"',
+    'model = "o3"\r\n[mcp_servers.other]\r\ncommand = "x"',
+    '# top\nmodel = "o3" # trailing\n\n[mcp_servers.other]\nargs = [\n  "a", # one\n]\n',
+    'model = "o3"\n\n\n',
+    'model = "o3"\r\n[profile]\nk = 1\n',
+    'mcp_servers.other.command = "x"\r\nmodel = "m"\r\n',
+    '[mcp_servers.other]\r\nargs = [\r\n  "a",\r\n]\r\n# last\r\n',
+], ids=["crlf", "bom-crlf", "bom", "no-final-newline", "crlf-no-final-newline", "comments",
+        "blank-lines-at-end", "mixed-line-ends", "crlf-dotted", "crlf-multi-line"])
+def test_wrong_codex_config_write_then_rm_gives_back_the_file_byte_for_byte(
+    repo_dir: Path, text: str
+) -> None:
+    """Item 14, second review: a CRLF `.codex/config.toml` got LF lines from
+    `mcp config codex --write` (a file of mixed line ends, which `mcp rm` then refused
+    as not TOML); the TOML side must keep the file's line ends, its byte-order mark
+    and its missing final newline, so that write then rm is the identity."""
+    config = repo_dir / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_bytes(text.encode("utf-8"))
+    result = run(repo_dir, "mcp", "config", "codex", "--write")
+    assert result.code == 0, result.err
+    written = config.read_bytes().decode("utf-8")
+    if "\r\n" in text and "\n" not in text.replace("\r\n", ""):  # CRLF throughout
+        assert "\n" not in written.replace("\r\n", ""), repr(written)
+    assert tomllib.loads(written.removeprefix("\ufeff"))["mcp_servers"]["omh"]
+    result = run(repo_dir, "mcp", "rm", "codex")
+    assert result.code == 0, result.err
+    assert config.read_bytes() == text.encode("utf-8")
+
+
+def test_wrong_codex_config_edited_in_place_keeps_its_crlf_line_ends(
+    repo_dir: Path, tmp_path: Path
+) -> None:
+    """Item 14, second review, sibling: an omh entry already in a CRLF
+    `.codex/config.toml` is edited by tomlkit, which wrote the lines it added with LF."""
+    config = repo_dir / ".codex" / "config.toml"
+    config.parent.mkdir()
+    text = ('model = "o3"\r\n\r\n[mcp_servers.omh]\r\ncommand = "omh"\r\n'
+            'startup_timeout_sec = 30\r\n\r\n[profile]\r\nk = 1\r\n')
+    config.write_bytes(text.encode())
+    command = str(tmp_path / "bin" / "omh")
+    result = run(repo_dir, "mcp", "config", "codex", "--write", "--command", command)
+    assert result.code == 0, result.err
+    written = config.read_bytes().decode()
+    assert "\n" not in written.replace("\r\n", ""), repr(written)
+    assert tomllib.loads(written)["mcp_servers"]["omh"] == {
+        "command": command, "args": ["mcp", "serve"], "startup_timeout_sec": 30}
+    assert run(repo_dir, "mcp", "rm", "codex").code == 0
+    left = config.read_bytes().decode()
+    assert left == 'model = "o3"\r\n\r\n[profile]\r\nk = 1\r\n', repr(left)

@@ -354,19 +354,51 @@ def fresh_json(value: dict[str, Any]) -> str:
 TomlLoad = Callable[[str], dict[str, Any]]
 
 
+def line_end(text: str) -> str:
+    """A file's own line end: CRLF when every line ends so, else LF."""
+    return "\r\n" if "\r\n" in text and "\n" not in text.replace("\r\n", "") else "\n"
+
+
+def toml_append(text: str, block: str) -> str:
+    """`block` (a table, LF lines ending in one) added at the end of `text` after one
+    blank line, in the file's own line ends; a file without a final newline keeps
+    none. :func:`toml_unappend` is its exact inverse."""
+    nl = line_end(text)
+    block = block.replace("\n", nl)
+    if text.endswith("\n"):
+        return text + nl + block
+    return text + nl + nl + block.removesuffix(nl)
+
+
+def toml_unappend(text: str, block: str) -> str | None:
+    """`text` before a `block` that :func:`toml_append` put at its end, or None when
+    the file does not end so (it was written or edited otherwise)."""
+    nl = line_end(text)
+    block = block.replace("\n", nl)
+    for tail, wants_newline in ((nl + block, True), (nl + nl + block.removesuffix(nl), False)):
+        head = text[: -len(tail)]
+        if text.endswith(tail) and head.removeprefix(BOM) and head.endswith("\n") == wants_newline:
+            return head
+    return None
+
+
 def toml_edit(text: str, path: str, change: Callable[[Any, Any], None]) -> str:
     """`text` with `change(document, tomlkit)` applied by tomlkit, which keeps every
-    comment, layout and value it is not asked to change. A byte-order mark stays."""
+    comment, layout and value it is not asked to change. A byte-order mark stays, and
+    so do CRLF line ends (tomlkit writes what it adds with LF: a CRLF file is edited
+    as LF and given its CRLF back, so no line of it changes its end)."""
     import tomlkit  # only here, only when a TOML file is edited
     from tomlkit.exceptions import TOMLKitError
 
     bom = text.startswith(BOM)
+    body = text.removeprefix(BOM)
+    crlf = line_end(body) == "\r\n"
     try:
-        document = tomlkit.parse(text.removeprefix(BOM))
+        document = tomlkit.parse(body.replace("\r\n", "\n") if crlf else body)
         change(document, tomlkit)
         out = document.as_string()
     except (TOMLKitError, ValueError, TypeError, KeyError) as err:
         # tomlkit refuses some edits of valid files (a table inside an inline one)
         raise ConfigError(f"{path}: omh could not edit it in this form ({err}); make the "
                           "change by hand") from None
-    return (BOM if bom else "") + out
+    return (BOM if bom else "") + (out.replace("\n", "\r\n") if crlf else out)

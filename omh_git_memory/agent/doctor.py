@@ -14,7 +14,6 @@ import contextlib
 import dataclasses
 import os
 import shlex
-import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -86,7 +85,11 @@ def diagnose(ws: Workspace, environ: Mapping[str, str] | None = None,
 def describe(server: ServerCommand) -> str:
     """The command a harness file names, in words for the question doctor asks."""
     shown = shlex.join([server.command, *server.args])
-    if server.inside is not None:
+    if server.via is not None:
+        what = (f"`{server.command}` is found at {server.inside} through the relative PATH "
+                f"entry {server.via or '(empty)'!r}, which names another folder wherever a "
+                "program starts (a harness starts it in the checkout), not an installed omh")
+    elif server.inside is not None:
         what = (f"`{server.command}` is found at {server.inside}, a file inside the "
                 "repository (PATH holds a folder of the checkout), not an installed omh")
     elif server.looks_own:
@@ -97,36 +100,59 @@ def describe(server: ServerCommand) -> str:
     return f"{named} `{shown}` as the omh server: {what}"
 
 
+def resolve(command: str, env: Mapping[str, str], cwd: Path) -> tuple[Path | None, str | None]:
+    """The file a process started in `cwd` with `env` runs for `command`, as exec
+    finds it (PATH from `env`, each relative or empty entry — and a command with a
+    slash — taken from `cwd`), and the relative or empty PATH entry it was found
+    through, if any. Doctor runs the absolute path it returns, so what it checked
+    is what starts: there is no second lookup from another folder."""
+    def runnable(path: Path) -> bool:
+        return path.is_file() and os.access(path, os.X_OK)
+
+    if os.sep in command:
+        path = Path(command) if os.path.isabs(command) else cwd / command
+        return (Path(os.path.abspath(path)) if runnable(path) else None), None
+    for entry in os.get_exec_path(dict(env)):
+        relative = not os.path.isabs(entry)
+        path = (cwd / entry if relative else Path(entry)) / command
+        if runnable(path):
+            return Path(os.path.abspath(path)), (entry if relative else None)
+    return None, None
+
+
 def _server_checks(ws: Workspace, env: dict[str, str], total: int,
                    trust: Trust) -> list[Check]:
     server = server_command(ws.checkout)
     command, args = server.command, server.args
     shown = " ".join([command, *args])
-    found = shutil.which(command, path=env.get("PATH"))
-    if found is not None and Path(found).resolve().is_relative_to(ws.checkout.resolve()):
-        server = dataclasses.replace(server, inside=Path(found).resolve())
-    if found is None:
-        where = "does not exist or is not executable" if os.sep in command else "is not on PATH"
-        return [Check("server", Status.FAIL,
-                      f"`{command}` {where}, so a harness cannot start `{shown}`; install "
-                      "omh where the harness runs, or write its full path with `omh mcp "
-                      "config HARNESS --write --command PATH`")]
-    if not server.own and not trust(server):
-        return [Check("server", Status.FAIL,
-                      f"not started: {describe(server)}; doctor starts a command a "
-                      "repository names only when asked: read it, then run `omh doctor "
-                      "--trust-config` (or run doctor on a terminal and answer yes)")]
     from omh_git_memory.agent.server import ProbeFailed, probe
     from omh_git_memory.recall.semantic import SemanticUnavailable
 
-    try:
-        with _start_dir(ws, args) as cwd:
-            seen = probe(command, args, cwd, env)
-    except ProbeFailed as err:
-        said = _last_line(err.log)  # the server's own words beat the client's
-        detail = f"it said: {said}" if said else str(err)
-        return [Check("server", Status.FAIL, f"`{shown}` did not answer initialize and "
-                      f"tools/list: {detail}; run it by hand to see its error")]
+    with _start_dir(ws, args) as cwd:
+        found, via = resolve(command, env, cwd)
+        if found is None:
+            where = ("does not exist or is not executable" if os.sep in command
+                     else "is not on PATH")
+            return [Check("server", Status.FAIL,
+                          f"`{command}` {where}, so a harness cannot start `{shown}`; install "
+                          "omh where the harness runs, or write its full path with `omh mcp "
+                          "config HARNESS --write --command PATH`")]
+        if via is not None:
+            server = dataclasses.replace(server, via=via, inside=found)
+        elif found.resolve().is_relative_to(ws.checkout.resolve()):
+            server = dataclasses.replace(server, inside=found.resolve())
+        if not server.own and not trust(server):
+            return [Check("server", Status.FAIL,
+                          f"not started: {describe(server)}; doctor starts a command a "
+                          "repository names only when asked: read it, then run `omh doctor "
+                          "--trust-config` (or run doctor on a terminal and answer yes)")]
+        try:
+            seen = probe(str(found), args, cwd, env)
+        except ProbeFailed as err:
+            said = _last_line(err.log)  # the server's own words beat the client's
+            detail = f"it said: {said}" if said else str(err)
+            return [Check("server", Status.FAIL, f"`{shown}` did not answer initialize and "
+                          f"tools/list: {detail}; run it by hand to see its error")]
     unset = "" if configured_harnesses(ws.checkout) else (
         "; no harness file here starts it yet: `omh mcp config HARNESS --write` writes one")
     checks = [Check("server", Status.OK,

@@ -21,8 +21,11 @@ from omh_git_memory.agent.config_edit import (
     JsonEditor,
     fresh_json,
     json_value,
+    line_end,
     parse_json,
+    toml_append,
     toml_edit,
+    toml_unappend,
 )
 from omh_git_memory.errors import ConfigError
 
@@ -222,7 +225,12 @@ def _toml_add(text: str, command: str | None) -> str:
         if ours.get("args") != wanted[1]:
             ours["args"] = wanted[1]
 
-    updated = toml_edit(text, CODEX_PATH, change)
+    # A new entry is appended as a table of its own (in the file's line ends), which
+    # removing it undoes byte for byte; tomlkit edits an entry that is there, or a file
+    # where a plain table at the end would not be TOML (an inline `mcp_servers`).
+    updated = toml_append(text, _toml_entry(*wanted)) if existing is None else None
+    if updated is None or not _valid_toml(updated):
+        updated = toml_edit(text, CODEX_PATH, change)
     after = _toml_load(updated)
     # Never leave a file that does not say what we meant, or that lost anything else.
     if (_stdio_command(_toml_ours(after)) != wanted
@@ -234,9 +242,18 @@ def _toml_add(text: str, command: str | None) -> str:
     return updated
 
 
+def _valid_toml(text: str) -> bool:
+    try:
+        tomllib.loads(text.removeprefix(BOM))
+    except (tomllib.TOMLDecodeError, RecursionError):
+        return False
+    return True
+
+
 def _toml_remove(text: str) -> tuple[str | None, bool]:
     before = _toml_load(text)
-    if _toml_ours(before) is None:
+    ours = _toml_ours(before)
+    if ours is None:
         return None, False
 
     def change(document: Any, _tomlkit: Any) -> None:
@@ -245,13 +262,18 @@ def _toml_remove(text: str) -> tuple[str | None, bool]:
         if not table and getattr(table, "is_super_table", lambda: False)():
             del document["mcp_servers"]  # only the header our table implied
 
-    updated = toml_edit(text, CODEX_PATH, change).rstrip("\n")
+    found = _stdio_command(ours)
+    # The entry as omh appended it comes off as it went on: the file given back as it was.
+    updated = toml_unappend(text, _toml_entry(*found)) if found is not None else None
+    if updated is None or not _valid_toml(updated):
+        edited = toml_edit(text, CODEX_PATH, change).rstrip("\r\n")
+        updated = edited + line_end(text) if text.endswith("\n") else edited
     after = _toml_load(updated)
     if _toml_ours(after) is not None or _toml_others(after) != _toml_others(before):
         raise ConfigError(f"{CODEX_PATH} sets mcp_servers.{SERVER_NAME} in a form omh does "
                           "not rewrite; remove it by hand")
     bare = updated.removeprefix(BOM)
-    return (updated + "\n" if bare.strip() else ""), not bare.strip()
+    return (updated if bare.strip() else ""), not bare.strip()
 
 
 def _claude_entry(command: str, args: list[str]) -> dict[str, Any]:
@@ -392,13 +414,17 @@ class ServerCommand:
     args: list[str]
     source: str | None  # the harness file that names it; None: omh's default
     inside: Path | None = None  # the file inside the checkout the command resolves to
+    # A relative or empty PATH entry the command was found through: it names another
+    # folder wherever a program starts, so what it finds is never trusted as omh.
+    via: str | None = None
 
     @property
     def own(self) -> bool:
         """Exactly what `omh mcp config` writes without `--command`: `omh mcp serve`,
         perhaps with `--repo DIR`; found on the user's PATH, never a file of the
         repository's choosing."""
-        return self.command == COMMAND[0] and own_args(self.args) and self.inside is None
+        return (self.command == COMMAND[0] and own_args(self.args) and self.inside is None
+                and self.via is None)
 
     @property
     def looks_own(self) -> bool:

@@ -38,9 +38,10 @@ def hooks_dir(repo: GitRepo) -> Path:
 
 def hooks_location(repo: GitRepo) -> tuple[Path, str]:
     """The hooks folder as (a folder trusted as named, the path below it that is
-    walked without following a link): the git dir and `hooks`, or the worktree and
-    a relative `core.hooksPath` (which a repository can fill with committed links),
-    or a `core.hooksPath` outside both, trusted as the user named it."""
+    walked without following a link): the git dir and `hooks`, or — for a
+    `core.hooksPath` — the path git means, resolved the way the kernel resolves it
+    (see :func:`_place`), below the checkout or the git dir when it lies in either,
+    however it is spelled; a folder outside both is trusted as the user named it."""
     configured = config_value(repo, "core.hooksPath")
     if not configured:
         return repo.common_dir, "hooks"
@@ -48,14 +49,57 @@ def hooks_location(repo: GitRepo) -> tuple[Path, str]:
     base = repo.workdir or repo.common_dir
     if not path.is_absolute():
         path = base / path
-    for root in (base, repo.common_dir):
-        try:
-            inside = path.relative_to(root)
-        except ValueError:
+    roots = [base, repo.common_dir, repo.git_dir]
+    return _place(path, roots)
+
+
+_MAX_LINKS: Final = 40  # as the kernel's ELOOP limit
+
+
+def _place(path: Path, roots: list[Path]) -> tuple[Path, str]:
+    """`path` (absolute) as (trusted folder, rest): its components taken one by one,
+    as the kernel does (`..` is the parent of the real folder reached so far, a
+    link outside the trusted roots is followed), until the walk enters one of
+    `roots` (by its real path): from there on nothing is followed — the rest, up to
+    and including the first link in the way, is left to the no-follow walk, which
+    refuses that link. So a linked spelling of the checkout, a `sub/..` or a link
+    outside that points inside can never make a committed link look trusted."""
+    real_roots = sorted({Path(os.path.realpath(r)) for r in roots},
+                        key=lambda r: len(r.parts), reverse=True)
+
+    def home(folder: Path) -> Path | None:
+        return next((r for r in real_roots if folder.is_relative_to(r)), None)
+
+    todo = list(path.parts[1:])
+    here = Path(path.anchor)  # always a real folder: no link in it
+    hops = 0
+    while todo:
+        part = todo.pop(0)
+        if part in ("", "."):
             continue
-        if ".." not in inside.parts:
-            return root, inside.as_posix() if inside.parts else ""
-    return path, ""
+        if part == "..":
+            here = here.parent
+            continue
+        step = here / part
+        if not step.is_symlink():
+            here = step
+            continue
+        root = home(here)
+        if root is not None:  # a link inside the checkout or git dir: never followed
+            rest = [] if ".." in todo else todo
+            return root, "/".join([*here.relative_to(root).parts, part, *rest])
+        hops += 1
+        if hops > _MAX_LINKS:
+            raise StoreError(f"core.hooksPath {path} goes through too many symbolic links; "
+                             "fix it with `git config core.hooksPath DIR`")
+        target = Path(os.readlink(step))
+        if target.is_absolute():
+            here = Path(target.anchor)
+        todo = [*target.parts[1 if target.is_absolute() else 0:], *todo]
+    root = home(here)
+    if root is not None:
+        return root, here.relative_to(root).as_posix() if here != root else ""
+    return here, ""
 
 
 def hook_text(name: str) -> str:
