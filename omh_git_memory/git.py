@@ -1122,7 +1122,8 @@ def finish_interrupted(repo: GitRepo) -> str | None:
             _log.warning(
                 "omh: an interrupted omh command had committed %s on %s without updating "
                 "the index and working tree; HEAD is at %s now, so omh left both as they "
-                "are: check `git status` before you commit", landed[2][:12], landed[0],
+                "are: check `git status` before you commit", landed[2][:12],
+                landed[0].removeprefix("refs/heads/"),
                 _head_name(r))
         return None
     branch, old, new = landed
