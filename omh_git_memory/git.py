@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import logging
 import os
 import re
 import shlex
@@ -28,6 +29,8 @@ from omh_git_memory.gitfiles import (
     read_nofollow,
     refusal,
 )
+
+_log = logging.getLogger("omh")
 
 
 @dataclass(frozen=True)
@@ -780,6 +783,8 @@ def _undo(lock: IndexLock, undo: WorkdirUndo, r: pygit2.Repository, branch: str,
                 kept = "somebody moved the branch on since"
         except (pygit2.GitError, OSError) as failure:
             kept = describe(failure, Path(r.path))
+    if kept is None:
+        lock.drop_own_unfinished()  # the branch is where it was: nothing to finish
     lock.release()
     if not isinstance(err, (pygit2.GitError, OSError, KeyError, GitFailure)):
         return  # KeyboardInterrupt and bugs go on as they are (a KeyError here is
@@ -1125,20 +1130,38 @@ def finish_interrupted(repo: GitRepo) -> str | None:
     had (or nothing, for a path it adds): anything else is the user's and stays.
     Then the lock is released.
 
-    Nothing is done, and nothing locked, unless `index.lock` is provably one a dead
-    omh process left, or such a job was taken over and not finished; a lock left
-    before its branch moved is only released. The commit finished, or None. A
-    failure keeps the lock (marked abandoned) and the job, so that running the
-    command again finishes it."""
+    The job is the one recorded in `omh-unfinished.json` before the branch moved
+    (it outlives a lock the user removed by hand). It is finished only while HEAD,
+    on whatever branch, is exactly the landed commit. Once HEAD is elsewhere (the
+    user committed on, checked out another branch, reverted, reset), the index and
+    working tree are the user's: nothing is finished, the job is dropped with a
+    warning naming the commit (logged: one line on stderr); a job whose commit no branch
+    holds never landed and is dropped quietly. A running omh process's own job is
+    never touched, and nothing is locked unless a job is recorded or `index.lock`
+    is provably a dead omh process's (a lock left before its branch moved is only
+    released). The commit finished, or None. A failure keeps the lock (marked
+    abandoned) and the job, so that running the command again finishes it."""
     lock = IndexLock(repo.git_dir)
-    if not lock.left_by_dead_omh() and not lock.unfinished.exists():
+    recorded = lock.unfinished.exists()
+    if not recorded and not lock.left_by_dead_omh():
         return None
-    lock.acquire()  # the dead process's landed commit is kept in lock.unfinished
+    found = lock.read_unfinished()
+    if found is not None and lock.unfinished_is_live(found):
+        return None  # its owner is still at work, and holds the index lock
+    lock.acquire()  # a dead process's landed commit is kept in lock.unfinished
     r = repo.repo
-    landed = _landed(r, lock.read_unfinished())
-    if landed is None:
+    landed = _landed(lock.read_unfinished())
+    where = _where_landed(r, landed[2]) if landed is not None else "never"
+    if landed is None or where != "here":
         lock.drop_unfinished()
         lock.release()
+        if landed is not None and where == "elsewhere":
+            _log.warning(
+                "omh: an interrupted omh command had committed %s on %s without updating "
+                "the index and working tree; HEAD is at %s now, so omh left both as they "
+                "are: check `git status` before you commit", landed[2][:12],
+                landed[0].removeprefix("refs/heads/"),
+                _head_name(r))
         return None
     branch, old, new = landed
     undo = WorkdirUndo(repo.workdir)
@@ -1200,22 +1223,44 @@ def _entry(index: pygit2.Index, path: str) -> pygit2.IndexEntry | None:
         return None
 
 
-def _landed(r: pygit2.Repository, landed: object) -> tuple[str, str | None, str] | None:
-    """What the record of a dead omh process's lock says it moved its branch to,
-    if the branch got there: (branch, the commit it pointed at, the new commit)."""
+def _landed(landed: object) -> tuple[str, str | None, str] | None:
+    """The move a killed omh process recorded: (branch, the commit it pointed at,
+    the new commit), or None."""
     if not isinstance(landed, dict):
         return None
     branch, old, new = landed.get("branch"), landed.get("old"), landed.get("new")
     if not isinstance(branch, str) or not isinstance(new, str) or not (
             old is None or isinstance(old, str)):
         return None
-    try:
-        ref = r.references.get(branch)
-        tip = ref.target if ref is not None else None
-        wanted = pygit2.Oid(hex=new)
-        if not isinstance(tip, pygit2.Oid) or not (
-                tip == wanted or r.descendant_of(tip, wanted)):
-            return None  # the branch never moved (or was put back): nothing to finish
-    except (pygit2.GitError, KeyError, ValueError):
-        return None
     return branch, old, new
+
+
+def _where_landed(r: pygit2.Repository, new: str) -> str:
+    """"here" when HEAD is exactly the landed commit `new` (whatever its branch is
+    called now); "never" when no branch holds `new` (the move never happened, or
+    the user dropped the commit: the index is theirs either way, nothing was left
+    half-done); "elsewhere" when a branch holds it but HEAD is not it."""
+    try:
+        wanted = pygit2.Oid(hex=new)
+        head = None if r.head_is_unborn else r.head.target
+        if head == wanted:
+            return "here"
+        tips = [head] + [r.references[name].resolve().target
+                         for name in r.references if name.startswith("refs/heads/")]
+        for tip in tips:
+            if isinstance(tip, pygit2.Oid) and (tip == wanted or r.descendant_of(tip, wanted)):
+                return "elsewhere"
+    except (pygit2.GitError, KeyError, ValueError):
+        return "elsewhere"  # cannot tell: say so rather than finish or stay silent
+    return "never"
+
+
+def _head_name(r: pygit2.Repository) -> str:
+    try:
+        if r.head_is_unborn:
+            return "an unborn branch"
+        name = "a detached HEAD" if r.head_is_detached else r.head.shorthand
+        return f"{str(r.head.target)[:12]} ({name})"
+    except pygit2.GitError:
+        return "an unreadable HEAD"
+

@@ -250,15 +250,57 @@ class IndexLock:
         with contextlib.suppress(FileNotFoundError):
             self.unfinished.unlink()
 
+    def drop_own_unfinished(self) -> None:
+        """Drop the job :meth:`landed` recorded, once the index is in place (or the
+        branch moved back): only this lock's own, never another's left to finish."""
+        if self.record is None:
+            return
+        found = self.read_unfinished()
+        if found is not None and found.get("nonce") == json.loads(self.record)["nonce"]:
+            with contextlib.suppress(OSError):
+                self.unfinished.unlink()
+
+    def unfinished_is_live(self, job: dict[str, object]) -> bool:
+        """Whether `job` is a running omh process's own commit: the process that
+        recorded it lives here and still holds `index.lock` (which holds its nonce).
+        Such a job is its owner's to finish, never another process's."""
+        try:
+            pid, nonce = int(str(job["pid"])), str(job["nonce"])
+            if (job["host"], job["pidns"]) != (socket.gethostname(), _pid_namespace()):
+                return False
+        except (KeyError, ValueError):
+            return False  # recorded when its lock was taken over: its owner is dead
+        if not _alive(pid):
+            return False
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError:
+            return False  # alive, but holding no lock: the pid is another process's now
+        try:
+            content = os.read(fd, 4096)
+        finally:
+            os.close(fd)
+        if content != f"omh {pid} {nonce}\n".encode():
+            return False
+        record: object = None
+        with contextlib.suppress(OSError, ValueError), open(self.owner, "rb") as handle:
+            record = json.loads(handle.read(4096))
+        return not (isinstance(record, dict) and record.get("abandoned") is True)
+
     def landed(self, branch: str, old: str | None, new: str) -> None:
-        """Say in the record, before the branch moves, that it moves from `old` to
-        `new`: a process killed from then on leaves what the next one needs to
-        finish the job (stage the commit's paths and write them out)."""
+        """Say, before the branch moves, that it moves from `old` to `new`: in the
+        lock's record, and in `omh-unfinished.json`, which outlives a lock the user
+        removes by hand. A process killed from then on leaves what the next one
+        needs to finish the job (stage the commit's paths and write them out); the
+        job is dropped once the index is in place (:meth:`drop_own_unfinished`)."""
         assert self.record is not None
-        record = {**json.loads(self.record), "landed": {"branch": branch, "old": old,
-                                                        "new": new}}
-        text = json.dumps(record)
-        _replace_text(self.owner, text)  # OSError: the caller undoes, nothing moved yet
+        owner = json.loads(self.record)
+        move = {"branch": branch, "old": old, "new": new}
+        text = json.dumps({**owner, "landed": move})
+        # OSError: the caller undoes, nothing moved yet
+        _replace_text(self.unfinished, json.dumps({
+            **move, **{k: owner[k] for k in ("pid", "host", "pidns", "nonce")}}))
+        _replace_text(self.owner, text)
         self.record = text
 
     def abandon(self) -> None:
@@ -274,8 +316,10 @@ class IndexLock:
         self.record = None
 
     def commit(self, staged: Path) -> None:
-        """Put the staged index in place, then release the lock."""
+        """Put the staged index in place, then drop the job :meth:`landed` recorded
+        and release the lock."""
         os.replace(staged, self.index)
+        self.drop_own_unfinished()
         self.release()
 
     def discard(self) -> None:

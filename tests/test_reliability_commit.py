@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -394,3 +396,143 @@ def test_gitstate_a_really_full_disk_at_every_step_of_a_team_verb(
     finally:
         subprocess.run(["umount", str(disk)], check=False)
     assert outcomes[0] == 1 and outcomes[-1] == 0, outcomes
+
+
+# --- item 2, the review of its finish path: a job is finished only where it landed -
+
+def _killed_at_ref(repo: Path) -> str:
+    """A team update of deploy killed once its branch moved; the commit it landed."""
+    killed = omh(repo, *VERBS["update"](repo), env={"OMH_FAULT": "commit:ref"})
+    assert killed.code == -9, killed.err
+    assert "index.lock" in _leftovers(repo)
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+def test_dataloss_a_kill_after_the_branch_moved_is_finished_once_the_user_removed_the_lock(
+    team: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Item 2 (review F1). The user removes the dead process's `index.lock`, as git's
+    message advises; the next team verb found no lock to take over and finished
+    nothing, silently, so `git add -A && git commit` undid the landed update (the
+    note's old text, or the note deleted, committed back)."""
+    landed = _killed_at_ref(team)
+    (team / ".git/index.lock").unlink()
+    run = _cli(team, monkeypatch, capsys, *OTHER)
+    assert run.code == 0, run.err
+    assert _leftovers(team) == set() and _asides(team) == []
+    git(team, "add", "-A")
+    git(team, "commit", "-q", "--allow-empty", "-m", "the user's next commit")
+    changed = git(team, "diff", "--name-status", landed, "HEAD").splitlines()
+    assert changed == ["M\t.omh/notes/ci.md"], changed
+
+
+def test_dataloss_a_kill_after_the_branch_moved_is_finished_after_the_branch_is_renamed(
+    team: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Item 2 (review F2). `git branch -m main trunk` after the kill: the recorded
+    branch is gone, so the job was dropped and git's lock released with the index
+    unfinished; the user's next commit reverted the landed update."""
+    landed = _killed_at_ref(team)
+    git(team, "branch", "-m", "trunk")
+    run = _cli(team, monkeypatch, capsys, *OTHER)
+    assert run.code == 0, run.err
+    assert _leftovers(team) == set() and _asides(team) == []
+    git(team, "add", "-A")
+    git(team, "commit", "-q", "--allow-empty", "-m", "the user's next commit")
+    changed = git(team, "diff", "--name-status", landed, "HEAD").splitlines()
+    assert changed == ["M\t.omh/notes/ci.md"], changed
+
+
+def _killed_twice(repo: Path) -> str:
+    """Killed at commit:ref, then the run finishing it killed at commit:finish; the
+    user removes the lock and resets the working tree to HEAD's."""
+    landed = _killed_at_ref(repo)
+    again = omh(repo, *OTHER, env={"OMH_FAULT": FINISH})
+    assert again.code == -9, again.err
+    assert "omh-unfinished.json" in _leftovers(repo)
+    (repo / ".git/index.lock").unlink()
+    return landed
+
+
+def test_wrong_an_unfinished_job_is_not_applied_to_another_branch(
+    team: Path,
+) -> None:
+    """Item 2 (review F3). After the kills the user checks out another branch; the
+    next team verb staged main's landed change into that branch's index and working
+    tree, so the user's next commit on it carried a change they never made there.
+    The job must be dropped with one warning naming the commit."""
+    base = git(team, "rev-parse", "HEAD").strip()
+    git(team, "branch", "other")
+    landed = _killed_twice(team)
+    git(team, "checkout", "-q", "other")
+    note = git(team, "show", f"HEAD:{NOTES_DIR}/deploy.md").encode()
+    run = omh(team, "memory", "update", "ci", "--layer", "team", "--title", "CI")
+    assert run.code == 0, run.err
+    assert _leftovers(team) == set() and _asides(team) == []
+    assert (team / NOTES_DIR / "deploy.md").read_bytes() == note
+    assert git(team, "rev-parse", "HEAD~1").strip() == base
+    assert git(team, "diff", "--name-status", "HEAD~1", "HEAD") == "M\t.omh/notes/ci.md\n"
+    assert git(team, "status", "--porcelain", "--untracked-files=all") == ""
+    assert landed[:12] in run.err and "git status" in run.err, run.err  # never silent
+
+
+def test_wrong_a_change_the_user_reverted_is_not_staged_again(team: Path) -> None:
+    """Item 2 (review F4). After the kills the user resets to HEAD and reverts the
+    landed commit; the next team verb staged the reverted change again and rewrote
+    the note, so the user's next commit undid their revert. The job must be dropped
+    with one warning naming the commit."""
+    landed = _killed_twice(team)
+    git(team, "reset", "-q", "--hard")
+    for aside in _asides(team):
+        aside.unlink()
+    git(team, "revert", "--no-edit", "HEAD")
+    reverted = git(team, "rev-parse", "HEAD").strip()
+    note = (team / NOTES_DIR / "deploy.md").read_bytes()
+    run = omh(team, "memory", "update", "ci", "--layer", "team", "--title", "CI")
+    assert run.code == 0, run.err
+    assert _leftovers(team) == set() and _asides(team) == []
+    assert (team / NOTES_DIR / "deploy.md").read_bytes() == note
+    assert git(team, "rev-parse", "HEAD~1").strip() == reverted
+    assert git(team, "diff", "--name-status", "HEAD~1", "HEAD") == "M\t.omh/notes/ci.md\n"
+    assert git(team, "status", "--porcelain", "--untracked-files=all") == ""
+    assert landed[:12] in run.err and "git status" in run.err, run.err  # never silent
+
+
+def _stopped(proc: subprocess.Popen[str]) -> bool:
+    try:
+        with open(f"/proc/{proc.pid}/stat", encoding="ascii") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] == "T"
+    except OSError:
+        return False
+
+
+def test_race_a_running_omh_commits_job_is_left_to_it(
+    team: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Item 2 (review, the guard). A team verb stopped just after its branch moved
+    (alive, holding git's lock): another team verb must neither finish nor drop its
+    job — it refuses as git refuses a held lock — and the first one then completes
+    on its own, leaving nothing behind for the user's commit to undo."""
+    args = VERBS["update"](team)
+    proc = subprocess.Popen([sys.executable, "-m", "omh_git_memory", *args], cwd=team,
+                            env={**os.environ, "OMH_FAULT": "commit:ref:stop"},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(300):
+            if _stopped(proc) or proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert _stopped(proc), proc.poll()
+        landed = git(team, "rev-parse", "HEAD").strip()
+        index = (team / ".git/index").read_bytes()
+        run = _cli(team, monkeypatch, capsys, *OTHER)
+        assert run.code == 1 and "index.lock exists" in run.err, run.err
+        assert (team / ".git/index").read_bytes() == index
+        assert {"index.lock", "omh-unfinished.json"} <= _leftovers(team)
+    finally:
+        proc.send_signal(signal.SIGCONT)
+        _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert _leftovers(team) == set() and _asides(team) == []
+    assert git(team, "status", "--porcelain", "--untracked-files=all") == ""
+    assert git(team, "rev-parse", "HEAD").strip() == landed
