@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-import shlex
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
@@ -23,7 +22,12 @@ from pathlib import Path
 
 from omh_git_memory.adopt import Match
 from omh_git_memory.agent.census import own_prefixes, take_census
-from omh_git_memory.agent.harness import ServerCommand, configured_harnesses, server_command
+from omh_git_memory.agent.harness import (
+    ServerCommand,
+    configured_harnesses,
+    server_command,
+    shown_command,
+)
 from omh_git_memory.workspace import Workspace
 
 
@@ -85,7 +89,7 @@ def diagnose(ws: Workspace, environ: Mapping[str, str] | None = None,
 
 def describe(server: ServerCommand) -> str:
     """The command a harness file names, in words for the question doctor asks."""
-    shown = shlex.join([server.command, *server.args])
+    shown = server.shown
     if server.inside is not None:
         what = (f"`{server.command}` is found at {server.inside}, a file inside the "
                 "repository (PATH holds a folder of the checkout), not an installed omh")
@@ -101,7 +105,7 @@ def _server_checks(ws: Workspace, env: dict[str, str], total: int,
                    trust: Trust) -> list[Check]:
     server = server_command(ws.checkout)
     command, args = server.command, server.args
-    shown = " ".join([command, *args])
+    shown = shown_command(command, args)
     found = shutil.which(command, path=env.get("PATH"))
     if found is not None and Path(found).resolve().is_relative_to(ws.checkout.resolve()):
         server = dataclasses.replace(server, inside=Path(found).resolve())
