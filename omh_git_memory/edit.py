@@ -123,7 +123,9 @@ def edit(ws: Workspace, key: str, layer: Layer | None = None, strict: bool = Fal
     if status != 0:
         if saved == target.data:
             shutil.rmtree(scratch.parent, ignore_errors=True)
-            raise OmhError(f"the editor exited with status {status}; nothing changed")
+            raise OmhError(f"the editor exited with status {status} before anything was "
+                           "saved; nothing changed, and its copy held no edit to keep, so it "
+                           "was removed")
         raise EditRefused(f"the editor exited with status {status}", scratch)
     if saved == target.data:
         shutil.rmtree(scratch.parent, ignore_errors=True)

@@ -22,6 +22,7 @@ import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
 from omh_git_memory.errors import GitFailure
 
@@ -123,6 +124,10 @@ class Signer:
     key: str
 
 
+# The other way on, in every signing refusal: not every user wants signed commits.
+_SIGNING_OFF: Final = "or turn signing off for this repository (git config commit.gpgSign false)"
+
+
 def signer(config: Lookup, committer: Person) -> Signer | None:
     """The signer `commit.gpgSign` asks for, or None when commits are not signed.
     A setting omh cannot follow is refused, never ignored."""
@@ -131,7 +136,7 @@ def signer(config: Lookup, committer: Person) -> Signer | None:
     fmt = (config("gpg.format") or "openpgp").lower()
     if fmt not in _PROGRAMS:
         raise GitFailure(f"gpg.format is {fmt!r}, which git does not know either; set it to "
-                         "openpgp, x509 or ssh")
+                         f"openpgp, x509 or ssh, {_SIGNING_OFF}")
     program = config(f"gpg.{fmt}.program") or (
         config("gpg.program") if fmt == "openpgp" else None) or _PROGRAMS[fmt]
     key = config("user.signingKey")
@@ -140,7 +145,7 @@ def signer(config: Lookup, committer: Person) -> Signer | None:
             raise GitFailure(
                 "commit.gpgSign is on with gpg.format=ssh but user.signingKey is not set, so "
                 "there is no key to sign with (omh does not run gpg.ssh.defaultKeyCommand); "
-                "set user.signingKey to your key file")
+                f"set user.signingKey to your key file, {_SIGNING_OFF}")
         key = f"{committer.name} <{committer.email}>"  # git signs as the committer
     return Signer(fmt, program, key)
 
@@ -187,8 +192,8 @@ def _run(how: Signer, argv: list[str], payload: bytes) -> subprocess.CompletedPr
         raise GitFailure(
             f"commit.gpgSign asks for a signed commit, but {how.program!r} could not sign "
             f"it ({why}); nothing was committed. Fix the signing setup (gpg.format, "
-            "gpg.program, user.signingKey) so that `git commit -S` works, or turn signing "
-            "off for this repository (git config commit.gpgSign false)") from None
+            f"gpg.program, user.signingKey) so that `git commit -S` works, {_SIGNING_OFF}"
+        ) from None
 
 
 def _failed(how: Signer, done: subprocess.CompletedProcess[bytes]) -> GitFailure:
@@ -198,5 +203,4 @@ def _failed(how: Signer, done: subprocess.CompletedProcess[bytes]) -> GitFailure
     return GitFailure(
         f"commit.gpgSign asks for a signed commit, but {how.program} could not sign it with "
         f"the key {how.key!r} ({reason}); nothing was committed. Fix the signing setup so that "
-        "`git commit -S` works, or turn signing off for this repository "
-        "(git config commit.gpgSign false)")
+        f"`git commit -S` works, {_SIGNING_OFF}")

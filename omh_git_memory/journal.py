@@ -141,21 +141,34 @@ class StoreBusy(StoreError):
     """The store's lock stayed taken for the whole wait; nothing was read or changed."""
 
 
+class BadLockTimeout(StoreError):
+    """OMH_LOCK_TIMEOUT is set to something that is not a number of seconds."""
+
+
 def lock_timeout(environ: Mapping[str, str] | None = None) -> float:
-    """Seconds to wait for the store's lock: OMH_LOCK_TIMEOUT, else LOCK_TIMEOUT."""
+    """Seconds to wait for the store's lock: OMH_LOCK_TIMEOUT, else LOCK_TIMEOUT
+    (unset or empty). A value that is not a finite number 0 or more is refused, never
+    read as the default: whoever set it meant some other wait."""
     raw = (os.environ if environ is None else environ).get("OMH_LOCK_TIMEOUT", "")
+    if not raw.strip():
+        return LOCK_TIMEOUT
     try:
         value = float(raw)
     except ValueError:
-        return LOCK_TIMEOUT
-    return value if 0 <= value < float("inf") else LOCK_TIMEOUT
+        value = -1.0
+    if not 0 <= value < float("inf"):
+        raise BadLockTimeout(
+            f"OMH_LOCK_TIMEOUT={raw!r} is not a number of seconds; set it to 0 or more "
+            f"(the default is {LOCK_TIMEOUT:g}) or unset it; nothing was read or changed")
+    return value
 
 
 def _lock(fd: int, root: Path, shared: bool, doing: str) -> None:
     """Take the lock on `fd`, waiting at most :func:`lock_timeout`; else StoreBusy
     naming whoever holds it."""
     mode = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
-    deadline = time.monotonic() + lock_timeout()
+    waited = lock_timeout()
+    deadline = time.monotonic() + waited
     pause = 0.005
     while True:
         try:
@@ -169,7 +182,7 @@ def _lock(fd: int, root: Path, shared: bool, doing: str) -> None:
                                  f"{err.strerror}") from None
         left = deadline - time.monotonic()
         if left <= 0:
-            raise StoreBusy(_busy_message(root, fd, doing))
+            raise StoreBusy(_busy_message(root, fd, doing, waited))
         time.sleep(min(pause, left))
         pause = min(pause * 2, 0.1)
 
@@ -183,8 +196,15 @@ def _mark_holder(fd: int) -> None:
         os.pwrite(fd, record, 0)
 
 
-def _busy_message(root: Path, fd: int, doing: str) -> str:
-    waited = lock_timeout()
+# What a wait that timed out was for, and what it therefore left undone.
+_UNDONE: Final = {
+    "read it": "nothing was read, and nothing written or changed",
+    "write a note": "nothing was written",
+    "change it": "nothing was changed or written",
+}
+
+
+def _busy_message(root: Path, fd: int, doing: str, waited: float) -> str:
     who = _holders(fd)
     said = _said_holder(fd)
     if not who and said is not None:
@@ -193,7 +213,7 @@ def _busy_message(root: Path, fd: int, doing: str) -> str:
                f"{since})"]
     held = "; ".join(who) if who else "by a process omh cannot see (another host?)"
     return (f"the local store {root} stayed locked for {waited:g}s while omh waited to "
-            f"{doing}, held {held}; nothing was {'read' if doing == 'read it' else 'changed'}: "
+            f"{doing}, held {held}; {_UNDONE.get(doing, 'nothing was changed or written')}: "
             "let that process finish (resume a stopped one, or end it) and run the command "
             "again (OMH_LOCK_TIMEOUT sets the wait)")
 
@@ -231,18 +251,60 @@ def _holders(fd: int) -> list[str]:
         if pid <= 0 or pid == os.getpid():  # 0: a process of another pid namespace
             continue
         what = "exclusively" if parts[3] == "WRITE" else "shared"
-        words = [f"pid {pid} ({what}"]
-        command = _command_of(pid)
-        if command:
-            words.append(f", {command}")
-        if said is not None and said[0] == pid:
-            words.append(f", since {said[2]}")
-        words.append(")")
-        text = "".join(words)
-        if _stopped(pid):
-            text += (f", which is stopped (Ctrl-Z or a debugger): `kill -CONT {pid}` "
-                     "resumes it")
-        found.append(f"by {text}")
+        since = f", since {said[2]}" if said is not None and said[0] == pid else ""
+        if os.path.exists(f"/proc/{pid}"):
+            found.append(f"by {_holder(pid, what, since)}")
+            continue
+        # /proc/locks names the process that took the lock; once it has exited, a
+        # child it forked holds the lock through the descriptor it inherited.
+        heirs = [p for p in _holding_processes(st) if p != os.getpid()]
+        found.extend(f"by {_holder(heir, what, '')}, which inherited it from pid {pid}"
+                     f"{since} (that process has exited)" for heir in heirs)
+        if not heirs:
+            found.append(f"by a process that inherited it from pid {pid}{since} (that "
+                         "process has exited; omh cannot see which holds it now)")
+    return found
+
+
+def _holder(pid: int, what: str, since: str) -> str:
+    """`pid N (how, its command, since when)`, and how to resume it when stopped."""
+    command = _command_of(pid)
+    text = f"pid {pid} ({what}{', ' + command if command else ''}{since})"
+    if _stopped(pid):
+        text += (f", which is stopped (Ctrl-Z or a debugger): `kill -CONT {pid}` "
+                 "resumes it")
+    return text
+
+
+def _holding_processes(st: os.stat_result) -> list[int]:
+    """The processes of this machine (those omh may look into) with a descriptor of
+    the lock file that holds its flock: /proc/PID/fdinfo lists, for a descriptor,
+    the locks of its open file, which a forked child shares."""
+    inode = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    found: list[int] = []
+    try:
+        pids = [int(name) for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return found
+    for pid in sorted(pids):
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                other = os.stat(f"/proc/{pid}/fd/{fd}")
+                if (other.st_dev, other.st_ino) != (st.st_dev, st.st_ino):
+                    continue
+                with open(f"/proc/{pid}/fdinfo/{fd}", encoding="ascii",
+                          errors="replace") as handle:
+                    info = handle.read()
+            except OSError:
+                continue
+            if any(line.startswith("lock:") and " FLOCK " in line and inode in line
+                   for line in info.splitlines()):
+                found.append(pid)
+                break
     return found
 
 
@@ -269,6 +331,7 @@ def reading(root: Path) -> Iterator[bool]:
     """Hold the store's lock shared while reading it, after finishing any switch a
     writer that died left behind. Yields whether the lock is held: without a lock
     file no switch has ever run, and the caller reads again if one appears."""
+    lock_timeout()  # a wait set wrongly is refused whether or not there is a lock
     fd = _open_lock(root, create=False)
     if fd is None:
         yield False

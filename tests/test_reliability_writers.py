@@ -331,10 +331,10 @@ def test_wrong_a_number_in_the_entrys_args_stays_that_number(repo_dir: Path) -> 
     """Item 14, sibling: numbers are kept as written, so the args of a kept entry must
     still read as the words a harness passes (`5`, never a Python repr)."""
     (repo_dir / ".mcp.json").write_text(
-        '{"mcpServers": {"omh": {"command": "omh", "args": ["mcp", "serve", 5]}}}\n')
+        '{"mcpServers": {"omh": {"command": "omh", "args": ["mcp", "serve", "--repo", 5]}}}\n')
     assert run(repo_dir, "mcp", "config", "claude", "--write", "--no-stop-hook").code == 0
     entry = json.loads((repo_dir / ".mcp.json").read_text())["mcpServers"]["omh"]
-    assert entry["args"] == ["mcp", "serve", "5"]
+    assert entry["args"] == ["mcp", "serve", "--repo", "5"]
 
 
 def test_wrong_codex_multi_line_args_are_accepted_and_kept(repo_dir: Path) -> None:

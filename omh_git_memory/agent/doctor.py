@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-import shlex
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -22,7 +21,12 @@ from pathlib import Path
 
 from omh_git_memory.adopt import Match
 from omh_git_memory.agent.census import own_prefixes, take_census
-from omh_git_memory.agent.harness import ServerCommand, configured_harnesses, server_command
+from omh_git_memory.agent.harness import (
+    ServerCommand,
+    configured_harnesses,
+    server_command,
+    shown_command,
+)
 from omh_git_memory.workspace import Workspace
 
 
@@ -84,7 +88,7 @@ def diagnose(ws: Workspace, environ: Mapping[str, str] | None = None,
 
 def describe(server: ServerCommand) -> str:
     """The command a harness file names, in words for the question doctor asks."""
-    shown = shlex.join([server.command, *server.args])
+    shown = server.shown
     if server.via is not None:
         what = (f"`{server.command}` is found at {server.inside} through the relative PATH "
                 f"entry {server.via or '(empty)'!r}, which names another folder wherever a "
@@ -124,7 +128,7 @@ def _server_checks(ws: Workspace, env: dict[str, str], total: int,
                    trust: Trust) -> list[Check]:
     server = server_command(ws.checkout)
     command, args = server.command, server.args
-    shown = " ".join([command, *args])
+    shown = shown_command(command, args)
     from omh_git_memory.agent.server import ProbeFailed, probe
     from omh_git_memory.recall.semantic import SemanticUnavailable
 

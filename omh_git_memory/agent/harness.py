@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from omh_git_memory.agent.config_edit import (
     toml_unappend,
 )
 from omh_git_memory.errors import ConfigError
+from omh_git_memory.keys import printable
 
 SERVER_NAME: Final = "omh"
 COMMAND: Final = ("omh", "mcp", "serve")
@@ -346,9 +348,15 @@ def write(checkout: Path, h: Harness, command: str | None = None) -> Path:
 
 def merge(checkout: Path, h: Harness, command: str | None = None) -> tuple[Path, bool]:
     """As :func:`write`, and whether the file changed: a file that holds the entry
-    already, as it would be written, is left as it is (not even rewritten)."""
+    already, as it would be written, is left as it is (not even rewritten). Without
+    `command`, an entry that is not one omh writes (:func:`written_by_omh`) is
+    refused, never kept nor called "there already": the file may be a teammate's,
+    and the command it names is what the harness will run."""
     path = checkout / h.path
     existing = _read(checkout, h)
+    found = h.command_in(existing) if existing and command is None else None
+    if found is not None and not written_by_omh(checkout, *found):
+        raise ForeignServer(h, ServerCommand(found[0], found[1], h.path))
     updated = h.add(existing or "", command)
     if updated == existing:
         return path, False
@@ -430,6 +438,53 @@ class ServerCommand:
     def looks_own(self) -> bool:
         """omh's own server started from a path (`--command PATH` writes one)."""
         return os.path.basename(self.command) == COMMAND[0] and own_args(self.args)
+
+    @property
+    def shown(self) -> str:
+        """The command as one shell command line (each word quoted as a shell would
+        need it), escaped to one printable line: what is shown is what runs."""
+        return shown_command(self.command, self.args)
+
+
+def shown_command(command: str, args: list[str]) -> str:
+    """`command args` as one shell-quoted, printable line."""
+    return printable(shlex.join([command, *args]))
+
+
+def omh_program(checkout: Path, program: str) -> bool:
+    """Whether `program` is one omh writes as its own: `omh` (found on PATH), or an
+    absolute path to a file called `omh` outside the checkout (`--command PATH`).
+    A relative path, or one into the checkout, is a file of the repository's choosing."""
+    if program == COMMAND[0]:
+        return True
+    if not os.path.isabs(program) or os.path.basename(program) != COMMAND[0]:
+        return False
+    if printable(program) != program:
+        return False
+    where = Path(os.path.normpath(program))
+    try:
+        where = where.resolve()
+    except (OSError, RuntimeError):
+        return False
+    return not where.is_relative_to(checkout.resolve())
+
+
+def written_by_omh(checkout: Path, command: str, args: list[str]) -> bool:
+    """Whether an entry starting `command args` is one omh writes for its server."""
+    return own_args(args) and omh_program(checkout, command)
+
+
+class ForeignServer(ConfigError):
+    """A harness file's omh entry starts something other than omh's own server."""
+
+    def __init__(self, h: Harness, server: ServerCommand) -> None:
+        super().__init__(
+            f"{server.source} names `{server.shown}` as the omh server: not the command "
+            f"omh writes for its own server (`omh mcp serve`), so omh left the file as it "
+            f"is; read that entry, and to replace it with omh's own run `omh mcp config "
+            f"{h.name} --write --command omh` (or --command PATH for an omh installed "
+            "elsewhere)")
+        self.server = server
 
 
 def own_args(args: list[str]) -> bool:

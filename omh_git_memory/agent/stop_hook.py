@@ -18,8 +18,9 @@ from typing import Any, Final
 
 from omh_git_memory import nofollow
 from omh_git_memory.agent.config_edit import JsonEditor, fresh_json, json_value, parse_json
-from omh_git_memory.agent.harness import read_text, write_text
+from omh_git_memory.agent.harness import omh_program, read_text, write_text
 from omh_git_memory.errors import ConfigError
+from omh_git_memory.keys import printable
 
 SETTINGS: Final = ".claude/settings.json"
 EVENT: Final = "Stop"
@@ -164,10 +165,36 @@ def _read(checkout: Path) -> str:
     return read_text(checkout, SETTINGS) or ""
 
 
+def _as_written(checkout: Path, line: str) -> bool:
+    """Whether a hook line with omh's arguments is exactly the line omh writes, for a
+    program omh writes (:func:`harness.omh_program`): the shell then runs what it says."""
+    program = shlex.split(line)[0]
+    return line == command(program) and omh_program(checkout, program)
+
+
+def refuse_foreign(checkout: Path, text: str) -> None:
+    """Refuse a settings file holding a Stop hook that passes for omh's (its arguments)
+    but runs a line omh does not write: a committed file may run anything there, and
+    calling it "there already" would vouch for it."""
+    data = json_value(text, SETTINGS) if text.strip() else {}
+    for group in _groups(data) or []:
+        hooks = group.get("hooks") if isinstance(group, dict) else None
+        for hook in hooks if isinstance(hooks, list) else []:
+            if _ours(hook) and not _as_written(checkout, hook["command"]):
+                raise ConfigError(
+                    f"{SETTINGS} holds a Stop hook `{printable(hook['command'])}`: omh's "
+                    "summary behind a command line omh does not write, so omh left the file "
+                    "as it is; read that hook, then remove it by hand (or with `omh mcp rm "
+                    "claude`, which takes out omh's server entry too) and run this again, "
+                    "or leave the hook out with --no-stop-hook")
+
+
 def check(checkout: Path, program: str = "omh") -> None:
     """Refuse now what :func:`write` would refuse, so that nothing else is written
     first (the server's entry) when the settings file cannot take the hook."""
-    add(_read(checkout), program)
+    text = _read(checkout)
+    refuse_foreign(checkout, text)
+    add(text, program)
     nofollow.check_writable(checkout, SETTINGS)
 
 
@@ -175,6 +202,7 @@ def write(checkout: Path, program: str = "omh") -> tuple[Path, bool]:
     """Merge our Stop hook into the checkout's settings; the path, and whether it
     changed (False when the hook was there already)."""
     text = _read(checkout)
+    refuse_foreign(checkout, text)
     updated = add(text, program)
     if updated == text:
         return checkout / SETTINGS, False

@@ -187,7 +187,7 @@ def mcp_config(
                    **({"stop_hook": {"path": str(hook[0]), "changed": hook[1]}}
                       if hook is not None else {})})
         return
-    entry = " ".join([started, *args])
+    entry = harnesses.shown_command(started, args)
     say(f"wrote the omh server ({entry}) into {path} (other servers untouched)" if changed
         else f"the omh server ({entry}) is in {path} already")
     if hook is not None:
