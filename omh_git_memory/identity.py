@@ -19,6 +19,7 @@ import os
 import re
 import subprocess
 import tempfile
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,9 +89,9 @@ def parse_date(value: str, name: str) -> tuple[int, int]:
     internal = re.fullmatch(r"@?(\d+)(?:\s+([+-])(\d\d)(\d\d))?", text)
     if internal:
         seconds, sign, hours, minutes = internal.groups()
-        offset = 0 if sign is None else (int(hours) * 60 + int(minutes)) * (
-            -1 if sign == "-" else 1)
-        return int(seconds), offset
+        if sign is None:  # no zone: git records the local offset at that moment
+            return int(seconds), time.localtime(int(seconds)).tm_gmtoff // 60
+        return int(seconds), (int(hours) * 60 + int(minutes)) * (-1 if sign == "-" else 1)
     parsed: dt.datetime | None = None
     try:
         parsed = email.utils.parsedate_to_datetime(text)
@@ -98,6 +99,8 @@ def parse_date(value: str, name: str) -> tuple[int, int]:
         parsed = None
     if parsed is None:
         try:
+            if ":" not in text:  # a day without its time: git refuses it too
+                raise ValueError(text)
             parsed = dt.datetime.fromisoformat(text.replace(" ", "T", 1))
         except ValueError:
             raise GitFailure(

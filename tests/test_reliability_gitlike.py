@@ -524,3 +524,46 @@ def test_escape_edit_copy_is_never_kept_in_another_checkout_of_the_clone(
     assert run.code == 1, run.err
     assert "TMPDIR" in run.err and str(repo_dir.resolve()) in run.err, run.err
     assert list(inside.iterdir()) == []
+
+
+GIT_DATES = ["@1700000000", "1700000000", "1700000000 +0100", "1700000000 -0230",
+             "2023-11-14", "2023-11-14T22:13:20", "2023-11-14 22:13:20",
+             "2023-11-14T22:13:20+01:00", "Tue, 14 Nov 2023 22:13:20 +0100",
+             "2023-07-14T22:13:20"]
+
+
+@pytest.mark.parametrize("date", GIT_DATES)
+def test_gitstate_author_date_is_read_as_git_reads_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, date: str) -> None:
+    """Item 11, found by the second look: `GIT_AUTHOR_DATE=@1700000000` (the form git's
+    own hooks pass on) without a zone was recorded at +0000 where git records the
+    local offset, and a date without a time was taken as midnight where git refuses
+    it. omh must record what `git commit-tree` records under the same TZ, or refuse
+    what it refuses."""
+    import time
+
+    from omh_git_memory import identity
+    from omh_git_memory.errors import GitFailure
+
+    monkeypatch.setenv("TZ", "Europe/Berlin")
+    time.tzset()
+    try:
+        subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+        tree = real_git(tmp_path, "write-tree").strip()
+        env = {"TZ": "Europe/Berlin", "GIT_AUTHOR_DATE": date}
+        made = subprocess.run(["git", "commit-tree", tree, "-m", "m"], cwd=tmp_path,
+                              capture_output=True, text=True,
+                              env={**os.environ, **IDENT_ENV, **env})
+        if made.returncode != 0:
+            with pytest.raises(GitFailure):
+                identity.parse_date(date, "GIT_AUTHOR_DATE")
+            return
+        author = next(line for line in real_git(tmp_path, "cat-file", "commit",
+                                                made.stdout.strip()).splitlines()
+                      if line.startswith("author "))
+        seconds, zone = author.split()[-2:]
+        offset = (int(zone[1:3]) * 60 + int(zone[3:])) * (-1 if zone[0] == "-" else 1)
+        assert identity.parse_date(date, "GIT_AUTHOR_DATE") == (int(seconds), offset)
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
