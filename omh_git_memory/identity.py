@@ -18,7 +18,6 @@ import email.utils
 import os
 import re
 import subprocess
-import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -168,6 +167,8 @@ def sign(how: Signer, payload: bytes) -> str:
 def _sign_ssh(how: Signer, payload: bytes) -> str:
     key = how.key.removeprefix("key::")
     literal = how.key.startswith("key::") or key.startswith("ssh-")
+    import tempfile  # only to sign: recall must not pay for it
+
     with tempfile.TemporaryDirectory(prefix="omh-sign-") as folder:
         buffer = Path(folder) / "commit"
         buffer.write_bytes(payload)

@@ -579,7 +579,9 @@ def test_an_unchanged_store_is_not_read_again_between_calls(
             built.append(1)
             super().__init__(*args, **kwargs)
 
-    monkeypatch.setattr(srv, "Searcher", Counting)
+    import omh_git_memory.workspace as workspace
+
+    monkeypatch.setattr(workspace, "Searcher", Counting)  # the server builds it through ws
     answers = _calls(served, _recall("release branch"), _recall("deploy"), _recall("deploy"))
     assert [a.is_error for a in answers] == [False] * 3
     assert len(built) == 1  # at the start, then kept: HEAD and the local store unchanged
