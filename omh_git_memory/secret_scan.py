@@ -298,7 +298,7 @@ _ASSIGNMENT: Final = re.compile(
 _PLACEHOLDER: Final = re.compile(
     r"(?i)^(?:<[^>]*>|\$\{[^}]*\}|\$\([^)]*\)|%[A-Za-z_][A-Za-z0-9_]*%|\{\{.*\}\}|x{3,}|"
     r"\*{3,}|\.{3,}|…|changeme|example\w*|dummy\w*|placeholder|redacted|your[_-]\w+|none|"
-    r"null|true|false|\[[^\]]*\]|password|passw0rd|secret|token|"
+    r"null|true|false|\[[^\]]*\]|password|passw0rd|passwd|pass|secret|token|foo|bar|baz|"
     # Code that reads the value: `os.environ["X"]`, `os.getenv(`, `ENV.fetch(`.
     # A dotted name is code too (`settings.API_KEY`, `args.password`).
     r"(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*(?:[\[(].*)?|(?:getenv|environ|env|ENV)[\[(].*)$"

@@ -511,7 +511,8 @@ def replace_own(ws: Workspace, key: str, obs: Observation, templates: KeyTemplat
 # A note's `source` line says who wrote it, but anybody can write that line, and a
 # person's `update`, `edit`, review's edit or a text editor keeps it as it was. So
 # the server records, for each local note it writes, the digest of the exact bytes
-# and the file they went into (its inode): one small file per key in
+# and the file they went into (its inode and change time: an inode number is
+# reused as soon as it is freed, a change time is not): one small file per key in
 # `.omh-agent/` at the store's root, outside the note format and out of every
 # listing (a dot name). The note is the agent's to replace only while its file is
 # that file holding those bytes; any other write — through omh or not — changes
@@ -532,14 +533,14 @@ def record_agent_write(store: LocalStore, key: Key, data: bytes) -> None:
     case the note is simply not replaceable (nothing is lost)."""
     folder = store.root / AGENT_RECORDS
     try:
-        inode = os.lstat(store.path_for(key)).st_ino
+        written = os.lstat(store.path_for(key))
         with contextlib.suppress(FileExistsError):
             os.mkdir(folder, 0o700)
         if not stat.S_ISDIR(os.lstat(folder).st_mode):  # never through a symlink
             raise StoreError(f"{folder} is not a folder; move it away so omh can record "
                              "which notes an agent wrote")
         record = json.dumps({"key": key.value, "sha256": hashlib.sha256(data).hexdigest(),
-                             "inode": inode}).encode("utf-8")
+                             "file": _identity(written)}).encode("utf-8")
         tmp = folder / f"{TMP_PREFIX}{secrets.token_hex(8)}"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         try:
@@ -569,10 +570,16 @@ def agent_owned(store: LocalStore, key: Key, note: Note, source: str) -> str | N
     if not isinstance(record, dict) or record.get("key") != key.value:
         return "unrecorded"
     try:
-        inode = os.lstat(store.path_for(key)).st_ino
+        now = os.lstat(store.path_for(key))
     except (OSError, StoreError):
         return "changed"
     written = hashlib.sha256(render(note).encode("utf-8")).hexdigest()
-    if record.get("sha256") != written or record.get("inode") != inode:
+    if record.get("sha256") != written or record.get("file") != _identity(now):
         return "changed"
     return None
+
+
+def _identity(st: os.stat_result) -> list[int]:
+    """Which file this is: its inode and the last change of its inode (a write, a
+    rename, a chmod), so a new file that gets a freed inode number is another file."""
+    return [st.st_ino, st.st_ctime_ns]
