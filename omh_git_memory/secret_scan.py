@@ -10,6 +10,9 @@ hand list over a maintained scanner, with its figures, is in docs/decisions.md
 
 Every pattern is bounded (no unbounded span meets another that matches the same
 characters), so a scan stays linear in the size of a line whatever it holds.
+
+A note's key is read too (find_secret_in_key): it becomes the team path and the
+commit subject, and the slug hides a token's form (see the last section).
 """
 
 from __future__ import annotations
