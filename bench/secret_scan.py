@@ -23,7 +23,8 @@ A scanner that is not installed is reported as such and skipped.
 Printed: per scanner, the secrets found (overall and per family), the look-alikes
 refused (each named), and the time per note over the whole corpus (the best of
 --rounds, the scanners taking turns) and as a ratio to `omh`'s in the same run. With --misses: every
-secret a scanner missed, by shape.
+secret a scanner missed, by shape. Last, the key form: each case slugged as a key
+would carry it, read by omh's key check (secrets found, look-alikes refused).
 """
 
 from __future__ import annotations
@@ -243,6 +244,21 @@ def main() -> None:
                              zip(cases, verdicts, strict=True) if c.label == "secret" and not v})
             if missed:
                 print(f"\n{name} misses {len(missed)} shape(s): " + "; ".join(missed))
+    key_form(cases)
+
+
+def key_form(cases: list[Case]) -> None:
+    """Each case as a key would carry it (keys.slug of its text, as remember derives a
+    key from a title), read by the key check promote, team mv and lint make."""
+    from omh_git_memory.keys import slug
+    from omh_git_memory.secret_scan import find_secret_in_key
+    found = [c for c in cases if c.label == "secret" and find_secret_in_key(slug(c.raw))]
+    wrong = [c for c in cases if c.label == "benign" and find_secret_in_key(slug(c.raw))]
+    secrets = sum(c.label == "secret" for c in cases)
+    print(f"\nkey form (omh's key check on the slug of each case): {len(found)}/{secrets} "
+          f"secrets found, {len(wrong)} look-alike(s) refused")
+    for case in wrong:
+        print(f"  [{case.family} / {case.shape}] {slug(case.raw)[:90]!r}")
 
 
 if __name__ == "__main__":

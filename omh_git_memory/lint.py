@@ -138,12 +138,17 @@ def _secret_in_team_note(graph: Graph) -> Iterator[tuple[StoredNote, int | None,
     secret: promote refuses one, and this is the same check for a note committed
     by hand (the pre-commit hook and CI run `lint --worktree` / `--ref`). A local
     note never leaves the machine, so it is not scanned."""
-    from omh_git_memory.secret_scan import find_secrets
+    from omh_git_memory.secret_scan import find_secret_in_key, find_secrets
 
     for entry, note in graph.readable:
         if entry.layer is Layer.TEAM:
             for hit in find_secrets(render(note)):
                 yield entry, hit.line, f"this line looks like {hit.kind}; remove it"
+            kind = find_secret_in_key(entry.relpath.removesuffix(".md"))
+            if kind is not None:
+                yield entry, _line_of(note, "key:"), (
+                    f"the note's path (its key) holds {kind}; rename it (omh memory mv "
+                    f"{note.key} NEW-KEY) and consider the token leaked: revoke it")
 
 
 def _duplicate_key(graph: Graph) -> Iterator[tuple[Subject, int | None, str]]:
@@ -223,7 +228,7 @@ RULES: Final[tuple[Rule, ...]] = (
          store_check=_key_disagrees_with_path),
     Rule("UnevaluatableTrigger", Severity.REFUSED, "an invalidated_by omh has no way to check",
          note_check=_unevaluatable_trigger),
-    Rule("LooksLikeSecret", Severity.REFUSED, "a team note line shaped like a secret",
+    Rule("LooksLikeSecret", Severity.REFUSED, "a team note line or key shaped like a secret",
          store_check=_secret_in_team_note),
     Rule("DuplicateKey", Severity.WARNING, "one key claimed by two files",
          store_check=_duplicate_key),

@@ -46,10 +46,18 @@ from omh_git_memory.keys import Key, shell_word
 from omh_git_memory.layers import Layer
 from omh_git_memory.lint import note_refusals
 from omh_git_memory.note import render
-from omh_git_memory.secret_scan import find_secrets
+from omh_git_memory.secret_scan import find_secret_in_key, find_secrets
 from omh_git_memory.store import ASIDE_PREFIX, StoredNote, put_back, read_regular
 from omh_git_memory.team import NOTES_DIR, team_path
 from omh_git_memory.workspace import Workspace
+
+
+def key_secret_problem(key: str, kind: str) -> str:
+    """The refusal of a key that carries a token (it would be the team path and the
+    commit subject, where no later edit of the text removes it)."""
+    return (f"{key}: the key holds {kind} (in its slug form), which would be the team "
+            f"path and the commit subject; rename the note first (omh memory mv "
+            f"{shell_word(key)} NEW-KEY), then promote it")
 
 
 class PromoteRefused(OmhError):
@@ -159,6 +167,9 @@ def plan(ws: Workspace, graph: Graph, keys: Sequence[str]) -> Plan:
             problems.append(
                 f"{key}: line {hit.line} looks like {hit.kind}; remove it before sharing"
             )
+        carried = find_secret_in_key(key.value)
+        if carried is not None:
+            problems.append(key_secret_problem(key.value, carried))
         chosen.append((key, entry))
     batch = {key.value for key, _ in (*chosen, *finish)}
     for key, entry in chosen:

@@ -35,6 +35,7 @@ from omh_git_memory.note import (
     with_field,
 )
 from omh_git_memory.recall.index import Doc
+from omh_git_memory.secret_scan import without_secret_words
 from omh_git_memory.store import IfExists, LocalStore
 from omh_git_memory.team import NOTES_DIR
 
@@ -278,10 +279,13 @@ def build_surprise(obs: Observation, templates: KeyTemplates, today: dt.date) ->
         fields.append(("invalidated_by", obs.invalidated_by.strip()))
 
     title = first_sentence(obs.observed)
-    key_slug = slug(title)
+    # A token in the title is left out of the key (the team path and commit subject
+    # once promoted); the text keeps it, and promote refuses it there.
+    key_slug = without_secret_words(slug(title))
     if not key_slug:
         raise NoteRefused(
             "the first sentence of `observed` has no letter or digit to derive a key from"
+            + (" once its token is left out (a key may not carry one)" if slug(title) else "")
         )
     fields[0] = ("key", templates.expand("surprise", slug=key_slug).value)
     sections: list[tuple[str, str | Sequence[str]]] = [

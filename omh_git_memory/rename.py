@@ -42,6 +42,7 @@ from omh_git_memory.keys import Key
 from omh_git_memory.layers import Layer
 from omh_git_memory.note import Note, render, retarget_links, with_field
 from omh_git_memory.promote import finish_team_commit
+from omh_git_memory.secret_scan import find_secret_in_key
 from omh_git_memory.store import StoredNote
 from omh_git_memory.team import NOTES_DIR, team_path
 from omh_git_memory.workspace import Workspace
@@ -75,6 +76,10 @@ def rename(ws: Workspace, old: str, new: str, layer: Layer | None = None) -> Ren
     graph = ws.graph()
     entry, note = _the_note(ws, graph, old, layer)
     _refuse_taken(ws, graph, entry.layer, new_key)
+    carried = find_secret_in_key(new_key.value)
+    if entry.layer is Layer.TEAM and carried is not None:
+        raise RenameRefused(f"{new} holds {carried} (in its slug form), which would be the "
+                            "team path and the commit subject; choose a key without it")
     linking = [(e, n) for e, n in graph.readable
                if e.layer is entry.layer and e is not entry and old in n.links]
     moved = retarget_links(with_field(note, "key", new_key.value), old, new_key.value)
@@ -199,7 +204,9 @@ def _rename_team(ws: Workspace, entry: StoredNote, new: Key, moved: Note,
     add = {new_path: _bytes(moved)}
     add.update({f"{NOTES_DIR}/{e.relpath}": _bytes(after) for e, _, after in rewritten})
     links = len(rewritten)
-    message = (f"omh: rename {old} to {new}\n\nRenamed by `omh memory mv`"
+    # A key that carried a token is not repeated in the message that moves it away.
+    named = "a note whose key held a token" if find_secret_in_key(old) else old
+    message = (f"omh: rename {named} to {new}\n\nRenamed by `omh memory mv`"
                + (f"; the links of {links} other note{'s' if links != 1 else ''} rewritten"
                   if links else "") + ".\n")
     commit = commit_change(ws.repo, Change(add=add, delete=(old_path,), message=message))

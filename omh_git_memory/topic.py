@@ -18,6 +18,7 @@ from omh_git_memory.expiry.triggers import trigger_problem
 from omh_git_memory.keys import Key, KeyTemplates, slug
 from omh_git_memory.note import MAX_NOTE_BYTES, Note, char_problem
 from omh_git_memory.remember import composed, plain_lines, refuse_a_day_to_come
+from omh_git_memory.secret_scan import without_secret_words
 
 RELATED = "Related"
 ANSWERS = "Answers"
@@ -51,9 +52,11 @@ def build_topic(draft: TopicDraft, templates: KeyTemplates, today: dt.date) -> N
     title = " ".join(_clean("the title", draft.title).split())
     if not title:
         raise NoteRefused("the title is empty; a topic is named by its title (--title)")
-    key_slug = slug(title)
+    key_slug = without_secret_words(slug(title))  # a token stays out of the key
     if not key_slug:
-        raise NoteRefused("the title has no letter or digit to derive a key from")
+        raise NoteRefused("the title has no letter or digit to derive a key from"
+                          + (" once its token is left out (a key may not carry one)"
+                             if slug(title) else ""))
     source = _clean("`source`", draft.source).strip()
     if not source or "\n" in source:
         raise NoteRefused("`source` must be one non-empty line saying who observed this")

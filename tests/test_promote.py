@@ -167,7 +167,7 @@ def test_an_index_failure_after_the_commit_undoes_the_commit(
     ("line", "kind"),
     [
         ("-----BEGIN RSA PRIVATE KEY-----", "private key"),
-        ("aws key AKIAIOSFODNN7EXAMPLE here", "AWS"),
+        ("aws key AKIAQYLPMN5HHHFPZAM2 here", "AWS"),  # not AWS's EXAMPLE id: a placeholder
         ("token ghp_" + "a1B2" * 9, "GitHub"),
         ("clone https://bob:hunter22@example.com/repo.git", "password in a URL"),
         ("DB_PASSWORD=correct-horse-battery", "credential assignment"),

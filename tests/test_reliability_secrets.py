@@ -16,7 +16,7 @@ import pytest
 from omh_git_memory.promote import PromoteRefused, promote
 from omh_git_memory.secret_scan import find_secrets
 from omh_git_memory.workspace import open_workspace
-from tests.helpers import commit_files, git, note_text, omh, promote_ready
+from tests.helpers import commit_files, git, note_text, omh, promote_ready, remember_linked
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "secrets" / "corpus.tsv"
 _ESCAPE = re.compile(r"\\([nt\\])")
@@ -141,3 +141,119 @@ def test_secret_lint_does_not_scan_local_notes(repo_dir: Path) -> None:
         note_text("kept", body="VAULT_TOKEN=hvs.CAESIabcdefghijklmnopqrstuvwxyz012345\n"))
     run = omh(repo_dir, "memory", "lint", "--json")
     assert not [f for f in run.json()["findings"] if f["rule"] == "LooksLikeSecret"]
+
+
+# --- a secret carried by the note's KEY (outside review, newcomer) -------------------
+# The slug lowercases a title and makes `_` a `-`, so a token in the first sentence of
+# `observed` reached the key in a form no shape matched: promote refused the title
+# line, the user reworded the body, and promote then committed the token in the team
+# path `.omh/notes/surprise/….md` and in the commit subject; lint passed it.
+
+AWS_KEY = "surprise/deploy-uses-aws-key-akiaqylpmn5hhhfpzam2-for-s3"
+GITHUB_KEY = "surprise/upload-needs-token-ghp-1234567890abcdefghijklmnopqrstuvwxyzab"
+TOKEN_KEYS = (
+    AWS_KEY, GITHUB_KEY,
+    "slack-xoxb-123456789012-1234567890123-abcdefghijklmnopqrstuvwx-bot",
+    "vault-login-hvs-caesioxrw8wszj88z2qckmji2tw6jh6tj7ay",
+    "surprise/runner-glrt-vw6gd4hxsrp6k-gav240z",
+    "hub/hf-icbktakoyugznctigiloqhwhyvggjrbcug-push",
+    "stripe/sk-live-4eC39HqLyjWDarjtT1zdp7dc",
+    "age-secret-key-1pulvapl99qh3epc6xuu7h3qd8rmq8x8y5dwg80lwd43s453c3c8dh6xlur",
+    "npm-npm-abcdefghijklmnopqrstuvwxyz0123456789-publish",
+)
+
+
+def _clean_local_note(repo_dir: Path, key: str) -> None:
+    ws = open_workspace(repo_dir)
+    path = ws.local.root / f"{key}.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    body = "## Expected\na\n\n## Observed\nDeploy uses an AWS key for S3.\n\n" \
+           "## Evidence\naws config (redacted)\n\n## Answers\n\n- deploy creds\n"
+    path.write_text(note_text(key, "surprise", body))
+
+
+@pytest.mark.parametrize("key", [AWS_KEY, GITHUB_KEY])
+def test_secret_promote_refuses_a_token_carried_only_by_the_key(repo_dir: Path,
+                                                                key: str) -> None:
+    """A note whose text is clean but whose key holds an AWS key id or a GitHub
+    token was committed, the token in the team path and the commit subject
+    (outside review A; item 9's class): promote refuses it, saying the key holds it
+    and to rename the note first."""
+    promote_ready(repo_dir)
+    _clean_local_note(repo_dir, key)
+    head = git(repo_dir, "rev-parse", "HEAD")
+    with pytest.raises(PromoteRefused) as refused:
+        promote(open_workspace(repo_dir), [key])
+    problem = " ".join(refused.value.problems)
+    assert "the key" in problem and "omh memory mv" in problem, problem
+    assert git(repo_dir, "rev-parse", "HEAD") == head
+
+
+@pytest.mark.parametrize("key", TOKEN_KEYS)
+def test_secret_a_token_in_key_form_is_found(key: str) -> None:
+    """Each token shape, lowercased and with `_` and `.` made `-` as the slug makes
+    them, is still a token (outside review A)."""
+    from omh_git_memory.secret_scan import find_secret_in_key
+    assert find_secret_in_key(key), key
+
+
+def test_secret_no_look_alike_is_refused_in_key_form() -> None:
+    """A title holding a look-alike (a commit id, a hash, base64 of prose, a public
+    key) gives a key that must still be promotable (outside review A: measured on
+    the corpus; a bare long letters-and-digits word refused 24 of them)."""
+    from omh_git_memory.keys import slug
+    from omh_git_memory.secret_scan import find_secret_in_key
+    texts = [text for _, text in LOOKALIKES] + [
+        line for line in (CORPUS.parent / "lookalikes.txt").read_text().splitlines() if line]
+    refused = [text for text in texts if find_secret_in_key(slug(text))]
+    assert refused == []
+
+
+def test_secret_remember_keeps_a_token_out_of_the_key_it_derives(repo_dir: Path) -> None:
+    """`remember` derived `surprise/deploy-uses-aws-key-akia…-for-s3` from the
+    observed text; the key is kept by every later step. Now the token's words are
+    left out of the slug (the text keeps them, for promote to refuse) (outside
+    review A)."""
+    promote_ready(repo_dir)
+    for observed, expected in (
+            ("Deploy uses AWS key AKIAQYLPMN5HHHFPZAM2 for S3. Yes.",
+             "surprise/deploy-uses-aws-key-for-s3"),
+            ("Upload needs token ghp_1234567890abcdefghijklmnopqrstuvwxyzab. Yes.",
+             "surprise/upload-needs-token")):
+        assert remember_linked(repo_dir, observed) == expected
+    run = omh(repo_dir, "memory", "remember", "--type", "topic", "--title",
+              "Vault hvs.CAESIoXrW8wSzJ88z2QCkmJI2TW6JH6tJ7aY login", "--section",
+              "Notes=x", "--answers", "q?", "--json")
+    assert run.code == 0, run.err
+    assert run.json()["key"] == "vault-login"
+
+
+def test_secret_lint_refuses_a_team_key_holding_a_token(repo_dir: Path) -> None:
+    """A team note committed by hand at a path holding a token passed `lint --ref
+    HEAD` (LooksLikeSecret read the text only) (outside review A)."""
+    promote_ready(repo_dir)
+    key = GITHUB_KEY
+    commit_files(repo_dir, {f".omh/notes/{key}.md": note_text(key, body="clean\n")}, "by hand")
+    for args in (["--ref", "HEAD"], ["--worktree"]):
+        run = omh(repo_dir, "memory", "lint", *args, "--json")
+        assert run.code == 1, run.err
+        found = [f for f in run.json()["findings"] if f["rule"] == "LooksLikeSecret"]
+        assert [f["key"] for f in found] == [key], args
+        assert "omh memory mv" in found[0]["message"]
+
+
+def test_secret_mv_refuses_a_team_key_holding_a_token(repo_dir: Path) -> None:
+    """`omh memory mv` of a team note to a key holding a token would commit it as the
+    path and the commit subject; and renaming away from one named the old key in
+    the commit message (outside review A)."""
+    from omh_git_memory.rename import RenameRefused, rename
+    promote_ready(repo_dir)
+    commit_files(repo_dir, {".omh/notes/deploy.md": note_text("deploy", body="clean\n")})
+    head = git(repo_dir, "rev-parse", "HEAD")
+    with pytest.raises(RenameRefused) as refused:
+        rename(open_workspace(repo_dir), "deploy", GITHUB_KEY)
+    assert "a GitHub token" in str(refused.value)
+    assert git(repo_dir, "rev-parse", "HEAD") == head
+    commit_files(repo_dir, {f".omh/notes/{AWS_KEY}.md": note_text(AWS_KEY, body="x\n")})
+    rename(open_workspace(repo_dir), AWS_KEY, "surprise/deploy-uses-aws-key-for-s3")
+    assert "akiaqylpmn5hhhfpzam2" not in git(repo_dir, "log", "-1", "--format=%B")
