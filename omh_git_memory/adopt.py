@@ -104,19 +104,17 @@ def clone_id(repo: GitRepo, create: bool = False) -> str | None:
             return found
     if not create:
         return None
-    tmp = path.parent / f"{TMP_PREFIX}{secrets.token_hex(8)}"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with open(tmp, "x", encoding="ascii") as handle:
-            handle.write(secrets.token_hex(16) + "\n")
-        os.link(tmp, path)  # of two first uses, one id wins; the other reads it
-    except FileExistsError:
-        pass
+        fd = nofollow.open_root(path.parent)
+        try:  # create-once: of two first uses, one id wins; the other reads it
+            nofollow.put(fd, path.name, (secrets.token_hex(16) + "\n").encode("ascii"),
+                         new_mode=0o666, create_only=True,
+                         tmp=f"{TMP_PREFIX}{secrets.token_hex(8)}", sync=False)
+        finally:
+            os.close(fd)
     except OSError:
         return None
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
     return clone_id(repo)
 
 
