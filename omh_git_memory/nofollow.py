@@ -236,7 +236,7 @@ def write(root: Path, rel: str, data: bytes, *, new_mode: int = 0o644,
         try:
             return put(fd, name, data, new_mode=new_mode, like=mode, executable=executable,
                        create_only=only_if_absent)
-        except _TempFailed as err:
+        except TempFailed as err:
             raise UnsafePath(f"cannot write into {shown.parent}: {describe(err.cause)}") from None
         except OSError as err:
             now = _lmode(fd, name)
@@ -247,8 +247,17 @@ def write(root: Path, rel: str, data: bytes, *, new_mode: int = 0o644,
         os.close(fd)
 
 
-class _TempFailed(OSError):
+class TempFailed(OSError):
     """The temporary file could not be made (`cause` says why)."""
+
+    def __init__(self, cause: OSError) -> None:
+        super().__init__(cause.errno, cause.strerror, cause.filename)
+        self.cause = cause
+
+
+class TempWriteFailed(OSError):
+    """The temporary file was made but could not be written or synced (`cause`
+    says why); it is removed, nothing else changed."""
 
     def __init__(self, cause: OSError) -> None:
         super().__init__(cause.errno, cause.strerror, cause.filename)
@@ -273,7 +282,7 @@ def put(fd: int, name: str, data: bytes, *, new_mode: int = 0o644, exact_mode: i
         out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
                       new_mode if exact_mode is None else exact_mode, dir_fd=fd)
     except OSError as err:
-        raise _TempFailed(err) from None
+        raise TempFailed(err) from None
     try:
         try:
             if exact_mode is not None:
@@ -291,6 +300,8 @@ def put(fd: int, name: str, data: bytes, *, new_mode: int = 0o644, exact_mode: i
                 view = view[os.write(out, view):]
             if sync:
                 os.fsync(out)
+        except OSError as err:
+            raise TempWriteFailed(err) from None
         finally:
             os.close(out)
         if create_only:  # never over a file made meanwhile

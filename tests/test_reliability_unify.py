@@ -172,8 +172,6 @@ RAW = re.compile(r"O_CREAT|\.write_text\(|\.write_bytes\(|\bopen\([^)]*[\"'][wax
 ALLOWED: dict[str, tuple[int, str]] = {
     "gitfiles.py": (1, "git's own index.lock: O_CREAT|O_EXCL at git's name is the lock "
                        "itself (a temporary file renamed there would not exclude git)"),
-    "store.py": (1, "LocalStore._temporary: the notes' replace-if and create-once logic "
-                    "around its own descriptor; not moved yet"),
     "journal.py": (2, "the staged files (written at their final name, O_EXCL) and the "
                       "store's lock file (opened, never replaced); not moved yet"),
     "identity.py": (2, "ssh-keygen's buffers inside a fresh private TemporaryDirectory"),
