@@ -204,3 +204,25 @@ def test_escape_no_raw_write_outside_the_one_write_path() -> None:
                             "nofollow.write/put, or name the writer in ALLOWED with why")
     stale = sorted(m for m in ALLOWED if found.get(m, 0) < ALLOWED[m][0])
     assert not stale, f"ALLOWED names writers that moved: {stale}; lower or drop them"
+
+
+def test_escape_local_notes_never_write_through_a_link_at_their_name(tmp_path: Path) -> None:
+    """A link at a local note's name would have had a new note created where it
+    points (create-once) or a replaced note written over the file it names.
+    Issue 23 items 5 and 7: the store writes through nofollow.put, 0600."""
+    from omh_git_memory.keys import Key
+    from omh_git_memory.store import LocalStore
+
+    target = _outside(tmp_path)
+    aim = tmp_path / "outside" / "made-by-omh"
+    root = tmp_path / "store"
+    root.mkdir()
+    store = LocalStore(root)
+    os.symlink(aim, store.path_for(Key("fresh")))
+    assert store._link_new(Key("fresh"), "text\n") is False
+    assert not aim.exists()
+    os.symlink(target, store.path_for(Key("old")))
+    store._replace(Key("old"), "text\n")
+    _kept(target)
+    info = os.lstat(store.path_for(Key("old")))
+    assert stat.S_ISREG(info.st_mode) and stat.S_IMODE(info.st_mode) == 0o600
