@@ -41,6 +41,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Final
 
+from omh_git_memory import nofollow
 from omh_git_memory.errors import StoreError
 from omh_git_memory.git import GitRepo, first_root, holds_in_history
 from omh_git_memory.journal import DIR_MODE, FILE_MODE, make_private_dirs
@@ -84,21 +85,17 @@ def read_record(store: Path) -> StoreRecord | None:
 
 
 def write_record(store: Path, record: StoreRecord) -> None:
-    """Replace the store's record atomically (a rename: never through a symlink)."""
-    tmp = store / f"{TMP_PREFIX}{secrets.token_hex(8)}"
+    """Replace the store's record atomically (`nofollow.put`: a rename, never
+    through a symlink), private (0600) whatever the umask."""
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, FILE_MODE)
-        os.fchmod(fd, FILE_MODE)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(record.text().encode("utf-8", "surrogateescape"))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, store / MARKER)
+        fd = nofollow.open_root(store)
+        try:
+            nofollow.put(fd, MARKER, record.text().encode("utf-8", "surrogateescape"),
+                         exact_mode=FILE_MODE, tmp=f"{TMP_PREFIX}{secrets.token_hex(8)}")
+        finally:
+            os.close(fd)
     except OSError as err:
         raise StoreError(f"cannot record whose store {store} is: {err.strerror}") from None
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
 
 
 def clone_id(repo: GitRepo, create: bool = False) -> str | None:
@@ -111,19 +108,17 @@ def clone_id(repo: GitRepo, create: bool = False) -> str | None:
             return found
     if not create:
         return None
-    tmp = path.parent / f"{TMP_PREFIX}{secrets.token_hex(8)}"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with open(tmp, "x", encoding="ascii") as handle:
-            handle.write(secrets.token_hex(16) + "\n")
-        os.link(tmp, path)  # of two first uses, one id wins; the other reads it
-    except FileExistsError:
-        pass
+        fd = nofollow.open_root(path.parent)
+        try:  # create-once: of two first uses, one id wins; the other reads it
+            nofollow.put(fd, path.name, (secrets.token_hex(16) + "\n").encode("ascii"),
+                         new_mode=0o666, create_only=True,
+                         tmp=f"{TMP_PREFIX}{secrets.token_hex(8)}", sync=False)
+        finally:
+            os.close(fd)
     except OSError:
         return None
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
     return clone_id(repo)
 
 
@@ -581,31 +576,26 @@ def _differs(src: Path, target: Path, rel: str) -> bool:
 
 
 def _copy_new(src: Path, dst: Path, target_root: Path) -> None:
-    """Create `dst` with `src`'s bytes unless it holds them already; never overwrite."""
+    """Create `dst` with `src`'s bytes unless it holds them already; never overwrite
+    (`nofollow.put`, create-once: linked into place only if nothing has the name)."""
     data = read_regular(src)
     if data is None or read_regular(dst) == data:
         return
-    tmp = dst.parent / f"{TMP_PREFIX}{secrets.token_hex(8)}"
     try:
         make_private_dirs(dst.parent, target_root)
         if not _is_dir(dst.parent):
             raise StoreError(f"{dst.parent} is not a directory; nothing was overwritten")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, FILE_MODE)
-        os.fchmod(fd, FILE_MODE)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.link(tmp, dst)
-    except FileExistsError:
-        if read_regular(dst) != data:
-            raise StoreError(f"{dst} appeared with other text while adopting; nothing was "
-                             f"overwritten and {src} is kept: run `omh adopt` again") from None
+        fd = nofollow.open_root(dst.parent)
+        try:
+            made = nofollow.put(fd, dst.name, data, exact_mode=FILE_MODE, create_only=True,
+                                tmp=f"{TMP_PREFIX}{secrets.token_hex(8)}")
+        finally:
+            os.close(fd)
     except OSError as err:
         raise StoreError(f"cannot copy {src} to {dst}: {err.strerror}; {src} is kept") from None
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+    if not made and read_regular(dst) != data:
+        raise StoreError(f"{dst} appeared with other text while adopting; nothing was "
+                         f"overwritten and {src} is kept: run `omh adopt` again")
 
 
 def _prune(root: Path) -> None:

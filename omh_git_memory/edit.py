@@ -9,6 +9,7 @@ copy, whose path the refusal names, and the note is left exactly as it was.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shlex
 import shutil
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from omh_git_memory import nofollow
 from omh_git_memory.errors import NoteRefused, OmhError
 from omh_git_memory.git import checkout_holding
 from omh_git_memory.keys import Key
@@ -77,9 +79,12 @@ def _scratch_file(ws: Workspace, key: Key, data: bytes) -> Path:
                        f"({holder}), where an edit could be committed by mistake; set TMPDIR "
                        "elsewhere")
     path = folder / key.relpath().name
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(data)
+    fd = nofollow.open_root(folder)
+    try:  # create-once: the folder is new, so nothing has the name
+        if not nofollow.put(fd, path.name, data, new_mode=0o600, create_only=True):
+            raise FileExistsError(errno.EEXIST, "File exists", str(path))
+    finally:
+        os.close(fd)
     return path
 
 

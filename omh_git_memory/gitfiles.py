@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
+from omh_git_memory import nofollow
 from omh_git_memory.errors import GitFailure
 
 # Less free space than this on the file system of the git dir, and a write that
@@ -376,19 +377,14 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def _replace_text(path: Path, text: str) -> None:
-    """Write `path` whole or not at all (a temporary file renamed over it)."""
-    tmp = path.with_name(f"{path.name}.{secrets.token_hex(4)}")
+    """Write `path` whole or not at all (`nofollow.put`: a temporary file renamed
+    over it, never through a link at its name). OSError when it cannot."""
+    fd = nofollow.open_root(path.parent)
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-        try:
-            _write_all(fd, text.encode("utf-8"))
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
+        nofollow.put(fd, path.name, text.encode("utf-8"), new_mode=0o644,
+                     tmp=f"{path.name}.{secrets.token_hex(4)}", sync=False)
+    finally:
+        os.close(fd)
 
 
 class WorkdirUndo:
@@ -422,23 +418,10 @@ class WorkdirUndo:
         assert fd is not None
         try:
             name = path.rsplit("/", 1)[-1]
-            tmp = f".omh-tmp-{secrets.token_hex(8)}"
-            out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666,
-                          dir_fd=fd)
-            try:
-                try:
-                    _write_all(out, data)
-                finally:
-                    os.close(out)
-                if before is not None:
-                    os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
-                elif not _link_new(fd, tmp, name):
-                    os.unlink(tmp, dir_fd=fd)
-                    return False  # something was put there meanwhile: not ours
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp, dir_fd=fd)
-                raise
+            # a file there is replaced (renamed over); a new one is linked into place
+            if not nofollow.put(fd, name, data, new_mode=0o666, create_only=before is None,
+                                tmp=f".omh-tmp-{secrets.token_hex(8)}", sync=False):
+                return False  # something was put there meanwhile: not ours
             if before is not None:
                 self.replaced.append((path, before, data))
             else:
@@ -500,27 +483,6 @@ class WorkdirUndo:
                 left.append(path)
         self.written, self.made, self.deleted, self.replaced = [], [], [], []
         return left
-
-
-def _link_new(fd: int, tmp: str, name: str) -> bool:
-    """Give the written file `tmp` the name `name` in the directory `fd` only if no
-    entry has it (a hard link fails when one does); False when one does. Where the
-    file system has no hard links, a rename after a last look for the name."""
-    try:
-        os.link(tmp, name, src_dir_fd=fd, dst_dir_fd=fd, follow_symlinks=False)
-    except FileExistsError:
-        return False
-    except OSError as err:
-        if err.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK):
-            raise
-        try:
-            os.stat(name, dir_fd=fd, follow_symlinks=False)
-        except FileNotFoundError:
-            os.rename(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
-            return True
-        return False
-    os.unlink(tmp, dir_fd=fd)
-    return True
 
 
 def _open_dir(workdir: Path, path: str, made: list[str] | None) -> int | None:

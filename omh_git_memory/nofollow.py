@@ -24,9 +24,15 @@ import stat
 from pathlib import Path
 
 from omh_git_memory.errors import OmhError
-from omh_git_memory.gitfiles import describe
 
 TMP_PREFIX = ".omh-tmp-"
+
+
+def describe(err: BaseException) -> str:
+    """`gitfiles.describe` (imported when needed: gitfiles writes through this module)."""
+    from omh_git_memory.gitfiles import describe as said
+
+    return said(err)
 
 
 class UnsafePath(OmhError):
@@ -66,18 +72,39 @@ def _refuse_on_way(shown: Path, mode: int | None) -> UnsafePath:
                       "move it away, or make the change by hand")
 
 
-def _open_parent(root: Path, rel: str, make: bool) -> int | None:
+def open_folder(root: Path, rel: str = "", *, make: bool = False,
+                dir_mode: int = 0o777) -> int | None:
+    """A descriptor of the folder `rel` below `root` (`root` itself for ""), each
+    folder below `root` opened without following a link; missing folders are made
+    (`dir_mode` less the umask) when `make`, else None. The caller closes it. A link
+    or anything but a folder on the way is refused (:class:`UnsafePath`)."""
+    parts = [p for p in rel.split("/") if p not in ("", ".")]
+    if ".." in parts:
+        raise ValueError(f"not a plain relative path: {rel!r}")
+    return _open_dirs(root, parts, make, dir_mode)
+
+
+def _open_parent(root: Path, rel: str, make: bool, dir_mode: int = 0o777) -> int | None:
     """A descriptor of the folder `rel` is in, reached from `root` without following
     a link; missing folders are made (0o777 less the umask) when `make`, else None."""
-    parts = _parts(rel)[:-1]
+    return _open_dirs(root, _parts(rel)[:-1], make, dir_mode)
+
+
+def open_root(root: Path) -> int:
+    """A descriptor of the trusted folder `root` itself, reached as named (OSError as
+    raised): for a caller that trusts a whole path and checks only the file's name."""
+    return os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+
+
+def _open_dirs(root: Path, parts: list[str], make: bool, dir_mode: int) -> int | None:
     try:
-        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+        fd = open_root(root)
     except FileNotFoundError:
         if not make:
             return None
         try:
-            root.mkdir(parents=True, exist_ok=True)
-            fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+            root.mkdir(mode=dir_mode, parents=True, exist_ok=True)
+            fd = open_root(root)
         except OSError as err:
             raise UnsafePath(f"cannot create {root}: {describe(err)}") from None
     except OSError as err:
@@ -92,7 +119,7 @@ def _open_parent(root: Path, rel: str, make: bool) -> int | None:
                     os.close(fd)
                     return None
                 try:
-                    os.mkdir(name, 0o777, dir_fd=fd)
+                    os.mkdir(name, dir_mode, dir_fd=fd)
                 except FileExistsError:
                     pass  # made meanwhile: opened (and checked) below
                 except OSError as err:
@@ -206,48 +233,91 @@ def write(root: Path, rel: str, data: bytes, *, new_mode: int = 0o644,
             raise _refuse_at(shown, mode, "writes")
         if mode is not None and only_if_absent:
             return False
-        tmp = f"{TMP_PREFIX}{secrets.token_hex(8)}-{name}"[:255]
         try:
-            out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, new_mode,
-                          dir_fd=fd)
+            return put(fd, name, data, new_mode=new_mode, like=mode, executable=executable,
+                       create_only=only_if_absent)
+        except TempFailed as err:
+            raise UnsafePath(f"cannot write into {shown.parent}: {describe(err.cause)}") from None
         except OSError as err:
-            raise UnsafePath(f"cannot write into {shown.parent}: {describe(err)}") from None
-        try:
-            try:
-                if mode is not None:
-                    bits = stat.S_IMODE(mode)
-                    if executable:
-                        bits |= (bits & 0o444) >> 2
-                    os.fchmod(out, bits)
-                elif executable:
-                    bits = stat.S_IMODE(os.fstat(out).st_mode)
-                    os.fchmod(out, bits | (bits & 0o444) >> 2)
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(out, view):]
-                os.fsync(out)
-            finally:
-                os.close(out)
-            if only_if_absent:  # never over a file made meanwhile
-                if not _link_new(fd, tmp, name):
-                    os.unlink(tmp, dir_fd=fd)
-                    return False
-            else:
-                os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
-        except BaseException as err:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp, dir_fd=fd)
-            if isinstance(err, OSError):
-                now = _lmode(fd, name)
-                if now is not None and not stat.S_ISREG(now):
-                    raise _refuse_at(shown, now, "writes") from None
-                raise UnsafePath(f"cannot write {shown}: {describe(err)}") from None
-            raise
-        with contextlib.suppress(OSError):
-            os.fsync(fd)
-        return True
+            now = _lmode(fd, name)
+            if now is not None and not stat.S_ISREG(now):
+                raise _refuse_at(shown, now, "writes") from None
+            raise UnsafePath(f"cannot write {shown}: {describe(err)}") from None
     finally:
         os.close(fd)
+
+
+class TempFailed(OSError):
+    """The temporary file could not be made (`cause` says why)."""
+
+    def __init__(self, cause: OSError) -> None:
+        super().__init__(cause.errno, cause.strerror, cause.filename)
+        self.cause = cause
+
+
+class TempWriteFailed(OSError):
+    """The temporary file was made but could not be written or synced (`cause`
+    says why); it is removed, nothing else changed."""
+
+    def __init__(self, cause: OSError) -> None:
+        super().__init__(cause.errno, cause.strerror, cause.filename)
+        self.cause = cause
+
+
+def put(fd: int, name: str, data: bytes, *, new_mode: int = 0o644, exact_mode: int | None = None,
+        like: int | None = None, executable: bool = False, create_only: bool = False,
+        tmp: str | None = None, sync: bool = True) -> bool:
+    """The one temporary-file write, in the folder open as `fd` (from
+    :func:`open_folder`): `data` goes to a new temporary file (`tmp`, default
+    `.omh-tmp-…-NAME`; never through a link), is synced, then renamed over `name`
+    — which replaces a name, never what a link there points at — or, with
+    `create_only`, linked to it only if nothing has that name (False then, and
+    nothing changed); then the folder is synced. Its mode: `exact_mode` whatever
+    the umask; else the bits of `like` (the st_mode of the file it replaces), with
+    `executable` an execute bit wherever a read bit; else `new_mode` less the
+    umask. What is at `name` is the caller's to check. OSError as raised (the
+    temporary file removed); True when the file was written."""
+    tmp = tmp or f"{TMP_PREFIX}{secrets.token_hex(8)}-{name}"[:255]
+    try:
+        out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                      new_mode if exact_mode is None else exact_mode, dir_fd=fd)
+    except OSError as err:
+        raise TempFailed(err) from None
+    try:
+        try:
+            if exact_mode is not None:
+                os.fchmod(out, exact_mode)
+            elif like is not None:
+                bits = stat.S_IMODE(like)
+                if executable:
+                    bits |= (bits & 0o444) >> 2
+                os.fchmod(out, bits)
+            elif executable:
+                bits = stat.S_IMODE(os.fstat(out).st_mode)
+                os.fchmod(out, bits | (bits & 0o444) >> 2)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(out, view):]
+            if sync:
+                os.fsync(out)
+        except OSError as err:
+            raise TempWriteFailed(err) from None
+        finally:
+            os.close(out)
+        if create_only:  # never over a file made meanwhile
+            if not _link_new(fd, tmp, name):
+                os.unlink(tmp, dir_fd=fd)
+                return False
+        else:
+            os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=fd)
+        raise
+    if sync:
+        with contextlib.suppress(OSError):
+            os.fsync(fd)
+    return True
 
 
 def _link_new(fd: int, tmp: str, name: str) -> bool:

@@ -29,7 +29,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Final
 
-from omh_git_memory import journal
+from omh_git_memory import journal, nofollow
 from omh_git_memory.errors import InvalidKey, KeyConflict, NoteNotFound, StoreError
 from omh_git_memory.git import GitRepo, checkouts
 from omh_git_memory.journal import DIR_MODE, FILE_MODE, make_private_dirs, prune_empty_dirs
@@ -476,70 +476,57 @@ class LocalStore:
     def _link_new(self, key: Key, text: str) -> bool:
         """Create `key` with `text` if no such file exists; False if one does."""
         path = self.path_for(key)
-        with self._temporary(path, text) as tmp:
-            try:
-                os.link(tmp, path)
-            except FileExistsError:
-                if path.is_dir() and not path.is_symlink():
-                    raise StoreError(f"{path} is a directory where a note should be; "
-                                     "move it away") from None
-                return False
-            except IsADirectoryError:
-                raise StoreError(f"{path} is a directory where a note should be") from None
-            except OSError as err:
-                raise StoreError(f"cannot write {path}: {err.strerror}") from None
-        sync_dir(path.parent)
-        return True
+        try:
+            made = self._put(path, text, create_only=True)
+        except IsADirectoryError:
+            raise StoreError(f"{path} is a directory where a note should be") from None
+        except OSError as err:
+            raise StoreError(f"cannot write {path}: {err.strerror}") from None
+        if not made and path.is_dir() and not path.is_symlink():
+            raise StoreError(f"{path} is a directory where a note should be; "
+                             "move it away") from None
+        return made
 
     def _replace(self, key: Key, text: str) -> None:
         path = self.path_for(key)
         if path.is_dir() and not path.is_symlink():
             raise StoreError(f"{path} is a directory where a note should be")
-        with self._temporary(path, text) as tmp:
-            try:
-                os.replace(tmp, path)
-            except OSError as err:
-                raise StoreError(f"cannot write {path}: {err.strerror}") from None
-        sync_dir(path.parent)
+        try:
+            self._put(path, text, create_only=False)
+        except OSError as err:
+            raise StoreError(f"cannot write {path}: {err.strerror}") from None
 
-    @contextlib.contextmanager
-    def _temporary(self, path: Path, text: str) -> Iterator[Path]:
-        """A fully written, synced temporary file beside `path`; removed afterwards."""
+    def _put(self, path: Path, text: str, create_only: bool) -> bool:
+        """`text` written whole beside `path` and renamed over it (or, `create_only`,
+        linked to it only if nothing has the name), private (0600) whatever the
+        umask, through the one write path (`nofollow.put`). OSError from the rename
+        or link; StoreError when the folder or the temporary file cannot be made."""
         data = encode(text)  # the reader's byte rules, checked before any file exists
-        tmp = path.parent / f"{TMP_PREFIX}{secrets.token_hex(8)}"
         for attempt in range(3):
             try:
                 make_private_dirs(path.parent, self.root)
             except OSError as err:
                 raise StoreError(f"cannot create {path.parent}: {err.strerror}") from None
             try:
-                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
-                             FILE_MODE)
-                os.fchmod(fd, FILE_MODE)  # exactly, whatever the umask
-                break
+                fd = nofollow.open_root(path.parent)
             except FileNotFoundError:
                 # A removal pruned the directory between mkdir and open: make it again.
                 if attempt == 2:
                     raise StoreError(f"cannot write into {path.parent}: it keeps "
                                      "disappearing") from None
+                continue
             except OSError as err:
                 raise StoreError(f"cannot write into {path.parent}: {err.strerror}") from None
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-        except BaseException as err:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            if isinstance(err, OSError):
-                raise StoreError(f"cannot write into {path.parent}: {err.strerror}") from None
-            raise
-        try:
-            yield tmp
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
+            try:
+                return nofollow.put(fd, path.name, data, exact_mode=FILE_MODE,
+                                    create_only=create_only,
+                                    tmp=f"{TMP_PREFIX}{secrets.token_hex(8)}")
+            except (nofollow.TempFailed, nofollow.TempWriteFailed) as err:
+                raise StoreError(f"cannot write into {path.parent}: "
+                                 f"{err.cause.strerror}") from None
+            finally:
+                os.close(fd)
+        raise AssertionError("unreachable")
 
 
 def make_private(root: Path) -> None:

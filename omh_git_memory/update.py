@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import errno
 import functools
 import hashlib
 import json
@@ -38,7 +39,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final
 
-from omh_git_memory import faults
+from omh_git_memory import faults, nofollow
 from omh_git_memory.errors import InvalidKey, NoteNotFound, NoteRefused, OmhError, StoreError
 from omh_git_memory.expiry.triggers import trigger_problem
 from omh_git_memory.git import (
@@ -541,15 +542,17 @@ def record_agent_write(store: LocalStore, key: Key, data: bytes) -> None:
                              "which notes an agent wrote")
         record = json.dumps({"key": key.value, "sha256": hashlib.sha256(data).hexdigest(),
                              "file": _identity(written)}).encode("utf-8")
-        tmp = folder / f"{TMP_PREFIX}{secrets.token_hex(8)}"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        try:  # the folder reached from the store's root without following a link
+            fd = nofollow.open_folder(store.root, AGENT_RECORDS)
+        except nofollow.UnsafePath as err:
+            raise StoreError(str(err)) from None
+        if fd is None:
+            raise FileNotFoundError(errno.ENOENT, "No such file or directory", str(folder))
         try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(record)
-            os.replace(tmp, _record_path(store, key))
+            nofollow.put(fd, _record_path(store, key).name, record, new_mode=0o600,
+                         tmp=f"{TMP_PREFIX}{secrets.token_hex(8)}", sync=False)
         finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
+            os.close(fd)
     except OSError as err:
         raise StoreError(f"cannot record that an agent wrote local/{key} in {folder}: "
                          f"{err.strerror}") from None

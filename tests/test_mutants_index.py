@@ -406,7 +406,7 @@ def test_a_cache_file_has_an_ordinary_files_mode(tmp_path: Path) -> None:
 
 def test_a_cache_write_that_fails_leaves_no_temporary_file(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def failing(src: object, dst: object) -> None:
+    def failing(src: object, dst: object, **_: object) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(os, "replace", failing)

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, NamedTuple
 
+from omh_git_memory import nofollow
 from omh_git_memory.config import CONFIG_NAME, DEFAULT_REPO_NAME, OMH_DIR, Config, repo_name_in
 from omh_git_memory.errors import GitFailure, OmhError
 from omh_git_memory.git import (
@@ -69,7 +70,7 @@ from omh_git_memory.recall.stubs import (
 )
 from omh_git_memory.recall.tokens import VERSION as TOKENS_VERSION
 from omh_git_memory.recall.tokens import without_links, words
-from omh_git_memory.store import StoredNote, read_note_bytes, sync_dir
+from omh_git_memory.store import StoredNote, read_note_bytes
 from omh_git_memory.team import NOTES_DIR, is_team_entry, tree_note
 
 # 3: checksummed files; 4: stubs indexed as their document, not omh's sentence;
@@ -561,29 +562,19 @@ def _save(folder: Path, snap: Snapshot, made_by: str) -> None:
 
 
 def write_checked(path: Path, payload: bytes, mode: int = 0o644) -> None:
-    """Write a cache file atomically: magic, digest and payload to a new temporary
-    file, flushed to disk, then renamed over `path` (never through a symlink: the
-    rename replaces the link itself). Readers see the old file or the new one.
-    `mode` 0o600 for a file that holds what only its owner may read (local notes)."""
-    tmp = path.with_name(f".tmp-{os.getpid()}-{secrets.token_hex(4)}-{path.name}")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-    fd = os.open(tmp, flags, mode)
+    """Write a cache file atomically through the one write path (`nofollow.put`):
+    magic, digest and payload to a new temporary file, flushed to disk, then
+    renamed over `path` (never through a symlink: the rename replaces the link
+    itself). Readers see the old file or the new one. `mode` 0o600 for a file that
+    holds what only its owner may read (local notes): that one stays private
+    whatever the umask. OSError when it cannot be written."""
+    fd = nofollow.open_root(path.parent)
     try:
-        if mode & 0o077 == 0:
-            os.fchmod(fd, mode)  # a private file stays private whatever the umask
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(MAGIC + hashlib.sha256(payload).digest())
-            handle.write(payload)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
-    sync_dir(path.parent)
-
-
+        nofollow.put(fd, path.name, MAGIC + hashlib.sha256(payload).digest() + payload,
+                     new_mode=mode, exact_mode=mode if mode & 0o077 == 0 else None,
+                     tmp=f".tmp-{os.getpid()}-{secrets.token_hex(4)}-{path.name}")
+    finally:
+        os.close(fd)
 
 
 def read_checked(path: Path) -> bytes | None:
