@@ -180,3 +180,30 @@ def note_text(key: str, kind: str = "topic", body: str = "", **fields: str) -> s
     head = {"key": key, "type": kind, "source": "test", "recorded": "2026-11-01", **fields}
     lines = "".join(f"{k}: {v}\n" for k, v in head.items())
     return f"---\n{lines}---\n\n# {key}\n" + (f"\n{body}" if body else "")
+
+
+def replies_until(stdout: Any, request_id: object, timeout: float) -> list[dict[str, Any]]:
+    """The JSON lines a server writes to `stdout` (a subprocess pipe), up to the reply
+    to `request_id`, or every one it wrote within `timeout` seconds.
+
+    It reads the file descriptor itself: select() on a buffered pipe followed by
+    readline() loses a line whenever two arrive in one read (the second waits in
+    Python's buffer, where select() cannot see it), so a server that answered looked
+    hung."""
+    import select
+
+    fd = stdout.fileno()
+    deadline = time.monotonic() + timeout
+    pending = b""
+    replies: list[dict[str, Any]] = []
+    while not any(r.get("id") == request_id for r in replies):
+        if b"\n" in pending:
+            line, pending = pending.split(b"\n", 1)
+            replies.append(json.loads(line))
+            continue
+        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+        chunk = os.read(fd, 65536) if ready else b""
+        if not chunk:  # timed out, or the server closed its stdout
+            break
+        pending += chunk
+    return replies

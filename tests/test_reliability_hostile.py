@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.helpers import Run, git, make_repo, omh
+from tests.helpers import Run, git, make_repo, omh, replies_until
 
 
 def _omh(cwd: Path, *args: str, timeout: float = 20,
@@ -93,9 +93,6 @@ def test_hang_mcp_deeply_nested_request_kills_the_server(tmp_path: Path) -> None
     lines = [json.dumps(init).encode() + b"\n",
              b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n', deep,
              b'{"jsonrpc":"2.0","id":8,"method":"tools/list"}\n']
-    import select
-    import time
-
     server = subprocess.Popen([sys.executable, "-m", "omh_git_memory", "mcp", "serve"],
                               cwd=repo, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE)
@@ -104,13 +101,7 @@ def test_hang_mcp_deeply_nested_request_kills_the_server(tmp_path: Path) -> None
     try:
         server.stdin.write(b"".join(lines))
         server.stdin.flush()
-        deadline = time.monotonic() + 60
-        while not any(r.get("id") == 8 for r in replies):
-            ready, _, _ = select.select([server.stdout], [], [], deadline - time.monotonic())
-            line = server.stdout.readline() if ready else b""
-            if not line:  # timed out, or the server died
-                break
-            replies.append(json.loads(line))
+        replies = replies_until(server.stdout, 8, timeout=60)
     finally:
         server.kill()
         _, err = server.communicate()
