@@ -194,7 +194,7 @@ class IndexLock:
                                                               _pid_namespace())
         except (OSError, ValueError, KeyError, TypeError):
             return None  # no record, or not one this version wrote: nothing is provable
-        if not same_place or (_alive(pid) and record.get("abandoned") is not True):
+        if not same_place or (alive(pid) and record.get("abandoned") is not True):
             return None
         try:
             fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW)
@@ -271,7 +271,7 @@ class IndexLock:
                 return False
         except (KeyError, ValueError):
             return False  # recorded when its lock was taken over: its owner is dead
-        if not _alive(pid):
+        if not alive(pid):
             return False
         try:
             fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW)
@@ -360,7 +360,8 @@ def _pid_namespace() -> str:
         return ""
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether process `pid` is running (one of another account's counts as running)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import secrets
 import shutil
 import stat
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -40,6 +39,7 @@ from omh_git_memory.git import (
     worktree_blob_id,
     write_obstacle,
 )
+from omh_git_memory.gitfiles import alive
 from omh_git_memory.graph import Graph
 from omh_git_memory.journal import prune_empty_dirs
 from omh_git_memory.keys import Key, shell_word
@@ -47,7 +47,7 @@ from omh_git_memory.layers import Layer
 from omh_git_memory.lint import note_refusals
 from omh_git_memory.note import render
 from omh_git_memory.secret_scan import find_secret_in_key, find_secrets
-from omh_git_memory.store import ASIDE_PREFIX, StoredNote, put_back, read_regular
+from omh_git_memory.store import ASIDE_PREFIX, StoredNote, put_back, read_regular, set_aside
 from omh_git_memory.team import NOTES_DIR, team_path
 from omh_git_memory.workspace import Workspace
 
@@ -358,18 +358,10 @@ _ASIDE = re.compile(rf"{re.escape(ASIDE_PREFIX)}(\d+)-[0-9a-f]{{16}}-(.+)\Z", re
 
 
 def _set_aside(path: Path) -> Path | None:
-    """Rename `path` to a unique hidden name beside it that names this process, in
-    one atomic step, so nobody can change it while it is compared; None when nothing
-    is there. A process killed before it is put back or removed leaves it, and the
-    next team verb (:func:`finish_team_commit`) clears it."""
-    aside = path.with_name(f"{ASIDE_PREFIX}{os.getpid()}-{secrets.token_hex(8)}-{path.name}")
-    try:
-        os.rename(path, aside)
-    except FileNotFoundError:
-        return None
-    except OSError as err:
-        raise StoreError(f"cannot move {path} aside to check it: {err.strerror}") from None
-    return aside
+    """`path` renamed aside under a name that names this process (store.set_aside): a
+    process killed before it is put back or removed leaves it, and the next team verb
+    (:func:`finish_team_commit`) clears it."""
+    return set_aside(path, with_pid=True)
 
 
 def finish_team_commit(ws: Workspace) -> str | None:
@@ -400,7 +392,7 @@ def _clear_asides(ws: Workspace) -> None:
     parents = [head, *head.parents[:1]] if head is not None else []
     for here, name in found:
         match = _ASIDE.match(name)
-        if match is None or _alive(int(match[1])):
+        if match is None or alive(int(match[1])):
             continue  # a live process's (or not one of ours): left to its owner
         aside, target = here / name, here / match[2]
         rel = target.relative_to(ws.checkout).as_posix()
@@ -420,15 +412,3 @@ def _clear_asides(ws: Workspace) -> None:
                 kept = ws.repo.git_dir / "omh-kept"
                 kept.mkdir(exist_ok=True)
                 shutil.move(aside, kept / name)
-
-
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

@@ -575,11 +575,14 @@ def _chmod_nofollow(path: str, mode: int, is_dir: bool) -> None:
         os.close(fd)
 
 
-def set_aside(path: Path) -> Path | None:
+def set_aside(path: Path, *, with_pid: bool = False) -> Path | None:
     """Rename `path` to a unique hidden name beside it, in one atomic step, so nobody
     can change it while it is compared; None when nothing is there. A process that
-    dies before :func:`put_back` or the unlink leaves it as `.omh-aside-<hex>-<name>`."""
-    aside = path.with_name(f"{ASIDE_PREFIX}{secrets.token_hex(8)}-{path.name}")
+    dies before :func:`put_back` or the unlink leaves it as `.omh-aside-<hex>-<name>`
+    (`.omh-aside-<pid>-<hex>-<name>` `with_pid`, so a later run can tell whether its
+    owner still lives)."""
+    owner = f"{os.getpid()}-" if with_pid else ""
+    aside = path.with_name(f"{ASIDE_PREFIX}{owner}{secrets.token_hex(8)}-{path.name}")
     try:
         os.rename(path, aside)
     except FileNotFoundError:
