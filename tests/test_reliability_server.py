@@ -201,9 +201,15 @@ def test_hang_a_second_signal_ends_a_server_stuck_writing_to_a_client_that_reads
     fd = server.stdout.fileno()
     size = fcntl.fcntl(fd, 1032)  # F_GETPIPE_SZ
     deadline = time.monotonic() + 60
-    while True:  # until the pipe is full: the server's write then blocks
+    seen, steady_since = -1, time.monotonic()
+    while True:  # until the pipe is full and stays so: the server's write has blocked
         waiting = int.from_bytes(fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"), "little")
-        if waiting > size - 4096 or time.monotonic() > deadline:
+        now = time.monotonic()
+        if waiting != seen:
+            seen, steady_since = waiting, now
+        # nearly full is not enough: between two answers the server is not writing,
+        # and a SIGTERM then ends it at once (as it should)
+        if (waiting > size - 4096 and now - steady_since > 1.5) or now > deadline:
             break
         time.sleep(0.05)
     assert waiting > size - 4096, (waiting, size)
