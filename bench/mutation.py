@@ -90,19 +90,19 @@ OPERATORS = (
 
 # The core modules issue 14 measures (short name -> path under the package).
 MODULES = {
-    "keys": "keys.py",
-    "note": "note.py",
-    "lint": "lint.py",
-    "store": "store.py",
-    "promote": "promote.py",
-    "git": "git.py",
-    "graph": "graph.py",
-    "layers": "layers.py",
+    "keys": "model/keys.py",
+    "note": "model/note.py",
+    "lint": "actions/lint.py",
+    "store": "stores/store.py",
+    "promote": "actions/promote.py",
+    "git": "git/repository.py",
+    "graph": "stores/graph.py",
+    "layers": "model/layers.py",
     "rank": "recall/rank.py",
     "index": "recall/index.py",
     "triggers": "expiry/triggers.py",
     "stale": "expiry/stale.py",
-    "secret_scan": "secret_scan.py",
+    "secret_scan": "model/secret_scan.py",
     "server": "agent/server.py",
 }
 

@@ -48,11 +48,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from omh_git_memory import lint as lint_module  # noqa: E402
-from omh_git_memory import near_duplicate as nd  # noqa: E402
-from omh_git_memory.keys import DEFAULT_KEY_TEMPLATES  # noqa: E402
-from omh_git_memory.layers import Layer  # noqa: E402
-from omh_git_memory.note import Note, parse  # noqa: E402
+from omh_git_memory.actions import lint as lint_module  # noqa: E402
+from omh_git_memory.actions import near_duplicate as nd  # noqa: E402
+from omh_git_memory.model.keys import DEFAULT_KEY_TEMPLATES  # noqa: E402
+from omh_git_memory.model.layers import Layer  # noqa: E402
+from omh_git_memory.model.note import Note, parse  # noqa: E402
 from omh_git_memory.recall.stubs import stub_note  # noqa: E402
 
 SHARED = next((p / "shared" / "bench" for p in ROOT.parents
@@ -459,7 +459,7 @@ def compare(seed: int) -> None:
 def speed(n: int, rounds: int) -> None:
     from recall_speed import make_repo
 
-    from omh_git_memory.workspace import open_workspace
+    from omh_git_memory.actions.workspace import open_workspace
 
     with tempfile.TemporaryDirectory() as tmp:
         where = Path(tmp) / "repo"

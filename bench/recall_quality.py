@@ -42,7 +42,8 @@ import pygit2
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from omh_git_memory.note import Note, parse  # noqa: E402
+from omh_git_memory.actions.workspace import Workspace, open_workspace  # noqa: E402
+from omh_git_memory.model.note import Note, parse  # noqa: E402
 from omh_git_memory.recall import index as index_module  # noqa: E402
 from omh_git_memory.recall import rank as recall_module  # noqa: E402
 from omh_git_memory.recall.rank import (  # noqa: E402
@@ -56,7 +57,6 @@ from omh_git_memory.recall.rank import (  # noqa: E402
     shown_docs,
 )
 from omh_git_memory.recall.tokens import stem, without_links, words  # noqa: E402
-from omh_git_memory.workspace import Workspace, open_workspace  # noqa: E402
 
 # ../shared/bench beside the checkout (or beside a parent folder of worktrees)
 SHARED = next((p / "shared" / "bench" for p in ROOT.parents

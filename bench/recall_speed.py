@@ -53,10 +53,10 @@ ROOT = Path(__file__).resolve().parents[1]
 CODE = Path(sys.argv[sys.argv.index("--worker") + 1]) if "--worker" in sys.argv else ROOT
 sys.path.insert(0, str(CODE))
 
-from omh_git_memory.keys import slug  # noqa: E402
+from omh_git_memory.actions.workspace import open_workspace  # noqa: E402
+from omh_git_memory.model.keys import slug  # noqa: E402
 from omh_git_memory.recall.index import snapshot_for  # noqa: E402
 from omh_git_memory.recall.rank import Searcher, recall  # noqa: E402
-from omh_git_memory.workspace import open_workspace  # noqa: E402
 
 CORPUS = next((p / "shared" / "bench" / "recall-dev" for p in ROOT.parents
                if (p / "shared" / "bench").is_dir()),

@@ -9,7 +9,7 @@ one note's text (with a line before and after), scanned whole, as promote scans
 a note.
 
 Scanners, each run in this process on the same texts:
-- `omh`: omh_git_memory.secret_scan.find_secrets as checked out;
+- `omh`: omh_git_memory.model.secret_scan.find_secrets as checked out;
 - `omh@REV` (with --before REV): the same module as it was at REV (read with git);
 - `detect-secrets` (Yelp's, `pip install detect-secrets`): its default plugins
   and filters, as `detect-secrets scan` reads a Markdown file, and
@@ -93,13 +93,13 @@ def load_corpus() -> list[Case]:
 
 
 def omh_scan() -> Scan:
-    from omh_git_memory.secret_scan import find_secrets
+    from omh_git_memory.model.secret_scan import find_secrets
     return lambda text: bool(find_secrets(text))
 
 
 def omh_at(rev: str) -> Scan:
     source = subprocess.run(
-        ["git", "-C", str(ROOT), "show", f"{rev}:omh_git_memory/secret_scan.py"],
+        ["git", "-C", str(ROOT), "show", f"{rev}:omh_git_memory/model/secret_scan.py"],
         check=True, capture_output=True, text=True).stdout
     module = types.ModuleType(f"secret_scan_at_{rev}")
     module.__dict__["__name__"] = module.__name__
@@ -250,8 +250,8 @@ def main() -> None:
 def key_form(cases: list[Case]) -> None:
     """Each case as a key would carry it (keys.slug of its text, as remember derives a
     key from a title), read by the key check promote, team mv and lint make."""
-    from omh_git_memory.keys import slug
-    from omh_git_memory.secret_scan import find_secret_in_key
+    from omh_git_memory.model.keys import slug
+    from omh_git_memory.model.secret_scan import find_secret_in_key
     found = [c for c in cases if c.label == "secret" and find_secret_in_key(slug(c.raw))]
     wrong = [c for c in cases if c.label == "benign" and find_secret_in_key(slug(c.raw))]
     secrets = sum(c.label == "secret" for c in cases)

@@ -51,12 +51,12 @@ sys.path.insert(0, str(ROOT / "bench"))
 from recall_quality import make_repo as make_corpus_repo  # noqa: E402
 from recall_quality import mcnemar  # noqa: E402
 
-from omh_git_memory.note import parse  # noqa: E402
+from omh_git_memory.actions.workspace import open_workspace  # noqa: E402
+from omh_git_memory.model.note import parse  # noqa: E402
 from omh_git_memory.recall.rank import recall  # noqa: E402
 from omh_git_memory.recall.semantic import DIMENSIONS, Embedder, cores, note_text  # noqa: E402
 from omh_git_memory.recall.tokens import without_links, words  # noqa: E402
 from omh_git_memory.recall.wordpiece import encode  # noqa: E402
-from omh_git_memory.workspace import open_workspace  # noqa: E402
 
 DEV = ROOT.parent / "shared" / "bench"  # --dev DIR elsewhere (e.g. from a worktree)
 CORPORA = ("recall-dev", "recall-dev-libgit2")

@@ -31,8 +31,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from recall_speed import SIG, wall  # noqa: E402
 
+from omh_git_memory.actions.workspace import open_workspace  # noqa: E402
 from omh_git_memory.expiry.stale import TreeFacts, check  # noqa: E402
-from omh_git_memory.workspace import open_workspace  # noqa: E402
 
 
 def make_repo(where: Path, n: int) -> list[str]:

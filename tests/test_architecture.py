@@ -9,27 +9,23 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "omh_git_memory"
 
-# The top level holds three groups of plain modules; the rest are folders.
-MODEL = {"errors", "note", "keys", "config", "layers", "plural", "secret_scan"}
-STORES = {"git", "gitfiles", "identity", "store", "journal", "team", "graph", "adopt", "faults",
-          "nofollow"}
-ACTIONS = {"remember", "topic", "update", "edit", "rename", "promote", "review", "lint",
-           "init", "workspace", "near_duplicate"}
-FOLDERS = {"recall", "expiry", "agent", "cli"}
+# Every module lives in a part's folder; its part is the folder's name.
+PARTS = ("model", "git", "stores", "recall", "expiry", "actions", "agent", "cli")
 # What each part may import from the package (a part may always import itself).
 MAY_IMPORT = {
-    "model": {"model"},
-    "stores": {"model", "stores"},
-    "recall": {"model", "stores"},
-    "expiry": {"model", "stores", "recall"},
-    "actions": {"model", "stores", "recall", "expiry", "actions"},
-    "agent": {"model", "stores", "recall", "expiry", "actions"},
-    "cli": {"model", "stores", "recall", "expiry", "actions", "agent"},
+    "model": set(),
+    "git": {"model"},
+    "stores": {"model", "git"},
+    "recall": {"model", "git", "stores"},
+    "expiry": {"model", "git", "stores", "recall"},
+    "actions": {"model", "git", "stores", "recall", "expiry"},
+    "agent": {"model", "git", "stores", "recall", "expiry", "actions"},
+    "cli": {"model", "git", "stores", "recall", "expiry", "actions", "agent"},
 }
 # Each third-party library and the only modules allowed to import it.
 HOMES = {
-    "pygit2": {"git.py"},
-    "mistune": {"note.py"},
+    "pygit2": {"git/repository.py"},
+    "mistune": {"model/note.py"},
     "typer": {"cli"},
     "mcp": {"agent/server.py"},
     "numpy": {"recall/semantic.py"},
@@ -52,14 +48,11 @@ def _imports(path: Path) -> set[str]:
 
 
 def _part(dotted: str) -> str:
-    """The part a module belongs to, from its name inside the package."""
+    """The part a module belongs to: the folder it sits in inside the package."""
     head = dotted.split(".")[0]
-    if head in FOLDERS:
-        return head
-    for part, members in (("model", MODEL), ("stores", STORES), ("actions", ACTIONS)):
-        if head in members:
-            return part
-    raise AssertionError(f"omh_git_memory/{head} belongs to no part: add it to one above")
+    if head not in PARTS:
+        raise AssertionError(f"omh_git_memory/{head} is in no part's folder: move it into one")
+    return head
 
 
 MODULES = sorted(path for path in PACKAGE.rglob("*.py") if path.name != "__main__.py")
@@ -85,17 +78,18 @@ def test_each_part_imports_only_the_parts_below_it(path: Path) -> None:
     assert not forbidden, f"{name} ({part}) imports {sorted(forbidden)}"
 
 
-def test_every_top_level_module_belongs_to_a_part() -> None:
+def test_every_module_sits_in_a_part_folder() -> None:
     for path in PACKAGE.iterdir():
-        if path.suffix == ".py" and path.stem not in ("__init__", "__main__"):
-            _part(path.stem)
+        if path.suffix == ".py":
+            assert path.stem in ("__init__", "__main__"), f"{path.name} sits in no part"
         elif path.is_dir() and (path / "__init__.py").exists():
-            assert path.name in FOLDERS, f"{path.name}/ is not a declared part"
+            assert path.name in PARTS, f"{path.name}/ is not a declared part"
+    assert {path.name for path in PACKAGE.iterdir() if (path / "__init__.py").exists()} == set(PARTS)
 
 
 def test_the_core_never_imports_the_agent_edge_or_the_cli() -> None:
     """The rule the parts above exist for, stated on its own so it cannot drift."""
-    for part in ("model", "stores", "recall", "expiry", "actions"):
+    for part in ("model", "git", "stores", "recall", "expiry", "actions"):
         assert not MAY_IMPORT[part] & {"agent", "cli"}
     assert "cli" not in MAY_IMPORT["agent"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 from omh_git_memory.agent.census import MAX_GROUPS, own_prefixes, take_census
-from omh_git_memory.keys import DEFAULT_TEMPLATES
+from omh_git_memory.model.keys import DEFAULT_TEMPLATES
 from omh_git_memory.recall.index import Doc
 
 

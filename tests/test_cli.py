@@ -222,7 +222,7 @@ def test_wrong_promote_lists_each_refusal_on_its_own_line(repo_dir: Path) -> Non
 
 def test_wrong_refusal_list_still_escapes_a_name_with_a_newline(repo_dir: Path) -> None:
     # Each problem line is escaped on its own: a name read from disk cannot add a line.
-    from omh_git_memory.errors import OmhError
+    from omh_git_memory.model.errors import OmhError
 
     class Listed(OmhError):
         def lines(self) -> list[str]:

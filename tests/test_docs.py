@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 import typer
 
+from omh_git_memory.actions.lint import RULES
 from omh_git_memory.cli import app
-from omh_git_memory.lint import RULES
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 

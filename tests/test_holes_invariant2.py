@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from omh_git_memory.graph import Graph
-from omh_git_memory.layers import Layer, reachable_layers
-from omh_git_memory.lint import lint
+from omh_git_memory.actions.lint import lint
+from omh_git_memory.actions.workspace import open_workspace
+from omh_git_memory.model.layers import Layer, reachable_layers
 from omh_git_memory.recall.rank import recall
-from omh_git_memory.store import LocalStore
-from omh_git_memory.workspace import open_workspace
+from omh_git_memory.stores.graph import Graph
+from omh_git_memory.stores.store import LocalStore
 from tests.helpers import git, note_text, omh
 
 ONLY_LOCAL = "[[only-local]] is only in your local layer, which teammates do not have; " \

@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from omh_git_memory.errors import GitFailure
-from omh_git_memory.faults import TRANSACTION
-from omh_git_memory.promote import promote
-from omh_git_memory.workspace import open_workspace
+from omh_git_memory.actions.promote import promote
+from omh_git_memory.actions.workspace import open_workspace
+from omh_git_memory.model.errors import GitFailure
+from omh_git_memory.model.faults import TRANSACTION
 from tests.helpers import (
     Run,
     git,
@@ -103,7 +103,7 @@ def test_an_index_write_failing_after_the_commit_moves_the_branch_back(ready: Pa
     as they were, and the same promote run again succeeds."""
     before, local = _state(ready), _local_bytes(ready)
     seen: list[str] = []
-    real_point = __import__("omh_git_memory.faults", fromlist=["point"]).point
+    real_point = __import__("omh_git_memory.model.faults", fromlist=["point"]).point
 
     def spy(name: str) -> None:  # records the branch the moment it moved
         if name == "commit:ref":
@@ -111,7 +111,7 @@ def test_an_index_write_failing_after_the_commit_moves_the_branch_back(ready: Pa
         real_point(name)
 
     with _index_rename_fails(ready), pytest.MonkeyPatch.context() as mp:
-        mp.setattr("omh_git_memory.faults.point", spy)
+        mp.setattr("omh_git_memory.model.faults.point", spy)
         with pytest.raises(GitFailure, match="the commit was undone"):
             promote(open_workspace(ready), [A, B])
     assert seen and seen[0] != before[0].strip()  # the branch had moved

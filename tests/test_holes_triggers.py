@@ -237,8 +237,8 @@ def test_symbols_sharing_a_last_name_are_answered_in_one_pass(
     repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import omh_git_memory.expiry.stale as stale_module
+    from omh_git_memory.actions.workspace import open_workspace
     from omh_git_memory.expiry.stale import check
-    from omh_git_memory.workspace import open_workspace
 
     for observed, symbol in (("Plain.", "parse"), ("Dotted.", "Reader.parse"),
                              ("Colons.", "Reader::parse"), ("Gone.", "Reader::unparse")):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from omh_git_memory.git import open_repo
+from omh_git_memory.git.repository import open_repo
 from omh_git_memory.recall.hooks import HOOK_NAMES, MARKER, hooks_dir
 from tests.helpers import git, omh
 

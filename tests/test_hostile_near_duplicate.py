@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from omh_git_memory import near_duplicate
-from omh_git_memory.layers import Layer
-from omh_git_memory.workspace import open_workspace
+from omh_git_memory.actions import near_duplicate
+from omh_git_memory.actions.workspace import open_workspace
+from omh_git_memory.model.layers import Layer
 from tests.helpers import note_text, omh
 
 SAME = ("The upload test retries three times on a busy runner before it fails the build; "

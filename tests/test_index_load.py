@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from omh_git_memory.actions.workspace import open_workspace
 from omh_git_memory.recall.index import (
     VERSION,
     collector_paused,
@@ -19,7 +20,6 @@ from omh_git_memory.recall.index import (
     snapshot_for,
     write_checked,
 )
-from omh_git_memory.workspace import open_workspace
 from tests.helpers import make_repo, note_text
 
 

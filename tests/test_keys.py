@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from omh_git_memory.config import DEFAULT_CONFIG, load_config
-from omh_git_memory.errors import ConfigError, InvalidKey
-from omh_git_memory.keys import DEFAULT_TEMPLATES, Key, KeyTemplates, path_slug, slug
+from omh_git_memory.model.config import DEFAULT_CONFIG, load_config
+from omh_git_memory.model.errors import ConfigError, InvalidKey
+from omh_git_memory.model.keys import DEFAULT_TEMPLATES, Key, KeyTemplates, path_slug, slug
 
 
 @pytest.mark.parametrize(

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from omh_git_memory.graph import Graph
-from omh_git_memory.lint import RULES, Severity, lint, note_refusals
-from omh_git_memory.note import parse
-from omh_git_memory.store import LocalStore
+from omh_git_memory.actions.lint import RULES, Severity, lint, note_refusals
+from omh_git_memory.model.note import parse
+from omh_git_memory.stores.graph import Graph
+from omh_git_memory.stores.store import LocalStore
 from tests.helpers import FIXTURES, note_text
 
 

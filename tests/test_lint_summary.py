@@ -6,8 +6,8 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from omh_git_memory.actions.workspace import open_workspace
 from omh_git_memory.agent import lint_summary
-from omh_git_memory.workspace import open_workspace
 from tests.helpers import note_text, omh
 
 

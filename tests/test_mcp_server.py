@@ -270,7 +270,7 @@ def test_the_description_counts_notes_by_what_they_are_about(repo_dir: Path) -> 
 
 
 def test_lint_findings_ride_in_the_description_and_nothing_when_clean(repo_dir: Path) -> None:
-    from omh_git_memory.workspace import open_workspace
+    from omh_git_memory.actions.workspace import open_workspace
 
     assert omh(repo_dir, "init").code == 0
     assert "omh memory lint" not in _recall_description(repo_dir)  # a clean store

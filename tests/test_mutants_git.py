@@ -20,9 +20,9 @@ from typing import Any
 import pygit2
 import pytest
 
-from omh_git_memory import faults
-from omh_git_memory import git as g
-from omh_git_memory.errors import GitFailure, NotARepository
+from omh_git_memory.git import repository as g
+from omh_git_memory.model import faults
+from omh_git_memory.model.errors import GitFailure, NotARepository
 from tests.helpers import IDENTITY, commit_files, git, make_repo
 
 # --- which checkouts, which root --------------------------------------------------

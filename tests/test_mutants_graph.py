@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from omh_git_memory.graph import Graph
-from omh_git_memory.layers import Layer
-from omh_git_memory.lint import lint
-from omh_git_memory.store import LocalStore
+from omh_git_memory.actions.lint import lint
+from omh_git_memory.model.layers import Layer
+from omh_git_memory.stores.graph import Graph
+from omh_git_memory.stores.store import LocalStore
 from tests.helpers import note_text
 
 

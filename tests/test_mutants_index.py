@@ -19,7 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from omh_git_memory.errors import OmhError
+from omh_git_memory.actions.remember import TeamKeys
+from omh_git_memory.actions.workspace import open_workspace
+from omh_git_memory.model.errors import OmhError
 from omh_git_memory.recall.index import (
     Postings,
     Snapshot,
@@ -31,9 +33,7 @@ from omh_git_memory.recall.index import (
     write_checked,
 )
 from omh_git_memory.recall.rank import recall
-from omh_git_memory.remember import TeamKeys
-from omh_git_memory.team import scan_team
-from omh_git_memory.workspace import open_workspace
+from omh_git_memory.stores.team import scan_team
 from tests.helpers import commit_files, git, make_repo, note_text
 
 

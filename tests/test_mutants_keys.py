@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from omh_git_memory.errors import ConfigError, InvalidKey
-from omh_git_memory.keys import (
+from omh_git_memory.model.errors import ConfigError, InvalidKey
+from omh_git_memory.model.keys import (
     MAX_KEY_BYTES,
     MAX_SEGMENT_BYTES,
     Key,

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from omh_git_memory.note import (
+from omh_git_memory.model.note import (
     MAX_NOTE_BYTES,
     NoteParseError,
     char_problem,
@@ -297,7 +297,7 @@ def test_importing_the_note_module_does_not_import_mistune() -> None:
     import subprocess
     import sys
 
-    code = "import sys, omh_git_memory.note; print('mistune' in sys.modules)"
+    code = "import sys, omh_git_memory.model.note; print('mistune' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
     assert done.stdout.strip() == "False"

@@ -17,16 +17,16 @@ from pathlib import Path
 
 import pytest
 
-from omh_git_memory.errors import GitFailure, NoteNotFound
-from omh_git_memory.keys import Key
-from omh_git_memory.promote import (
+from omh_git_memory.actions.promote import (
     PromoteRefused,
     UncommittedEdit,
     promote,
     refuse_symlinked_dirs,
     remove_team_note,
 )
-from omh_git_memory.workspace import open_workspace
+from omh_git_memory.actions.workspace import open_workspace
+from omh_git_memory.model.errors import GitFailure, NoteNotFound
+from omh_git_memory.model.keys import Key
 from tests.helpers import (
     git,
     note_text,
@@ -374,7 +374,7 @@ def test_a_copy_that_cannot_be_hashed_is_put_back(
     promoted: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Reading the copy set aside fails (an I/O error): rm fails, the file stays."""
-    import omh_git_memory.promote as promote_module
+    import omh_git_memory.actions.promote as promote_module
 
     def unreadable(*_args: object) -> str:
         raise GitFailure("hashing failed")

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from omh_git_memory.note import parse
+from omh_git_memory.model.note import parse
 from omh_git_memory.recall import content_id
 from omh_git_memory.recall import rank as rank_module
 from omh_git_memory.recall.index import Doc, Postings, Snapshot

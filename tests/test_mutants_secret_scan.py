@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from omh_git_memory.secret_scan import SecretHit, find_secrets, shape_count
+from omh_git_memory.model.secret_scan import SecretHit, find_secrets, shape_count
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "secrets"
 

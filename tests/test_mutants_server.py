@@ -23,6 +23,7 @@ import pytest
 from mcp import Client
 from mcp.types import Implementation
 
+from omh_git_memory.actions.workspace import open_workspace
 from omh_git_memory.agent import server as srv
 from omh_git_memory.agent.server import (
     ProbeFailed,
@@ -32,7 +33,6 @@ from omh_git_memory.agent.server import (
     unanswered,
     written_notes,
 )
-from omh_git_memory.workspace import open_workspace
 from tests.helpers import git, note_text, omh
 from tests.test_newcomer_near_duplicate import AGAIN, FIRST, NEW, OLD, UNRELATED, UNRELATED_KEY
 from tests.test_newcomer_near_duplicate import _mcp_args as mcp_args
@@ -206,7 +206,7 @@ def test_a_correction_says_what_it_did_and_a_no_change_says_so(served: Path) -> 
 def test_a_note_changed_while_it_is_replaced_is_said_and_nothing_written(
     served: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from omh_git_memory.update import ChangedMeanwhile
+    from omh_git_memory.actions.update import ChangedMeanwhile
 
     def raced(*_: Any) -> Any:
         raise ChangedMeanwhile("changed meanwhile")
@@ -579,7 +579,7 @@ def test_an_unchanged_store_is_not_read_again_between_calls(
             built.append(1)
             super().__init__(*args, **kwargs)
 
-    import omh_git_memory.workspace as workspace
+    import omh_git_memory.actions.workspace as workspace
 
     monkeypatch.setattr(workspace, "Searcher", Counting)  # the server builds it through ws
     answers = _calls(served, _recall("release branch"), _recall("deploy"), _recall("deploy"))
@@ -678,8 +678,8 @@ def test_semantic_on_loads_the_model_once_and_its_view_once_per_store_state(
     """The model is loaded at the start and kept; the view over the store's vectors
     is made again only when HEAD or the local store changed. Stand-ins for the
     model and the view count the work; recall itself goes on by words."""
+    from omh_git_memory.actions.workspace import Workspace
     from omh_git_memory.recall import semantic
-    from omh_git_memory.workspace import Workspace
 
     loaded: list[int] = []
     views: list[object] = []

@@ -11,12 +11,12 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from omh_git_memory.errors import GitFailure, NoteRefused
+from omh_git_memory.actions.workspace import open_workspace
 from omh_git_memory.expiry.stale import TreeFacts, check, pin_trigger, stale_marks
 from omh_git_memory.expiry.triggers import State
-from omh_git_memory.git import open_repo
+from omh_git_memory.git.repository import open_repo
+from omh_git_memory.model.errors import GitFailure, NoteRefused
 from omh_git_memory.recall.index import Doc
-from omh_git_memory.workspace import open_workspace
 from tests.helpers import make_repo
 
 

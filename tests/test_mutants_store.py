@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from omh_git_memory.errors import KeyConflict, NoteNotFound, StoreError
-from omh_git_memory.git import open_repo
-from omh_git_memory.keys import Key
-from omh_git_memory.layers import Layer
-from omh_git_memory.note import MAX_NOTE_BYTES
-from omh_git_memory.store import (
+from omh_git_memory.git.repository import open_repo
+from omh_git_memory.model.errors import KeyConflict, NoteNotFound, StoreError
+from omh_git_memory.model.keys import Key
+from omh_git_memory.model.layers import Layer
+from omh_git_memory.model.note import MAX_NOTE_BYTES
+from omh_git_memory.stores.store import (
     IfExists,
     LocalStore,
     StoredNote,

@@ -30,7 +30,7 @@ TEST = '''\
 import os
 import time
 
-from omh_git_memory import keys
+from omh_git_memory.model import keys
 
 
 def test_same():
@@ -164,5 +164,5 @@ def test_an_equivalent_entry_naming_lines_covers_only_those_sites(tmp_path: Path
     for _ in ("run", "rescore"):
         result = json.loads((root / "bench" / "mutation_results.json").read_text())["keys"]
         assert (result["mutants"], result["equivalent"], result["survived"]) == (2, 1, 1)
-        assert [s["where"] for s in result["survivors"]] == ["omh_git_memory/keys.py:6"]
+        assert [s["where"] for s in result["survivors"]] == ["omh_git_memory/model/keys.py:6"]
         assert _tool(root, "rescore").returncode == 0

@@ -13,11 +13,11 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.types import Implementation
 
-from omh_git_memory.layers import Layer
-from omh_git_memory.lint import lint
-from omh_git_memory.near_duplicate import THRESHOLD, compared, pairs, said
-from omh_git_memory.note import parse
-from omh_git_memory.workspace import open_workspace
+from omh_git_memory.actions.lint import lint
+from omh_git_memory.actions.near_duplicate import THRESHOLD, compared, pairs, said
+from omh_git_memory.actions.workspace import open_workspace
+from omh_git_memory.model.layers import Layer
+from omh_git_memory.model.note import parse
 from tests.helpers import git, note_text, omh
 
 RETRIES = ("A timeout on the first attempt is normal on a busy runner, so the test waits "
@@ -121,7 +121,7 @@ def test_the_tool_s_boilerplate_and_links_are_not_what_a_note_says() -> None:
 
 
 def test_a_pasted_log_is_compared_by_its_first_words_only() -> None:
-    from omh_git_memory.near_duplicate import MAX_WORDS
+    from omh_git_memory.actions.near_duplicate import MAX_WORDS
 
     # Two 300 KB notes: scoring them whole costs the product of their lengths
     # (seconds per pair, minutes for a few such notes), so only the start counts.
@@ -299,7 +299,7 @@ def test_two_long_unrelated_notes_are_not_reported(repo_dir: Path) -> None:
 
 
 def test_no_two_docs_pages_are_alike_when_every_pair_is_scored() -> None:
-    from omh_git_memory.near_duplicate import similarity
+    from omh_git_memory.actions.near_duplicate import similarity
 
     items = [c for i, p in enumerate(sorted(DOCS.glob("*.md")))
              if (c := compared(Layer.TEAM, p.name, parse(_page_note(p, f"page/{i}"))))
@@ -313,7 +313,7 @@ def test_no_two_docs_pages_are_alike_when_every_pair_is_scored() -> None:
 def test_the_similarity_is_the_dice_of_the_word_pairs_and_its_cutoff_drops_nothing() -> None:
     from itertools import pairwise
 
-    from omh_git_memory.near_duplicate import similarity
+    from omh_git_memory.actions.near_duplicate import similarity
 
     texts = [RETRIES, RETRIES_AGAIN, UPLOAD_LIMIT, RETRIES + UPLOAD_LIMIT,
              "the the the the the the the", "a b c d e f g h i j k l"]

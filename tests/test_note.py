@@ -4,8 +4,9 @@ import datetime as dt
 
 import pytest
 
-from omh_git_memory.keys import DEFAULT_KEY_TEMPLATES
-from omh_git_memory.note import (
+from omh_git_memory.actions.remember import Observation, build_surprise
+from omh_git_memory.model.keys import DEFAULT_KEY_TEMPLATES
+from omh_git_memory.model.note import (
     NoteParseError,
     compose,
     decode,
@@ -16,7 +17,6 @@ from omh_git_memory.note import (
     retarget_links,
     with_field,
 )
-from omh_git_memory.remember import Observation, build_surprise
 from tests.helpers import FIXTURES, SEED_NOTE, note_text
 
 SEED_OBSERVATION = Observation(

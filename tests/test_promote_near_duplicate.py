@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from omh_git_memory.near_duplicate import repeated, team_repeats
-from omh_git_memory.note import Note
+from omh_git_memory.actions.near_duplicate import repeated, team_repeats
+from omh_git_memory.actions.workspace import open_workspace
+from omh_git_memory.model.note import Note
 from omh_git_memory.recall.index import Doc, note_of
-from omh_git_memory.workspace import open_workspace
 from tests.helpers import git, local_store, note_text, omh
 from tests.test_newcomer_near_duplicate import (
     AGAIN,

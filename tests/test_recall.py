@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from omh_git_memory.note import parse
+from omh_git_memory.actions.workspace import open_workspace
+from omh_git_memory.model.note import parse
 from omh_git_memory.recall.index import Doc, analyse, index_dir, snapshot_for
 from omh_git_memory.recall.rank import FLOOR, MIN_SHARE, Answer, Hit, recall, render_tree
 from omh_git_memory.recall.tokens import words
-from omh_git_memory.workspace import open_workspace
 from tests.helpers import git, make_repo, note_text, omh
 
 

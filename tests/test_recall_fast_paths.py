@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from omh_git_memory.actions.workspace import open_workspace
 from omh_git_memory.recall import rank as recall_module
 from omh_git_memory.recall import tokens
 from omh_git_memory.recall.index import Doc, docs_from_tuples, index_dir, snapshot_for
 from omh_git_memory.recall.rank import Searcher, phrasings, recall
-from omh_git_memory.workspace import open_workspace
 from tests.helpers import git, make_repo, note_text
 
 

@@ -21,14 +21,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from omh_git_memory.errors import InvalidKey, OmhError
-from omh_git_memory.faults import POINTS
-from omh_git_memory.keys import Key, KeyTemplates, slug
-from omh_git_memory.note import NoteParseError, compose, parse, render
+from omh_git_memory.actions.workspace import open_workspace
+from omh_git_memory.model.errors import InvalidKey, OmhError
+from omh_git_memory.model.faults import POINTS
+from omh_git_memory.model.keys import Key, KeyTemplates, slug
+from omh_git_memory.model.note import NoteParseError, compose, parse, render
+from omh_git_memory.model.secret_scan import find_secrets
 from omh_git_memory.recall.rank import recall
-from omh_git_memory.secret_scan import find_secrets
-from omh_git_memory.store import IfExists, LocalStore
-from omh_git_memory.workspace import open_workspace
+from omh_git_memory.stores.store import IfExists, LocalStore
 from tests.helpers import FIXTURES, git, note_text, omh
 
 EXAMPLES = settings(max_examples=300, deadline=None,

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from omh_git_memory.actions.workspace import open_workspace
 from omh_git_memory.recall.index import index_dir, snapshot_for
 from omh_git_memory.recall.rank import recall
-from omh_git_memory.workspace import open_workspace
 from tests.helpers import ROOT, git, note_text, omh
 
 # --- wrong: a corrupt cache file is discarded and rebuilt, never trusted ----------
@@ -290,13 +290,13 @@ ISSUE_SHAPES = (
 
 @pytest.mark.parametrize("text", ISSUE_SHAPES)
 def test_secret_issue_shape_is_found(text: str) -> None:
-    from omh_git_memory.secret_scan import find_secrets
+    from omh_git_memory.model.secret_scan import find_secrets
 
     assert [h.line for h in find_secrets(f"before\n{text}\nafter\n")] == [2], text
 
 
 def test_secret_every_shape_has_an_example_in_the_fixture() -> None:
-    from omh_git_memory.secret_scan import _SHAPES, find_secrets
+    from omh_git_memory.model.secret_scan import _SHAPES, find_secrets
 
     lines = (ROOT / "fixtures/secrets/secrets.txt").read_text().splitlines()
     found = {h.kind for line in lines for h in find_secrets(line)}
@@ -314,7 +314,7 @@ def test_secret_scan_stays_linear_on_hostile_lines() -> None:
     # Lines built from the shapes' own pieces, each repeated to 100 KB: a scan with a
     # pattern that backtracks takes minutes; a linear one, seconds.
     script = (
-        "from omh_git_memory.secret_scan import find_secrets\n"
+        "from omh_git_memory.model.secret_scan import find_secrets\n"
         "for unit in ['a_', 'password=\"', 'authorization: ', 'a://a', 'curl -u ', "
         "'bearer ', '-p', 'hooks.slack.com/services/', 'LS0tLS1CRUdJTi', ' ', 'a:']:\n"
         "    find_secrets(unit * (100_000 // len(unit)))\n"

@@ -289,7 +289,7 @@ def test_gitstate_discovery_follows_git_dir_and_work_tree(
     """Item 12: inside repository A with GIT_DIR (and GIT_WORK_TREE) naming B, omh
     opened A — promote would commit into the repository git was not using. omh must
     pick the repository and working tree `git rev-parse` names."""
-    from omh_git_memory.git import open_repo
+    from omh_git_memory.git.repository import open_repo
 
     a, b = _two_repos(tmp_path)
     cwd = a / "src"
@@ -330,8 +330,8 @@ def test_gitstate_ceiling_and_common_dir_are_not_ignored(
     """Item 12: GIT_CEILING_DIRECTORIES stops the search as git's does (git says
     "not a git repository" there, so must omh); GIT_COMMON_DIR, which omh does not
     follow, is refused rather than silently ignored."""
-    from omh_git_memory.errors import NotARepository
-    from omh_git_memory.git import open_repo
+    from omh_git_memory.git.repository import open_repo
+    from omh_git_memory.model.errors import NotARepository
 
     a, _b = _two_repos(tmp_path)
     env = {"GIT_CEILING_DIRECTORIES": str(a)}
@@ -370,8 +370,8 @@ def test_escape_local_store_in_the_main_checkout_from_a_linked_worktree(
     """Item 8, sibling (a guard: store.py checked every checkout already): an
     OMH_LOCAL_STORE inside the main checkout, named from a linked worktree, would
     put unreviewed notes where the main checkout's `git add -A` publishes them."""
-    from omh_git_memory.errors import StoreError
-    from omh_git_memory.workspace import open_workspace
+    from omh_git_memory.actions.workspace import open_workspace
+    from omh_git_memory.model.errors import StoreError
 
     linked = tmp_path / "linked"
     git(repo_dir, "worktree", "add", "-q", str(linked))
@@ -399,7 +399,7 @@ def test_gitstate_demo_never_commits_into_the_repository_git_dir_names(
     monkeypatch.setenv("GIT_WORK_TREE", str(repo_dir))
     monkeypatch.setenv("GIT_INDEX_FILE", str(repo_dir / ".git/index"))
     monkeypatch.setattr(demo.subprocess, "run", step)
-    monkeypatch.setattr("omh_git_memory.git.commit_files", lambda *args: None)
+    monkeypatch.setattr("omh_git_memory.git.repository.commit_files", lambda *args: None)
     demo.run_demo()
     assert seen and all(not {"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"} & set(env)
                         for env in seen)
@@ -410,7 +410,7 @@ def test_gitstate_pre_commit_hook_in_a_linked_worktree_still_lints(
     """Item 12: git runs a linked worktree's hooks with GIT_DIR set to the worktree's
     git dir and the working tree as cwd; following GIT_DIR must keep that the same
     checkout (a hook that lints another tree would pass a broken note)."""
-    from omh_git_memory.git import open_repo
+    from omh_git_memory.git.repository import open_repo
 
     linked = tmp_path / "linked"
     git(repo_dir, "worktree", "add", "-q", str(linked))
@@ -542,8 +542,8 @@ def test_gitstate_author_date_is_read_as_git_reads_it(
     what it refuses."""
     import time
 
-    from omh_git_memory import identity
-    from omh_git_memory.errors import GitFailure
+    from omh_git_memory.git import identity
+    from omh_git_memory.model.errors import GitFailure
 
     monkeypatch.setenv("TZ", "Europe/Berlin")
     time.tzset()

@@ -57,7 +57,7 @@ UNWRAPPED_MISSES = (
 def test_wrong_secret_split_over_a_line_break_or_named_secret_key() -> None:
     """A secret whose value wraps onto the next line, or whose key is SECRET_KEY
     (Django, Rails' secret_key_base), passed the scan."""
-    from omh_git_memory.secret_scan import find_secrets
+    from omh_git_memory.model.secret_scan import find_secrets
 
     for text in (*WRAPPED_SECRETS, *UNWRAPPED_MISSES):
         hits = find_secrets(text)

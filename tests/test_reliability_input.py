@@ -19,14 +19,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from omh_git_memory.errors import InvalidKey, OmhError
-from omh_git_memory.graph import Graph
-from omh_git_memory.keys import DEFAULT_KEY_TEMPLATES, Key, slug
-from omh_git_memory.layers import Layer
-from omh_git_memory.lint import lint
-from omh_git_memory.note import NoteParseError, compose, render
-from omh_git_memory.remember import Observation, TeamKeys, remember
-from omh_git_memory.store import LocalStore, read_note_bytes
+from omh_git_memory.actions.lint import lint
+from omh_git_memory.actions.remember import Observation, TeamKeys, remember
+from omh_git_memory.model.errors import InvalidKey, OmhError
+from omh_git_memory.model.keys import DEFAULT_KEY_TEMPLATES, Key, slug
+from omh_git_memory.model.layers import Layer
+from omh_git_memory.model.note import NoteParseError, compose, render
+from omh_git_memory.stores.graph import Graph
+from omh_git_memory.stores.store import LocalStore, read_note_bytes
 from tests.helpers import git, note_text, omh
 
 SETTINGS = settings(max_examples=300, deadline=None,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from omh_git_memory.faults import MV_POINTS
+from omh_git_memory.model.faults import MV_POINTS
 from tests.helpers import local_store, omh, remember_linked
 
 TIMEOUT = 20

@@ -18,8 +18,8 @@ import pytest
 
 from omh_git_memory import cli
 from omh_git_memory.agent.harness import HARNESSES
-from omh_git_memory.errors import GitFailure
-from omh_git_memory.identity import Person, signer
+from omh_git_memory.git.identity import Person, signer
+from omh_git_memory.model.errors import GitFailure
 from tests.helpers import Run, local_store, omh, remember_linked
 
 FOREIGN = ["sh", "-c", "echo PWNED > /tmp/x; omh mcp serve"]

@@ -20,10 +20,10 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from omh_git_memory.errors import GitFailure
-from omh_git_memory.store import MAX_NOTE_BYTES
-from omh_git_memory.team import scan_team
-from omh_git_memory.workspace import open_workspace
+from omh_git_memory.actions.workspace import open_workspace
+from omh_git_memory.model.errors import GitFailure
+from omh_git_memory.stores.store import MAX_NOTE_BYTES
+from omh_git_memory.stores.team import scan_team
 from tests.helpers import IDENTITY, Run, git, make_repo, note_text
 
 TIMEOUT = 60  # seconds; every command here finishes in a few
@@ -153,8 +153,8 @@ def test_hang_device_file_in_the_local_store_is_never_opened(tmp_path: Path) -> 
 
 def test_hang_a_fifo_swapped_in_after_the_check_does_not_block(tmp_path: Path) -> None:
     # The lstat says regular file; the open finds a FIFO: O_NONBLOCK returns at once.
-    from omh_git_memory import store as store_module
-    from omh_git_memory.store import LocalStore
+    from omh_git_memory.stores import store as store_module
+    from omh_git_memory.stores.store import LocalStore
 
     root = tmp_path / "store"
     root.mkdir()
@@ -294,7 +294,7 @@ def test_hang_a_failed_index_open_prints_no_traceback(tmp_path: Path) -> None:
     bad.write_bytes(b"DIRCgarbage")
     code = textwrap.dedent(f"""
         import gc, pygit2
-        from omh_git_memory import git
+        from omh_git_memory.git import repository as git
         try:  # pygit2.Index itself where omh has no safe one (the defect)
             getattr(git, "_Index", pygit2.Index)({str(bad)!r})
         except pygit2.GitError:

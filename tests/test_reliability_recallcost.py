@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from omh_git_memory.actions.workspace import open_workspace
 from omh_git_memory.recall import index as index_module
 from omh_git_memory.recall.index import (
     VERSION,
@@ -18,7 +19,6 @@ from omh_git_memory.recall.index import (
     write_checked,
 )
 from omh_git_memory.recall.rank import recall
-from omh_git_memory.workspace import open_workspace
 from tests.helpers import commit_files, git
 
 # --- item 16: the settings that shape the per-commit index ---------------------
@@ -181,7 +181,7 @@ def big_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Pa
 
 def _count_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Every note text `parse` is given while reading a store, from now on."""
-    import omh_git_memory.store as store_module
+    import omh_git_memory.stores.store as store_module
 
     seen: list[str] = []
     real = store_module.parse
@@ -251,7 +251,7 @@ def test_hang_many_sections_parse_in_linear_work() -> None:
     Each is now found in one pass: no such scan per section."""
     import sys
 
-    from omh_git_memory.note import parse
+    from omh_git_memory.model.note import parse
 
     text = _big_note(0, sections=400)
     scans = 0
@@ -276,8 +276,8 @@ def test_hang_near_duplicates_fold_only_what_they_compare(monkeypatch: pytest.Mo
                                                         ) -> None:
     """Item 19: remember's near-duplicate check folded (NFKC) a note's whole text to
     keep its first 2,000 words; for a note of a megabyte it folds a few pages."""
-    from omh_git_memory import near_duplicate
-    from omh_git_memory.note import parse
+    from omh_git_memory.actions import near_duplicate
+    from omh_git_memory.model.note import parse
 
     folded_chars = 0
     real = near_duplicate.folded

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from omh_git_memory.promote import PromoteRefused, promote
-from omh_git_memory.secret_scan import find_secrets
-from omh_git_memory.workspace import open_workspace
+from omh_git_memory.actions.promote import PromoteRefused, promote
+from omh_git_memory.actions.workspace import open_workspace
+from omh_git_memory.model.secret_scan import find_secrets
 from tests.helpers import commit_files, git, note_text, omh, promote_ready, remember_linked
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "secrets" / "corpus.tsv"
@@ -193,7 +193,7 @@ def test_secret_promote_refuses_a_token_carried_only_by_the_key(repo_dir: Path,
 def test_secret_a_token_in_key_form_is_found(key: str) -> None:
     """Each token shape, lowercased and with `_` and `.` made `-` as the slug makes
     them, is still a token (outside review A)."""
-    from omh_git_memory.secret_scan import find_secret_in_key
+    from omh_git_memory.model.secret_scan import find_secret_in_key
     assert find_secret_in_key(key), key
 
 
@@ -201,8 +201,8 @@ def test_secret_no_look_alike_is_refused_in_key_form() -> None:
     """A title holding a look-alike (a commit id, a hash, base64 of prose, a public
     key) gives a key that must still be promotable (outside review A: measured on
     the corpus; a bare long letters-and-digits word refused 24 of them)."""
-    from omh_git_memory.keys import slug
-    from omh_git_memory.secret_scan import find_secret_in_key
+    from omh_git_memory.model.keys import slug
+    from omh_git_memory.model.secret_scan import find_secret_in_key
     texts = [text for _, text in LOOKALIKES] + [
         line for line in (CORPUS.parent / "lookalikes.txt").read_text().splitlines() if line]
     refused = [text for text in texts if find_secret_in_key(slug(text))]
@@ -246,7 +246,7 @@ def test_secret_mv_refuses_a_team_key_holding_a_token(repo_dir: Path) -> None:
     """`omh memory mv` of a team note to a key holding a token would commit it as the
     path and the commit subject; and renaming away from one named the old key in
     the commit message (outside review A)."""
-    from omh_git_memory.rename import RenameRefused, rename
+    from omh_git_memory.actions.rename import RenameRefused, rename
     promote_ready(repo_dir)
     commit_files(repo_dir, {".omh/notes/deploy.md": note_text("deploy", body="clean\n")})
     head = git(repo_dir, "rev-parse", "HEAD")

@@ -282,8 +282,8 @@ def _calls(repo: Path, *calls: dict[str, Any]) -> list[tuple[bool, str]]:
     from mcp import Client
     from mcp.types import Implementation
 
+    from omh_git_memory.actions.workspace import open_workspace
     from omh_git_memory.agent.server import build_server
-    from omh_git_memory.workspace import open_workspace
 
     async def run() -> list[tuple[bool, str]]:
         server = build_server(open_workspace(repo))
@@ -300,7 +300,7 @@ def _calls(repo: Path, *calls: dict[str, Any]) -> list[tuple[bool, str]]:
 
 
 def _note(repo: Path, key: str = KEY) -> Path:
-    from omh_git_memory.workspace import open_workspace
+    from omh_git_memory.actions.workspace import open_workspace
 
     return open_workspace(repo).local.root / f"{key}.md"
 
@@ -455,7 +455,7 @@ def test_secret_the_record_of_what_the_agent_wrote_is_private_and_no_note(
     store), never a note: no listing, recall or lint sees it."""
     import stat as st
 
-    from omh_git_memory.workspace import open_workspace
+    from omh_git_memory.actions.workspace import open_workspace
 
     _calls(served, GOOD)
     store = open_workspace(served).local

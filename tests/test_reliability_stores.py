@@ -344,9 +344,9 @@ def test_race_a_note_remembered_while_mv_switches_waits_or_is_refused(
 def test_race_remember_agrees_with_a_finished_rename(repo_dir: Path) -> None:
     """Item 17: a strict remember (as an agent's) that read the keys before a rename
     and wrote after it linked the old key; it is refused under the lock instead."""
-    from omh_git_memory.errors import NoteRefused
-    from omh_git_memory.remember import Observation, TeamKeys, remember
-    from omh_git_memory.workspace import open_workspace
+    from omh_git_memory.actions.remember import Observation, TeamKeys, remember
+    from omh_git_memory.actions.workspace import open_workspace
+    from omh_git_memory.model.errors import NoteRefused
 
     remember_linked(repo_dir, "Alpha fails.")
     ws = open_workspace(repo_dir)

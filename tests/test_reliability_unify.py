@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from omh_git_memory import adopt, nofollow
-from omh_git_memory.errors import GitFailure, StoreError
-from omh_git_memory.gitfiles import WorkdirUndo, _replace_text
+from omh_git_memory.git import nofollow
+from omh_git_memory.git.gitfiles import WorkdirUndo, _replace_text
+from omh_git_memory.model.errors import GitFailure, StoreError
 from omh_git_memory.recall.index import write_checked
+from omh_git_memory.stores import adopt
 
 PACKAGE = Path(__file__).resolve().parents[1] / "omh_git_memory"
 
@@ -83,9 +84,9 @@ def test_escape_adopts_copy_never_creates_a_file_through_a_dangling_link(
 def test_escape_the_agent_records_never_go_through_a_linked_folder(tmp_path: Path) -> None:
     """A linked `.omh-agent/` in the local store would have had the server's
     records written into the folder it names. Issue 23 items 4 and 5."""
-    from omh_git_memory.keys import Key
-    from omh_git_memory.store import LocalStore
-    from omh_git_memory.update import AGENT_RECORDS, record_agent_write
+    from omh_git_memory.actions.update import AGENT_RECORDS, record_agent_write
+    from omh_git_memory.model.keys import Key
+    from omh_git_memory.stores.store import LocalStore
 
     root = tmp_path / "store"
     root.mkdir()
@@ -210,8 +211,8 @@ def test_escape_local_notes_never_write_through_a_link_at_their_name(tmp_path: P
     """A link at a local note's name would have had a new note created where it
     points (create-once) or a replaced note written over the file it names.
     Issue 23 items 5 and 7: the store writes through nofollow.put, 0600."""
-    from omh_git_memory.keys import Key
-    from omh_git_memory.store import LocalStore
+    from omh_git_memory.model.keys import Key
+    from omh_git_memory.stores.store import LocalStore
 
     target = _outside(tmp_path)
     aim = tmp_path / "outside" / "made-by-omh"

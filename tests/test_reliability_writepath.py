@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from omh_git_memory.faults import TRANSACTION
-from omh_git_memory.keys import Key
-from omh_git_memory.workspace import open_workspace
+from omh_git_memory.actions.workspace import open_workspace
+from omh_git_memory.model.faults import TRANSACTION
+from omh_git_memory.model.keys import Key
 from tests.helpers import git, make_repo, note_text, omh
 
 NOTE = "surprise/write-path-note"
@@ -237,8 +237,8 @@ def test_gitstate_a_stale_pid_file_never_takes_over_gits_live_lock(
 
 
 def _hold_lock(repo: str, held: object, done: object) -> None:
-    from omh_git_memory.git import open_repo
-    from omh_git_memory.gitfiles import IndexLock
+    from omh_git_memory.git.gitfiles import IndexLock
+    from omh_git_memory.git.repository import open_repo
 
     lock = IndexLock(open_repo(Path(repo)).git_dir)
     lock.acquire()
@@ -441,9 +441,9 @@ def test_gitstate_a_commit_that_cannot_be_undone_says_how_to_finish_or_drop_it(
     """A failure after the branch moved, and then moving it back fails too (a full
     disk can refuse the ref update): the commit stays, the note stays local, the
     lock is released, and the one line names both ways out — both of which work."""
-    from omh_git_memory import git as gitmod
-    from omh_git_memory.errors import GitFailure
-    from omh_git_memory.promote import promote
+    from omh_git_memory.actions.promote import promote
+    from omh_git_memory.git import repository as gitmod
+    from omh_git_memory.model.errors import GitFailure
 
     _setup(repo_dir)
     before = git(repo_dir, "rev-parse", "HEAD").strip()
@@ -472,9 +472,9 @@ def test_gitstate_a_commit_that_cannot_be_undone_says_how_to_finish_or_drop_it(
 def test_gitstate_a_commit_that_cannot_be_undone_is_finished_by_promoting_again(
     repo_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from omh_git_memory import git as gitmod
-    from omh_git_memory.errors import GitFailure
-    from omh_git_memory.promote import promote
+    from omh_git_memory.actions.promote import promote
+    from omh_git_memory.git import repository as gitmod
+    from omh_git_memory.model.errors import GitFailure
 
     _setup(repo_dir)
 

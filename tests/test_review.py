@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from omh_git_memory.review import Source, pending, session_line
-from omh_git_memory.store import LocalStore
+from omh_git_memory.actions.review import Source, pending, session_line
+from omh_git_memory.stores.store import LocalStore
 from tests.helpers import git, omh
 
 OLD = "surprise/ports-are-taken"
@@ -189,8 +189,8 @@ def test_json_on_a_terminal_never_asks(store: Path) -> None:
 
 
 def test_remove_in_review_leaves_a_note_rewritten_meanwhile(store: Path) -> None:
-    from omh_git_memory.review import ChangedMeanwhile, remove_pending
-    from omh_git_memory.workspace import open_workspace
+    from omh_git_memory.actions.review import ChangedMeanwhile, remove_pending
+    from omh_git_memory.actions.workspace import open_workspace
 
     ws = open_workspace(store)
     item = pending(ws.local.scan())[0]
@@ -271,8 +271,8 @@ def test_the_demo_ends_with_a_topic_and_a_review(tmp_path: Path) -> None:
     "a, b", " padded ",
 ])
 def test_a_session_is_cleaned_as_the_server_cleans_it(session: str) -> None:
+    from omh_git_memory.actions.review import clean_session, of_session
     from omh_git_memory.agent.server import clean_source_part
-    from omh_git_memory.review import clean_session, of_session
 
     # As the server cleans a client's name, and a comma too (it would end the session).
     assert clean_session(session) == clean_source_part(session.replace(",", "?"))

@@ -12,11 +12,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from omh_git_memory.actions.workspace import open_workspace
 from omh_git_memory.recall import semantic as semantic_module
 from omh_git_memory.recall.rank import recall
 from omh_git_memory.recall.semantic import MAX_TOKENS, Embedder
 from omh_git_memory.recall.wordpiece import basic_tokens, encode, general_basic_tokens
-from omh_git_memory.workspace import open_workspace
 from tests.helpers import git, note_text, omh
 
 # Token ids the reference tokenizer (`tokenizers`, with the model's tokenizer.json)

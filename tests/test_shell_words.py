@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from omh_git_memory.keys import shell_word
+from omh_git_memory.model.keys import shell_word
 from tests.helpers import git, local_store, note_text, omh, remember_linked
 from tests.test_promote_near_duplicate import _as_the_shell_reads_it
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from omh_git_memory.actions.workspace import open_workspace
 from omh_git_memory.expiry.stale import TreeFacts
-from omh_git_memory.workspace import open_workspace
 from tests.helpers import git, make_repo, omh
 
 SOURCES = {

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from omh_git_memory.agent import stop_hook
-from omh_git_memory.errors import ConfigError
+from omh_git_memory.model.errors import ConfigError
 from tests.helpers import omh
 
 OURS = {"type": "command", "command": "omh memory review --summary --for claude"}

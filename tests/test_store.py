@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from omh_git_memory.errors import KeyConflict, StoreError
-from omh_git_memory.git import open_repo
-from omh_git_memory.keys import Key
-from omh_git_memory.note import parse
-from omh_git_memory.store import IfExists, LocalStore, local_store_root
+from omh_git_memory.git.repository import open_repo
+from omh_git_memory.model.errors import KeyConflict, StoreError
+from omh_git_memory.model.keys import Key
+from omh_git_memory.model.note import parse
+from omh_git_memory.stores.store import IfExists, LocalStore, local_store_root
 from tests.helpers import SEED_NOTE, git, make_repo, note_text
 
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from omh_git_memory.errors import NoteRefused
-from omh_git_memory.keys import KeyTemplates
-from omh_git_memory.lint import note_refusals
-from omh_git_memory.note import parse, render
-from omh_git_memory.topic import TopicDraft, build_topic
+from omh_git_memory.actions.lint import note_refusals
+from omh_git_memory.actions.topic import TopicDraft, build_topic
+from omh_git_memory.model.errors import NoteRefused
+from omh_git_memory.model.keys import KeyTemplates
+from omh_git_memory.model.note import parse, render
 from tests.helpers import SEED_ARGS, git, omh
 
 TOPIC = """\
@@ -54,7 +54,7 @@ def ready(repo_dir: Path) -> Path:
 
 
 def _templates() -> KeyTemplates:
-    from omh_git_memory.config import load_config
+    from omh_git_memory.model.config import load_config
 
     return load_config(Path("/nonexistent")).keys
 

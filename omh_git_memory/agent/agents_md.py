@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final
 
-from omh_git_memory import nofollow
 from omh_git_memory.agent.census import Census
-from omh_git_memory.errors import ConfigError
+from omh_git_memory.git import nofollow
+from omh_git_memory.model.errors import ConfigError
 
 BEGIN: Final = "<!-- omh:begin (written by `omh memory agents-md`; edits inside are replaced) -->"
 END: Final = "<!-- omh:end -->"

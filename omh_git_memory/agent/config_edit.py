@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from omh_git_memory.errors import ConfigError
+from omh_git_memory.model.errors import ConfigError
 
 BOM: Final = "\ufeff"
 MAX_DEPTH: Final = 200  # far beyond any harness file; deeper is refused, never a crash

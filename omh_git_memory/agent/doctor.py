@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from omh_git_memory.adopt import Match
+from omh_git_memory.actions.workspace import Workspace
 from omh_git_memory.agent.census import own_prefixes, take_census
 from omh_git_memory.agent.harness import (
     ServerCommand,
@@ -27,7 +27,7 @@ from omh_git_memory.agent.harness import (
     server_command,
     shown_command,
 )
-from omh_git_memory.workspace import Workspace
+from omh_git_memory.stores.adopt import Match
 
 
 class Status(StrEnum):

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from omh_git_memory import nofollow
 from omh_git_memory.agent.config_edit import (
     BOM,
     JsonEditor,
@@ -28,8 +27,9 @@ from omh_git_memory.agent.config_edit import (
     toml_edit,
     toml_unappend,
 )
-from omh_git_memory.errors import ConfigError
-from omh_git_memory.keys import printable
+from omh_git_memory.git import nofollow
+from omh_git_memory.model.errors import ConfigError
+from omh_git_memory.model.keys import printable
 
 SERVER_NAME: Final = "omh"
 COMMAND: Final = ("omh", "mcp", "serve")

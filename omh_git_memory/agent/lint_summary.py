@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from omh_git_memory.errors import OmhError
+from omh_git_memory.model.errors import OmhError
 from omh_git_memory.recall.index import index_dir, read_checked, write_checked
 
 if TYPE_CHECKING:
-    from omh_git_memory.lint import Report
-    from omh_git_memory.workspace import Workspace
+    from omh_git_memory.actions.lint import Report
+    from omh_git_memory.actions.workspace import Workspace
 
 FORMAT: Final = 3  # bump when a rule changes what it finds
 # A store this small (written notes, both layers) is linted at start on a miss.
@@ -41,7 +41,7 @@ class Summary:
 
     @classmethod
     def of(cls, report: Report) -> Summary:
-        from omh_git_memory.lint import Severity
+        from omh_git_memory.actions.lint import Severity
 
         refused = sum(1 for f in report.findings if f.severity is Severity.REFUSED)
         counts = {rule: n for rule, n in report.counts.items() if n}
@@ -66,8 +66,8 @@ class Summary:
 
 def fingerprint(ws: Workspace) -> str:
     """What the counts depend on; any change means lint again."""
-    from omh_git_memory.git import head_id
-    from omh_git_memory.lint import RULES
+    from omh_git_memory.actions.lint import RULES
+    from omh_git_memory.git.repository import head_id
 
     parts = (FORMAT, [r.name for r in RULES], head_id(ws.repo), str(ws.local.root),
              ws.local.signature(), repr(ws.config()))
@@ -111,7 +111,7 @@ def remember_report(ws: Workspace, report: Report, mark: str | None = None) -> N
 
 def lint_now(ws: Workspace) -> Summary:
     """Lint the whole store (HEAD and the local layer) and keep the counts."""
-    from omh_git_memory.lint import lint
+    from omh_git_memory.actions.lint import lint
 
     mark = fingerprint(ws)
     summary = Summary.of(lint(ws.graph()))
@@ -134,7 +134,7 @@ def refresh_later(ws: Workspace, delay: float = REFRESH_DELAY) -> None:
     checkout = ws.checkout
 
     def run() -> None:
-        from omh_git_memory.workspace import open_workspace
+        from omh_git_memory.actions.workspace import open_workspace
 
         try:
             lint_now(open_workspace(checkout))

@@ -31,15 +31,30 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from omh_git_memory import faults
+from omh_git_memory.actions.near_duplicate import (
+    NAMED,
+    Pair,
+    fold_command,
+    more_than_named,
+    repeated,
+)
+from omh_git_memory.actions.remember import KeyTaken, Observation, TeamKeys, remember
+from omh_git_memory.actions.update import (
+    ChangedMeanwhile,
+    NotYourNote,
+    agent_owned,
+    record_agent_write,
+    replace_own,
+)
+from omh_git_memory.actions.workspace import Workspace, open_workspace
 from omh_git_memory.agent.census import Census, own_prefixes, take_census
-from omh_git_memory.errors import OmhError
 from omh_git_memory.expiry.stale import pin_trigger, stale_marks
-from omh_git_memory.keys import Key, shell_word
-from omh_git_memory.layers import Layer
-from omh_git_memory.near_duplicate import NAMED, Pair, fold_command, more_than_named, repeated
-from omh_git_memory.note import Note, render
-from omh_git_memory.plural import agree
+from omh_git_memory.model import faults
+from omh_git_memory.model.errors import OmhError
+from omh_git_memory.model.keys import Key, shell_word
+from omh_git_memory.model.layers import Layer
+from omh_git_memory.model.note import Note, render
+from omh_git_memory.model.plural import agree
 from omh_git_memory.recall.index import Doc, note_of
 from omh_git_memory.recall.rank import (
     EXCERPTS,
@@ -49,16 +64,7 @@ from omh_git_memory.recall.rank import (
     render_tree,
     shown_docs,
 )
-from omh_git_memory.remember import KeyTaken, Observation, TeamKeys, remember
-from omh_git_memory.store import LocalStore
-from omh_git_memory.update import (
-    ChangedMeanwhile,
-    NotYourNote,
-    agent_owned,
-    record_agent_write,
-    replace_own,
-)
-from omh_git_memory.workspace import Workspace, open_workspace
+from omh_git_memory.stores.store import LocalStore
 
 # A note is a page of prose; an argument this long is a pasted log, not a note.
 MAX_TEXT: Final = 16 * 1024
@@ -109,7 +115,7 @@ class _State:
     no_extra: bool = False  # semantic recall is on but its extra is missing: by words
 
     def searcher(self) -> Searcher:
-        from omh_git_memory.git import head_id
+        from omh_git_memory.git.repository import head_id
 
         commit, local = head_id(self.ws.repo), self.ws.local.signature()
         if self.current is None or commit != self.commit or local != self.local:
@@ -149,7 +155,7 @@ def _source(ctx: Context) -> str:
     if info is not None:
         name, version = clean_source_part(info.name), clean_source_part(info.version or "")
         client = f"{name} {version}".strip() or client
-    from omh_git_memory.review import clean_session  # the hook finds it cleaned alike
+    from omh_git_memory.actions.review import clean_session  # the hook finds it cleaned alike
 
     session = clean_session(os.environ.get("OMH_SESSION", ""))
     return f"session {session}, {client}" if session else f"mcp, {client}"
@@ -161,7 +167,7 @@ def clean_source_part(text: str) -> str:
     surrogates) becomes `?`, runs of spaces one space, and it is cut to
     MAX_SOURCE_PART characters — so a hostile or broken client name can neither
     make the note unwritable nor oversize it."""
-    from omh_git_memory.keys import is_unsafe
+    from omh_git_memory.model.keys import is_unsafe
 
     kept = "".join("?" if is_unsafe(c) or not c.isprintable() else c for c in text)
     flat = " ".join(kept.split())
@@ -223,7 +229,7 @@ def _repeat_warning(pair: Pair, searcher: Searcher, store: LocalStore, source: s
 def _owned(store: LocalStore, doc: Doc, note: Note, source: str) -> bool:
     """Whether the local note `note`, read from `doc`'s file, is this session's and
     unchanged since it wrote it."""
-    from omh_git_memory.errors import InvalidKey
+    from omh_git_memory.model.errors import InvalidKey
 
     try:
         key = Key.from_relpath(Path(doc.location).relative_to(store.root).as_posix())

@@ -16,11 +16,11 @@ import shlex
 from pathlib import Path
 from typing import Any, Final
 
-from omh_git_memory import nofollow
 from omh_git_memory.agent.config_edit import JsonEditor, fresh_json, json_value, parse_json
 from omh_git_memory.agent.harness import omh_program, read_text, write_text
-from omh_git_memory.errors import ConfigError
-from omh_git_memory.keys import printable
+from omh_git_memory.git import nofollow
+from omh_git_memory.model.errors import ConfigError
+from omh_git_memory.model.keys import printable
 
 SETTINGS: Final = ".claude/settings.json"
 EVENT: Final = "Stop"

@@ -19,7 +19,7 @@ from omh_git_memory.cli import adopt, memory
 
 if TYPE_CHECKING:
     from omh_git_memory.agent.harness import Harness
-    from omh_git_memory.errors import OmhError
+    from omh_git_memory.model.errors import OmhError
 
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
@@ -65,8 +65,8 @@ JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON for scripts."
 @app.command()
 def init(as_json: JsonFlag = False) -> None:
     """Set up omh in this repository: .omh/memory.toml, .omh/.gitignore, the local store."""
+    from omh_git_memory.actions.init import initialise
     from omh_git_memory.cli.output import emit_json, here, say
-    from omh_git_memory.init import initialise
 
     report = initialise(here())
     for found in report.left_behind:  # not a refusal: perhaps this clone's, perhaps not
@@ -304,7 +304,7 @@ def doctor(
     from omh_git_memory.cli.output import emit_json, here, say
 
     def trust(server: ServerCommand) -> bool:
-        from omh_git_memory.keys import printable
+        from omh_git_memory.model.keys import printable
 
         # The command is the repository's text: escaped, so it cannot forge a line.
         typer.echo(f"omh: {printable(describe(server))}", err=True)
@@ -376,7 +376,7 @@ def demo(
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app and turn failures into one line and an exit status."""
-    from omh_git_memory.errors import OmhError
+    from omh_git_memory.model.errors import OmhError
 
     args = sys.argv[1:] if argv is None else argv
     problem = _undecodable(args)
@@ -404,7 +404,7 @@ def _error_lines(err: OmhError) -> list[str]:
     """What an expected failure prints: `omh: message`, and a line per problem when it
     lists several. Each line is escaped on its own, so whatever a key or a path in it
     holds, it cannot add a line."""
-    from omh_git_memory.keys import printable
+    from omh_git_memory.model.keys import printable
 
     first, *rest = err.lines()
     return [f"omh: {printable(first)}", *(printable(line) for line in rest)]
@@ -416,7 +416,7 @@ def _undecodable(args: list[str]) -> str | None:
     Python hands over bytes that are not UTF-8 as lone surrogates (U+DC80–U+DCFF,
     PEP 383); refusing them here, before any command runs, means no command ever
     writes, or half-writes, what it could not read."""
-    from omh_git_memory.keys import printable
+    from omh_git_memory.model.keys import printable
 
     for position, arg in enumerate(args, start=1):
         bad = next((c for c in arg if "\ud800" <= c <= "\udfff"), None)

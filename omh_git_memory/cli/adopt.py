@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
-    from omh_git_memory.workspace import Workspace
+    from omh_git_memory.actions.workspace import Workspace
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
 
@@ -22,8 +22,8 @@ def adopt(
     as_json: JsonFlag = False,
 ) -> None:
     """Bring over the local store this clone left behind when it was moved."""
-    from omh_git_memory.adopt import adopt as do_adopt
     from omh_git_memory.cli.output import emit_json, here
+    from omh_git_memory.stores.adopt import adopt as do_adopt
 
     ws = here()
     done = do_adopt(ws.repo, ws.local.root, old)
@@ -31,7 +31,7 @@ def adopt(
         emit_json({"from": str(done.source), "store": str(done.target), "notes": done.notes,
                    "merged": done.merged, "left": done.left})
         return
-    from omh_git_memory.plural import count
+    from omh_git_memory.model.plural import count
 
     if done.source == done.target:  # another clone's record, at this clone's path
         typer.echo(f"took over {done.target} for this clone: {count(done.notes, 'note')}")

@@ -20,7 +20,7 @@ from typing import Final
 
 import typer
 
-from omh_git_memory.errors import OmhError
+from omh_git_memory.model.errors import OmhError
 
 
 def fixtures_dir() -> Path:
@@ -187,7 +187,7 @@ open(path, "w", encoding="utf-8").write(text)
 
 
 def run_demo(keep: bool = False) -> None:
-    from omh_git_memory.git import LOCATION_VARIABLES, commit_files, create_repository
+    from omh_git_memory.git.repository import LOCATION_VARIABLES, commit_files, create_repository
 
     fixtures = fixtures_dir()
     top = Path(tempfile.mkdtemp(prefix="omh-demo-"))

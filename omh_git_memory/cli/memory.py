@@ -19,14 +19,14 @@ from omh_git_memory.cli.output import (
     say_lines,
 )
 from omh_git_memory.cli.review import review as review_notes
-from omh_git_memory.plural import agree
-from omh_git_memory.plural import count as _count
+from omh_git_memory.model.plural import agree
+from omh_git_memory.model.plural import count as _count
 
 if TYPE_CHECKING:
+    from omh_git_memory.actions.update import Updated
+    from omh_git_memory.actions.workspace import Workspace
     from omh_git_memory.recall.rank import Searcher
     from omh_git_memory.recall.semantic import SemanticView
-    from omh_git_memory.update import Updated
-    from omh_git_memory.workspace import Workspace
 
 app = typer.Typer(
     help="List, remember, show, remove and lint the notes of this repository.",
@@ -66,7 +66,7 @@ def memory(ctx: typer.Context, as_json: JsonFlag = False) -> None:
 @app.command("list")
 def list_notes(as_json: JsonFlag = False) -> None:
     """List the notes by layer, with how many notes link to each."""
-    from omh_git_memory.layers import Layer
+    from omh_git_memory.model.layers import Layer
     from omh_git_memory.recall.note_path import json_path
     from omh_git_memory.recall.rank import date_of
 
@@ -180,7 +180,7 @@ def recall(
     from omh_git_memory.recall.rank import recall as do_recall
 
     if not question.strip():  # as the MCP recall refuses it
-        from omh_git_memory.errors import OmhError
+        from omh_git_memory.model.errors import OmhError
 
         raise OmhError("`question` is empty; ask what you want to know")
     ws = here()
@@ -378,9 +378,9 @@ def remember(
     as_json: JsonFlag = False,
 ) -> None:
     """Record what surprised you (or, with --type topic, a topic) as a local note."""
-    from omh_git_memory.remember import Observation, TeamKeys, single_trigger
-    from omh_git_memory.remember import remember as do_remember
-    from omh_git_memory.store import IfExists
+    from omh_git_memory.actions.remember import Observation, TeamKeys, single_trigger
+    from omh_git_memory.actions.remember import remember as do_remember
+    from omh_git_memory.stores.store import IfExists
 
     if note_type is NoteTypeChoice.topic or title is not None or sections or section_files:
         from omh_git_memory.cli.topic import remember_topic
@@ -458,8 +458,8 @@ def show(
 ) -> None:
     """Print a note as it is stored, after a line with its layer, date and file (both
     layers' notes when both hold the key)."""
-    from omh_git_memory.layers import Layer
-    from omh_git_memory.note import render
+    from omh_git_memory.model.layers import Layer
+    from omh_git_memory.model.note import render
     from omh_git_memory.recall.index import derived_note
     from omh_git_memory.recall.note_path import json_path
 
@@ -506,10 +506,10 @@ def rm(
     as_json: JsonFlag = False,
 ) -> None:
     """Remove one note and say what linked to it. Never removes anything else."""
-    from omh_git_memory.errors import OmhError
-    from omh_git_memory.keys import Key, shell_word
-    from omh_git_memory.layers import Layer
-    from omh_git_memory.promote import finish_team_commit
+    from omh_git_memory.actions.promote import finish_team_commit
+    from omh_git_memory.model.errors import OmhError
+    from omh_git_memory.model.keys import Key, shell_word
+    from omh_git_memory.model.layers import Layer
 
     ws = here()
     finish_team_commit(ws)  # a team verb killed mid-way: finished before anything is read
@@ -524,14 +524,14 @@ def rm(
     entry = found[0]
     linkers = sorted(graph.inbound().get((entry.layer, key), []))
     if entry.layer is Layer.TEAM:
-        from omh_git_memory.promote import remove_team_note
+        from omh_git_memory.actions.promote import remove_team_note
 
         commit: str | None = remove_team_note(ws, Key(entry.relpath.removesuffix(".md")),
                                               signoff=signoff)
         path = entry.location.split(":", 1)[1]
     else:
-        from omh_git_memory import faults
-        from omh_git_memory.note import render
+        from omh_git_memory.model import faults
+        from omh_git_memory.model.note import render
 
         if signoff:
             raise OmhError(f"--signoff signs a commit, and removing local/{key} makes none; "
@@ -590,8 +590,8 @@ def mv(
     as_json: JsonFlag = False,
 ) -> None:
     """Rename a note and rewrite every [[OLD]] link in its layer, all at once."""
-    from omh_git_memory.layers import Layer
-    from omh_git_memory.rename import rename
+    from omh_git_memory.actions.rename import rename
+    from omh_git_memory.model.layers import Layer
 
     wanted = Layer(layer.value) if layer else None
     done = rename(here(), old, new, wanted)
@@ -640,10 +640,10 @@ def promote(
     pre-commit and commit-msg hooks do not run; CI's `omh memory lint --ref`
     checks what was pushed. --signoff adds the trailer a commit-msg hook or DCO
     check may ask for."""
+    from omh_git_memory.actions.promote import promote as do_promote
     from omh_git_memory.cli.repeats import as_json as repeats_json
     from omh_git_memory.cli.repeats import say_team_repeats, team_repeats_of
-    from omh_git_memory.keys import shell_word
-    from omh_git_memory.promote import promote as do_promote
+    from omh_git_memory.model.keys import shell_word
 
     ws = here()
     repeats = team_repeats_of(ws, keys, together=True)  # asked before: then both are team
@@ -704,9 +704,9 @@ def lint(
     """Check every note: seven rules refuse a note (one, a team note shaped like a
     secret), four warn. Fails on a refusal, and with --ref or --worktree on a team
     link no team note answers."""
-    from omh_git_memory.errors import OmhError
-    from omh_git_memory.lint import RULES, Severity
-    from omh_git_memory.lint import lint as run_lint
+    from omh_git_memory.actions.lint import RULES, Severity
+    from omh_git_memory.actions.lint import lint as run_lint
+    from omh_git_memory.model.errors import OmhError
 
     if ref is not None and worktree:
         raise OmhError("--ref and --worktree name two different sets of notes; give one")
@@ -808,11 +808,11 @@ def update(
     as_json: JsonFlag = False,
 ) -> None:
     """Change the given sections of a note; every other byte of it is kept."""
+    from omh_git_memory.actions.remember import single_trigger
+    from omh_git_memory.actions.update import Changes
+    from omh_git_memory.actions.update import update as do_update
     from omh_git_memory.expiry.stale import pin_trigger
-    from omh_git_memory.layers import Layer
-    from omh_git_memory.remember import single_trigger
-    from omh_git_memory.update import Changes
-    from omh_git_memory.update import update as do_update
+    from omh_git_memory.model.layers import Layer
 
     day = recorded_day(recorded)
     trigger = single_trigger(invalidated_by)
@@ -837,8 +837,8 @@ def edit(
     as_json: JsonFlag = False,
 ) -> None:
     """Open a note in $VISUAL or $EDITOR; what you save is checked, then written."""
-    from omh_git_memory.edit import edit as do_edit
-    from omh_git_memory.layers import Layer
+    from omh_git_memory.actions.edit import edit as do_edit
+    from omh_git_memory.model.layers import Layer
 
     done = do_edit(here(), key, Layer(layer.value) if layer else None, strict)
     if done.updated is None:
@@ -866,7 +866,7 @@ def _report_change(done: Updated, verb: str, as_json: bool) -> None:
         say(f"{past} {done.layer}/{done.key}: commit {done.commit[:12]} changes {done.path}; "
             "push the branch to share it")
     if done.title_differs:
-        from omh_git_memory.keys import shell_word
+        from omh_git_memory.model.keys import shell_word
 
         say(f"note: the title still reads {done.note.title!r}, no longer the first sentence "
             f"of Observed; --title changes it, and `omh memory mv {shell_word(done.key)} NEW` "

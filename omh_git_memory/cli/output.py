@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING
 import typer
 
 if TYPE_CHECKING:
-    from omh_git_memory.graph import Graph
-    from omh_git_memory.layers import Layer
-    from omh_git_memory.store import StoredNote
-    from omh_git_memory.workspace import Workspace
+    from omh_git_memory.actions.workspace import Workspace
+    from omh_git_memory.model.layers import Layer
+    from omh_git_memory.stores.graph import Graph
+    from omh_git_memory.stores.store import StoredNote
 
 
 def here() -> Workspace:
-    from omh_git_memory.workspace import open_workspace
+    from omh_git_memory.actions.workspace import open_workspace
 
     return open_workspace(Path.cwd())
 
@@ -55,7 +55,7 @@ def emit_json(data: object) -> None:
 
 
 def _terminal_safe_json(text: str) -> str:
-    from omh_git_memory.keys import is_plain, is_unsafe
+    from omh_git_memory.model.keys import is_plain, is_unsafe
 
     def escaped(char: str) -> str:
         code = ord(char)
@@ -78,14 +78,14 @@ def _terminal_safe_json(text: str) -> str:
 def say(line: str) -> None:
     """Print one line; a path or key read from a tree or a disk in it is escaped, so
     it can neither add a line nor hide as another name (see keys.printable)."""
-    from omh_git_memory.keys import printable
+    from omh_git_memory.model.keys import printable
 
     typer.echo(printable(line))
 
 
 def say_lines(text: str) -> None:
     """Print text made of lines (`\\n`-separated), each one escaped as :func:`say` does."""
-    from omh_git_memory.keys import printable
+    from omh_git_memory.model.keys import printable
 
     typer.echo("\n".join(printable(line) for line in text.split("\n")), nl=False)
 
@@ -98,8 +98,8 @@ def find_notes(graph: Graph, key: str, layer: Layer | None) -> list[StoredNote]:
     """The notes claiming `key` (in `layer`, or in any), or NoteNotFound with a hint."""
     from rapidfuzz import process
 
-    from omh_git_memory.errors import NoteNotFound
-    from omh_git_memory.layers import Layer
+    from omh_git_memory.model.errors import NoteNotFound
+    from omh_git_memory.model.layers import Layer
 
     layers = [layer] if layer is not None else list(Layer)
     found = [entry for lay in layers for entry in graph.claimants(lay, key)]
@@ -122,7 +122,7 @@ def find_notes(graph: Graph, key: str, layer: Layer | None) -> list[StoredNote]:
 def usage_error(message: str) -> typer.Exit:
     """Print `omh: message` on stderr; the caller raises the result (exit status 2, a
     usage error: options that do not go together, one that is missing)."""
-    from omh_git_memory.keys import printable
+    from omh_git_memory.model.keys import printable
 
     typer.echo(f"omh: {printable(message)}", err=True)
     return typer.Exit(2)
@@ -130,7 +130,7 @@ def usage_error(message: str) -> typer.Exit:
 
 def recorded_day(recorded: str | None) -> dt.date | None:
     """The day `--recorded` names, or None when it was not given."""
-    from omh_git_memory.errors import NoteRefused
+    from omh_git_memory.model.errors import NoteRefused
 
     if recorded is None:
         return None

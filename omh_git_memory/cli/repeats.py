@@ -9,15 +9,15 @@ from typing import TYPE_CHECKING
 from omh_git_memory.cli.output import say
 
 if TYPE_CHECKING:
-    from omh_git_memory.near_duplicate import Pair
-    from omh_git_memory.note import Note
+    from omh_git_memory.actions.near_duplicate import Pair
+    from omh_git_memory.actions.workspace import Workspace
+    from omh_git_memory.model.note import Note
     from omh_git_memory.recall.rank import Searcher
-    from omh_git_memory.workspace import Workspace
 
 
 def repeats_of(ws: Workspace, searcher: Searcher) -> Callable[[Note], Sequence[Pair]]:
     """What `remember` asks before a write: the notes of `searcher`'s store a note repeats."""
-    from omh_git_memory.near_duplicate import repeated
+    from omh_git_memory.actions.near_duplicate import repeated
     from omh_git_memory.recall.index import note_of
 
     config = ws.config()
@@ -30,8 +30,8 @@ def team_repeats_of(ws: Workspace, keys: Sequence[str],
     """What `promote` and `review` say of the notes to share: the team notes each one
     repeats (`together`: and the others shared with it). Advice only: a store it
     cannot read or index leaves it silent."""
-    from omh_git_memory.errors import OmhError
-    from omh_git_memory.near_duplicate import team_repeats
+    from omh_git_memory.actions.near_duplicate import team_repeats
+    from omh_git_memory.model.errors import OmhError
     from omh_git_memory.recall.index import note_of
 
     try:
@@ -46,8 +46,8 @@ def team_repeats_of(ws: Workspace, keys: Sequence[str],
 def say_team_repeats(repeats: dict[str, list[Pair]], promoted: Sequence[str]) -> None:
     """After a promote: each shared note that repeats a team note, and how to keep one
     (both are team notes now, so each command commits)."""
-    from omh_git_memory.keys import shell_word
-    from omh_git_memory.near_duplicate import NAMED, fold_command
+    from omh_git_memory.actions.near_duplicate import NAMED, fold_command
+    from omh_git_memory.model.keys import shell_word
 
     for key in promoted:
         pairs = repeats.get(key, [])
@@ -73,9 +73,9 @@ def say_repeats(repeats: Sequence[Pair], written: str | None) -> None:
     """One warning for each of the first NAMED notes repeated, then a count of the rest.
     `written` is the key of the note just written, if one was: keeping one of the two
     then takes removing it too."""
-    from omh_git_memory.keys import shell_word
-    from omh_git_memory.near_duplicate import NAMED, fold_command, more_than_named
-    from omh_git_memory.remember import repeated_line
+    from omh_git_memory.actions.near_duplicate import NAMED, fold_command, more_than_named
+    from omh_git_memory.actions.remember import repeated_line
+    from omh_git_memory.model.keys import shell_word
 
     for pair in repeats[:NAMED]:
         update = fold_command(pair.original)

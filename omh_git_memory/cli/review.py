@@ -13,9 +13,9 @@ import typer
 from omh_git_memory.cli.output import emit_json, here, say, usage_error
 
 if TYPE_CHECKING:
-    from omh_git_memory.near_duplicate import Pair
-    from omh_git_memory.review import Pending
-    from omh_git_memory.workspace import Workspace
+    from omh_git_memory.actions.near_duplicate import Pair
+    from omh_git_memory.actions.review import Pending
+    from omh_git_memory.actions.workspace import Workspace
 
 
 class HookFormat(StrEnum):
@@ -56,9 +56,9 @@ def review(
     if summary:
         _summary(session or os.environ.get("OMH_SESSION") or None, hook_format, as_json)
         return
+    from omh_git_memory.actions.review import pending, unreadable
     from omh_git_memory.cli.repeats import as_json as repeats_json
     from omh_git_memory.cli.repeats import team_repeats_of
-    from omh_git_memory.review import pending, unreadable
 
     ws = here()
     entries = ws.local.scan()
@@ -83,7 +83,7 @@ def review(
 
 
 def _summary(session: str | None, hook_format: HookFormat | None, as_json: bool) -> None:
-    from omh_git_memory.review import session_line, session_notes
+    from omh_git_memory.actions.review import session_line, session_notes
 
     ws = here()
     notes = session_notes(ws.local, session)
@@ -99,7 +99,7 @@ def _summary(session: str | None, hook_format: HookFormat | None, as_json: bool)
 
 def _list(items: list[Pending], session: str | None,
           repeats: Mapping[str, Sequence[Pair]]) -> None:
-    from omh_git_memory.near_duplicate import fold_command
+    from omh_git_memory.actions.near_duplicate import fold_command
 
     whose = f" recorded by session {session}" if session else ""
     if not items:
@@ -142,10 +142,10 @@ def _answer(read: Callable[[], str]) -> str:
 
 def _edit(ws: Workspace, item: Pending) -> Pending:
     """`omh memory edit` of the reviewed note; the note as it reads afterwards."""
-    from omh_git_memory.edit import edit
-    from omh_git_memory.errors import OmhError
-    from omh_git_memory.layers import Layer
-    from omh_git_memory.review import reread
+    from omh_git_memory.actions.edit import edit
+    from omh_git_memory.actions.review import reread
+    from omh_git_memory.model.errors import OmhError
+    from omh_git_memory.model.layers import Layer
 
     try:
         done = edit(ws, item.key.value, Layer.LOCAL)
@@ -158,10 +158,10 @@ def _edit(ws: Workspace, item: Pending) -> Pending:
 
 
 def _ask(ws: Workspace, items: list[Pending], signoff: bool) -> None:
-    from omh_git_memory.errors import OmhError
-    from omh_git_memory.note import render
-    from omh_git_memory.promote import PromoteRefused, promote
-    from omh_git_memory.review import remove_pending
+    from omh_git_memory.actions.promote import PromoteRefused, promote
+    from omh_git_memory.actions.review import remove_pending
+    from omh_git_memory.model.errors import OmhError
+    from omh_git_memory.model.note import render
 
     done = {"promoted": 0, "removed": 0, "kept": 0}
     for index, item in enumerate(items, 1):

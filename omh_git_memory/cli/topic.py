@@ -20,8 +20,8 @@ def _split(option: str, value: str) -> tuple[str, str]:
 
 
 def _read_section_file(name: str, path: str) -> str:
-    from omh_git_memory.errors import NoteRefused
-    from omh_git_memory.note import MAX_NOTE_BYTES, NoteParseError, decode
+    from omh_git_memory.model.errors import NoteRefused
+    from omh_git_memory.model.note import MAX_NOTE_BYTES, NoteParseError, decode
 
     if path == "-":
         data = sys.stdin.buffer.read(MAX_NOTE_BYTES + 1)
@@ -45,10 +45,10 @@ def remember_topic(
     relates_to: Sequence[str], invalidated_by: str | None, source: str,
     recorded: str | None, if_exists: str, strict: bool, as_json: bool,
 ) -> None:
+    from omh_git_memory.actions.remember import TeamKeys, write_local
+    from omh_git_memory.actions.topic import TopicDraft, build_topic
     from omh_git_memory.expiry.stale import pin_trigger
-    from omh_git_memory.remember import TeamKeys, write_local
-    from omh_git_memory.store import IfExists
-    from omh_git_memory.topic import TopicDraft, build_topic
+    from omh_git_memory.stores.store import IfExists
 
     if note_type != "topic":
         raise usage_error("--title, --section and --section-file make a topic note: "

@@ -14,10 +14,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from omh_git_memory.config import Config
-from omh_git_memory.errors import NoteRefused
 from omh_git_memory.expiry.triggers import PinError, State, Verdict, evaluate, pin
-from omh_git_memory.git import GitRepo, list_tree, read_blob, resolve_commit
+from omh_git_memory.git.repository import GitRepo, list_tree, read_blob, resolve_commit
+from omh_git_memory.model.config import Config
+from omh_git_memory.model.errors import NoteRefused
 from omh_git_memory.recall.index import Doc
 
 # Definition patterns per language: each group captures a name being defined.

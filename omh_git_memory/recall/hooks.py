@@ -13,9 +13,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Final
 
-from omh_git_memory import nofollow
-from omh_git_memory.errors import StoreError
-from omh_git_memory.git import GitRepo, config_value
+from omh_git_memory.git import nofollow
+from omh_git_memory.git.repository import GitRepo, config_value
+from omh_git_memory.model.errors import StoreError
 
 HOOK_NAMES: Final = ("post-merge", "post-checkout", "post-rewrite")
 MARKER: Final = "installed by omh hooks install"

@@ -40,10 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, NamedTuple
 
-from omh_git_memory import nofollow
-from omh_git_memory.config import CONFIG_NAME, DEFAULT_REPO_NAME, OMH_DIR, Config, repo_name_in
-from omh_git_memory.errors import GitFailure, OmhError
-from omh_git_memory.git import (
+from omh_git_memory.git import nofollow
+from omh_git_memory.git.repository import (
     GitRepo,
     TreeEntry,
     blob_size,
@@ -54,9 +52,17 @@ from omh_git_memory.git import (
     require_blobs,
     resolve_commit,
 )
-from omh_git_memory.keys import DEFAULT_TEMPLATES, Key
-from omh_git_memory.layers import Layer
-from omh_git_memory.note import Block, Fence, Note, Section, render
+from omh_git_memory.model.config import (
+    CONFIG_NAME,
+    DEFAULT_REPO_NAME,
+    OMH_DIR,
+    Config,
+    repo_name_in,
+)
+from omh_git_memory.model.errors import GitFailure, OmhError
+from omh_git_memory.model.keys import DEFAULT_TEMPLATES, Key
+from omh_git_memory.model.layers import Layer
+from omh_git_memory.model.note import Block, Fence, Note, Section, render
 from omh_git_memory.recall import content_id
 from omh_git_memory.recall.stubs import (
     TOPIC_SOURCE,
@@ -70,8 +76,8 @@ from omh_git_memory.recall.stubs import (
 )
 from omh_git_memory.recall.tokens import VERSION as TOKENS_VERSION
 from omh_git_memory.recall.tokens import without_links, words
-from omh_git_memory.store import StoredNote, read_note_bytes
-from omh_git_memory.team import NOTES_DIR, is_team_entry, tree_note
+from omh_git_memory.stores.store import StoredNote, read_note_bytes
+from omh_git_memory.stores.team import NOTES_DIR, is_team_entry, tree_note
 
 # 3: checksummed files; 4: stubs indexed as their document, not omh's sentence;
 # 5: one stub per key (clashes kept), the topic named by the committed memory.toml
@@ -320,7 +326,7 @@ def snapshot_for(
 def shape(config: Config) -> str:
     """A digest of everything besides the commit that a snapshot's content depends
     on: the settings the build reads (the checkout's `.omh/memory.toml`, as
-    :func:`~omh_git_memory.config.load_config` gives them — committed or not: the
+    :func:`~omh_git_memory.model.config.load_config` gives them — committed or not: the
     stub and topic key templates, `[stubs] exclude`), the cache format, and the code
     that parses, derives and tokenises (issue 23, item 16). A snapshot of another
     shape is never loaded, nor patched as a base: it is built again."""
@@ -334,9 +340,10 @@ def shape(config: Config) -> str:
 
 # The modules whose code shapes a snapshot's documents and postings, and mistune's
 # (its version is in the file read): a change to any of them is a new shape.
-_SHAPING: Final = ("omh_git_memory.note", "omh_git_memory.keys", "omh_git_memory.team",
-                   "omh_git_memory.store", "omh_git_memory.recall.content_id",
-                   "omh_git_memory.recall.stubs", "omh_git_memory.recall.tokens", __name__)
+_SHAPING: Final = ("omh_git_memory.model.note", "omh_git_memory.model.keys",
+                   "omh_git_memory.stores.team", "omh_git_memory.stores.store",
+                   "omh_git_memory.recall.content_id", "omh_git_memory.recall.stubs",
+                   "omh_git_memory.recall.tokens", __name__)
 
 
 @functools.cache

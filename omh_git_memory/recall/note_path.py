@@ -9,7 +9,7 @@ prints it). Text output may say more (`HEAD:…`, `derived from …`); JSON says
 
 from __future__ import annotations
 
-from omh_git_memory.layers import Layer
+from omh_git_memory.model.layers import Layer
 from omh_git_memory.recall import content_id
 
 

@@ -28,11 +28,11 @@ from dataclasses import dataclass
 from itertools import compress, repeat
 from typing import Any, Final, Protocol
 
-from omh_git_memory.config import DEFAULT_REPO_NAME
-from omh_git_memory.keys import shell_word
-from omh_git_memory.layers import Layer, reachable_layers
-from omh_git_memory.note import Note
-from omh_git_memory.plural import agree, count
+from omh_git_memory.model.config import DEFAULT_REPO_NAME
+from omh_git_memory.model.keys import shell_word
+from omh_git_memory.model.layers import Layer, reachable_layers
+from omh_git_memory.model.note import Note
+from omh_git_memory.model.plural import agree, count
 from omh_git_memory.recall.index import Doc, Snapshot
 from omh_git_memory.recall.tokens import is_function_word, without_links, words
 

@@ -24,10 +24,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from omh_git_memory.config import Config
-from omh_git_memory.errors import OmhError
-from omh_git_memory.git import GitRepo
-from omh_git_memory.note import Note
+from omh_git_memory.git.repository import GitRepo
+from omh_git_memory.model.config import Config
+from omh_git_memory.model.errors import OmhError
+from omh_git_memory.model.note import Note
 from omh_git_memory.recall.index import (
     Doc,
     Snapshot,

@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from omh_git_memory.errors import OmhError
-from omh_git_memory.keys import KeyTemplates, path_slug, printable, slug
-from omh_git_memory.note import Note, compose, outline
-from omh_git_memory.plural import count
+from omh_git_memory.model.errors import OmhError
+from omh_git_memory.model.keys import KeyTemplates, path_slug, printable, slug
+from omh_git_memory.model.note import Note, compose, outline
+from omh_git_memory.model.plural import count
 
 # Files whose presence says something about the repository: (glob, fact).
 _MARKERS: Final[tuple[tuple[str, str], ...]] = (

@@ -16,11 +16,11 @@ from enum import StrEnum
 from typing import Final, Protocol
 
 from omh_git_memory.expiry.triggers import trigger_problem
-from omh_git_memory.graph import Graph
-from omh_git_memory.keys import printable
-from omh_git_memory.layers import Layer
-from omh_git_memory.note import Note, link_line, render
-from omh_git_memory.store import StoredNote
+from omh_git_memory.model.keys import printable
+from omh_git_memory.model.layers import Layer
+from omh_git_memory.model.note import Note, link_line, render
+from omh_git_memory.stores.graph import Graph
+from omh_git_memory.stores.store import StoredNote
 
 
 class Severity(StrEnum):
@@ -138,7 +138,7 @@ def _secret_in_team_note(graph: Graph) -> Iterator[tuple[StoredNote, int | None,
     secret: promote refuses one, and this is the same check for a note committed
     by hand (the pre-commit hook and CI run `lint --worktree` / `--ref`). A local
     note never leaves the machine, so it is not scanned."""
-    from omh_git_memory.secret_scan import find_secret_in_key, find_secrets
+    from omh_git_memory.model.secret_scan import find_secret_in_key, find_secrets
 
     for entry, note in graph.readable:
         if entry.layer is Layer.TEAM:
@@ -188,8 +188,8 @@ def _dangling_link(graph: Graph) -> Iterator[tuple[StoredNote, int | None, str]]
 
 
 def _near_duplicate(graph: Graph) -> Iterator[tuple[StoredNote, int | None, str]]:
-    from omh_git_memory.keys import shell_word
-    from omh_git_memory.near_duplicate import compared, fold_command, one_per_note, pairs
+    from omh_git_memory.actions.near_duplicate import compared, fold_command, one_per_note, pairs
+    from omh_git_memory.model.keys import shell_word
 
     by_location: dict[str, StoredNote] = {}
     items = []

@@ -20,8 +20,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from omh_git_memory.errors import InvalidKey, OmhError
-from omh_git_memory.keys import Key
+from omh_git_memory.model.errors import InvalidKey, OmhError
+from omh_git_memory.model.keys import Key
 
 if TYPE_CHECKING:
     from mistune.block_parser import BlockParser

@@ -29,13 +29,14 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Final
 
-from omh_git_memory import journal, nofollow
-from omh_git_memory.errors import InvalidKey, KeyConflict, NoteNotFound, StoreError
-from omh_git_memory.git import GitRepo, checkouts
-from omh_git_memory.journal import DIR_MODE, FILE_MODE, make_private_dirs, prune_empty_dirs
-from omh_git_memory.keys import NOTE_SUFFIX, Key, shell_word, slug
-from omh_git_memory.layers import Layer
-from omh_git_memory.note import MAX_NOTE_BYTES, Note, NoteParseError, decode, encode, parse
+from omh_git_memory.git import nofollow
+from omh_git_memory.git.repository import GitRepo, checkouts
+from omh_git_memory.model.errors import InvalidKey, KeyConflict, NoteNotFound, StoreError
+from omh_git_memory.model.keys import NOTE_SUFFIX, Key, shell_word, slug
+from omh_git_memory.model.layers import Layer
+from omh_git_memory.model.note import MAX_NOTE_BYTES, Note, NoteParseError, decode, encode, parse
+from omh_git_memory.stores import journal
+from omh_git_memory.stores.journal import DIR_MODE, FILE_MODE, make_private_dirs, prune_empty_dirs
 
 TMP_PREFIX: Final = ".omh-tmp-"
 ASIDE_PREFIX: Final = ".omh-aside-"  # a file being compared before it is removed

@@ -10,9 +10,9 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from omh_git_memory.layers import Layer, reachable_layers
-from omh_git_memory.note import Note
-from omh_git_memory.store import StoredNote
+from omh_git_memory.model.layers import Layer, reachable_layers
+from omh_git_memory.model.note import Note
+from omh_git_memory.stores.store import StoredNote
 
 NoteId = tuple[Layer, str]
 

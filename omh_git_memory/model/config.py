@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from omh_git_memory.errors import ConfigError
-from omh_git_memory.keys import DEFAULT_KEY_TEMPLATES, DEFAULT_TEMPLATES, KeyTemplates
+from omh_git_memory.model.errors import ConfigError
+from omh_git_memory.model.keys import DEFAULT_KEY_TEMPLATES, DEFAULT_TEMPLATES, KeyTemplates
 
 OMH_DIR: Final = ".omh"
 CONFIG_NAME: Final = "memory.toml"

@@ -23,14 +23,14 @@ import secrets
 import stat
 from pathlib import Path
 
-from omh_git_memory.errors import OmhError
+from omh_git_memory.model.errors import OmhError
 
 TMP_PREFIX = ".omh-tmp-"
 
 
 def describe(err: BaseException) -> str:
     """`gitfiles.describe` (imported when needed: gitfiles writes through this module)."""
-    from omh_git_memory.gitfiles import describe as said
+    from omh_git_memory.git.gitfiles import describe as said
 
     return said(err)
 

@@ -21,16 +21,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from omh_git_memory import nofollow
-from omh_git_memory.errors import NoteRefused, OmhError
-from omh_git_memory.git import checkout_holding
-from omh_git_memory.keys import Key
-from omh_git_memory.layers import Layer
-from omh_git_memory.note import MAX_NOTE_BYTES, NoteParseError, decode
-from omh_git_memory.promote import finish_team_commit
-from omh_git_memory.store import read_regular
-from omh_git_memory.update import Updated, check_text, derived_sources, find_target, write_back
-from omh_git_memory.workspace import Workspace
+from omh_git_memory.actions.promote import finish_team_commit
+from omh_git_memory.actions.update import (
+    Updated,
+    check_text,
+    derived_sources,
+    find_target,
+    write_back,
+)
+from omh_git_memory.actions.workspace import Workspace
+from omh_git_memory.git import nofollow
+from omh_git_memory.git.repository import checkout_holding
+from omh_git_memory.model.errors import NoteRefused, OmhError
+from omh_git_memory.model.keys import Key
+from omh_git_memory.model.layers import Layer
+from omh_git_memory.model.note import MAX_NOTE_BYTES, NoteParseError, decode
+from omh_git_memory.stores.store import read_regular
 
 
 class EditRefused(OmhError):

@@ -41,13 +41,13 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Final
 
-from omh_git_memory import nofollow
-from omh_git_memory.errors import StoreError
-from omh_git_memory.git import GitRepo, first_root, holds_in_history
-from omh_git_memory.journal import DIR_MODE, FILE_MODE, make_private_dirs
-from omh_git_memory.keys import NOTE_SUFFIX
-from omh_git_memory.plural import count
-from omh_git_memory.store import TMP_PREFIX, make_private, read_regular, store_id
+from omh_git_memory.git import nofollow
+from omh_git_memory.git.repository import GitRepo, first_root, holds_in_history
+from omh_git_memory.model.errors import StoreError
+from omh_git_memory.model.keys import NOTE_SUFFIX
+from omh_git_memory.model.plural import count
+from omh_git_memory.stores.journal import DIR_MODE, FILE_MODE, make_private_dirs
+from omh_git_memory.stores.store import TMP_PREFIX, make_private, read_regular, store_id
 
 MARKER: Final = ".omh-store"
 CLONE_ID: Final = "omh/clone-id"  # under the common git dir

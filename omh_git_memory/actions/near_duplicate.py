@@ -29,9 +29,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from omh_git_memory.errors import OmhError
-from omh_git_memory.layers import Layer
-from omh_git_memory.note import Note
+from omh_git_memory.model.errors import OmhError
+from omh_git_memory.model.layers import Layer
+from omh_git_memory.model.note import Note
 
 if TYPE_CHECKING:
     from omh_git_memory.recall.index import Doc
@@ -100,7 +100,7 @@ def folded(text: str) -> str:
     spaces in its words says the same words."""
     import unicodedata
 
-    from omh_git_memory.keys import is_ignorable
+    from omh_git_memory.model.keys import is_ignorable
 
     if text.isascii():
         return text.lower()
@@ -135,7 +135,7 @@ def fold_command(original: Compared, with_layer: bool = False) -> str:
     """The command that folds more text into `original`, and what it does: `update`
     for a surprise; `edit` for a topic, whose sections `update` has no option for.
     `with_layer` names its layer too (in lint's findings either note may be in either)."""
-    from omh_git_memory.keys import shell_word
+    from omh_git_memory.model.keys import shell_word
 
     key = shell_word(original.key)
     target = f"{key} --layer {original.layer.value}" if with_layer else key
@@ -360,7 +360,7 @@ def team_repeats(searcher: Searcher, keys: Iterable[str],
     note's own key is no repeat: it is the note itself, committed by a promote cut
     short (which promote finishes), or one promote refuses to overwrite; naming it
     would send a person to `rm` the only shared copy."""
-    from omh_git_memory.team import team_path
+    from omh_git_memory.stores.team import team_path
 
     wanted = set(keys)
     chosen = [note for _doc, note in searcher.local_notes if note.key.value in wanted]

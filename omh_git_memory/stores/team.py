@@ -12,7 +12,7 @@ import os
 import stat
 from pathlib import Path
 
-from omh_git_memory.git import (
+from omh_git_memory.git.repository import (
     GitRepo,
     as_committed,
     blob_size,
@@ -20,10 +20,10 @@ from omh_git_memory.git import (
     read_blob,
     resolve_commit,
 )
-from omh_git_memory.keys import Key
-from omh_git_memory.layers import Layer
-from omh_git_memory.note import MAX_NOTE_BYTES
-from omh_git_memory.store import (
+from omh_git_memory.model.keys import Key
+from omh_git_memory.model.layers import Layer
+from omh_git_memory.model.note import MAX_NOTE_BYTES
+from omh_git_memory.stores.store import (
     LocalStore,
     StoredNote,
     file_kind,

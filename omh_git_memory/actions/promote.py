@@ -22,9 +22,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from omh_git_memory import faults
-from omh_git_memory.errors import NoteNotFound, OmhError, StoreError
-from omh_git_memory.git import (
+from omh_git_memory.actions.lint import note_refusals
+from omh_git_memory.actions.workspace import Workspace
+from omh_git_memory.git.gitfiles import alive
+from omh_git_memory.git.repository import (
     Change,
     blob_in_tree,
     check_out_paths,
@@ -39,17 +40,16 @@ from omh_git_memory.git import (
     worktree_blob_id,
     write_obstacle,
 )
-from omh_git_memory.gitfiles import alive
-from omh_git_memory.graph import Graph
-from omh_git_memory.journal import prune_empty_dirs
-from omh_git_memory.keys import Key, shell_word
-from omh_git_memory.layers import Layer
-from omh_git_memory.lint import note_refusals
-from omh_git_memory.note import render
-from omh_git_memory.secret_scan import find_secret_in_key, find_secrets
-from omh_git_memory.store import ASIDE_PREFIX, StoredNote, put_back, read_regular, set_aside
-from omh_git_memory.team import NOTES_DIR, team_path
-from omh_git_memory.workspace import Workspace
+from omh_git_memory.model import faults
+from omh_git_memory.model.errors import NoteNotFound, OmhError, StoreError
+from omh_git_memory.model.keys import Key, shell_word
+from omh_git_memory.model.layers import Layer
+from omh_git_memory.model.note import render
+from omh_git_memory.model.secret_scan import find_secret_in_key, find_secrets
+from omh_git_memory.stores.graph import Graph
+from omh_git_memory.stores.journal import prune_empty_dirs
+from omh_git_memory.stores.store import ASIDE_PREFIX, StoredNote, put_back, read_regular, set_aside
+from omh_git_memory.stores.team import NOTES_DIR, team_path
 
 
 def key_secret_problem(key: str, kind: str) -> str:
@@ -367,7 +367,7 @@ def _set_aside(path: Path) -> Path | None:
 def finish_team_commit(ws: Workspace) -> str | None:
     """Finish what a team verb (promote, update, edit, mv, rm) killed mid-way left:
     the index and working-tree files of a commit that landed (see
-    :func:`omh_git_memory.git.finish_interrupted`), git's index lock, and the
+    :func:`omh_git_memory.git.repository.finish_interrupted`), git's index lock, and the
     working copies it had moved aside under `.omh/notes/`, where `git add -A` would
     commit them. Every team verb runs it first. The commit finished, or None."""
     finished = finish_interrupted(ws.repo)

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from omh_git_memory import faults, journal
-from omh_git_memory.errors import KeyConflict, NoteNotFound, OmhError
-from omh_git_memory.git import (
+from omh_git_memory.actions.promote import finish_team_commit
+from omh_git_memory.actions.workspace import Workspace
+from omh_git_memory.git.gitfiles import read_nofollow
+from omh_git_memory.git.repository import (
     Change,
     as_committed,
     blob_in_tree,
@@ -35,17 +36,17 @@ from omh_git_memory.git import (
     tree_file,
     write_obstacle,
 )
-from omh_git_memory.gitfiles import read_nofollow
-from omh_git_memory.graph import Graph
-from omh_git_memory.journal import prune_empty_dirs
-from omh_git_memory.keys import Key
-from omh_git_memory.layers import Layer
-from omh_git_memory.note import Note, render, retarget_links, with_field
-from omh_git_memory.promote import finish_team_commit
-from omh_git_memory.secret_scan import find_secret_in_key
-from omh_git_memory.store import StoredNote
-from omh_git_memory.team import NOTES_DIR, team_path
-from omh_git_memory.workspace import Workspace
+from omh_git_memory.model import faults
+from omh_git_memory.model.errors import KeyConflict, NoteNotFound, OmhError
+from omh_git_memory.model.keys import Key
+from omh_git_memory.model.layers import Layer
+from omh_git_memory.model.note import Note, render, retarget_links, with_field
+from omh_git_memory.model.secret_scan import find_secret_in_key
+from omh_git_memory.stores import journal
+from omh_git_memory.stores.graph import Graph
+from omh_git_memory.stores.journal import prune_empty_dirs
+from omh_git_memory.stores.store import StoredNote
+from omh_git_memory.stores.team import NOTES_DIR, team_path
 
 
 class RenameRefused(OmhError):

@@ -8,17 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from omh_git_memory.adopt import (
-    LeftBehind,
-    check_owner,
-    find_left_behind,
-    holds_a_note,
-    keep_record,
-    refuse_a_second_store,
-)
-from omh_git_memory.config import Config, load_config
-from omh_git_memory.git import GitRepo, open_repo
-from omh_git_memory.graph import Graph
+from omh_git_memory.git.repository import GitRepo, open_repo
+from omh_git_memory.model.config import Config, load_config
 from omh_git_memory.recall.index import (
     NoteCache,
     Progress,
@@ -28,13 +19,22 @@ from omh_git_memory.recall.index import (
     notes_cache,
     snapshot_for,
 )
+from omh_git_memory.stores.adopt import (
+    LeftBehind,
+    check_owner,
+    find_left_behind,
+    holds_a_note,
+    keep_record,
+    refuse_a_second_store,
+)
+from omh_git_memory.stores.graph import Graph
 
 if TYPE_CHECKING:
     from omh_git_memory.recall.semantic import Embedder, SemanticView
 from omh_git_memory.expiry.stale import TreeFacts
 from omh_git_memory.recall.rank import Searcher
-from omh_git_memory.store import LocalStore, StoredNote, local_store_root
-from omh_git_memory.team import scan_team, scan_worktree_team
+from omh_git_memory.stores.store import LocalStore, StoredNote, local_store_root
+from omh_git_memory.stores.team import scan_team, scan_worktree_team
 
 
 @dataclass(frozen=True)

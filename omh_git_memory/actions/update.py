@@ -39,10 +39,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final
 
-from omh_git_memory import faults, nofollow
-from omh_git_memory.errors import InvalidKey, NoteNotFound, NoteRefused, OmhError, StoreError
+from omh_git_memory.actions.lint import note_refusals
+from omh_git_memory.actions.promote import finish_team_commit, working_copy_set_aside
+from omh_git_memory.actions.remember import Observation, build_surprise, first_sentence, plain_lines
+from omh_git_memory.actions.workspace import Workspace
 from omh_git_memory.expiry.triggers import trigger_problem
-from omh_git_memory.git import (
+from omh_git_memory.git import nofollow
+from omh_git_memory.git.repository import (
     Change,
     blob_in_tree,
     commit_change,
@@ -51,11 +54,11 @@ from omh_git_memory.git import (
     resolve_commit,
     tree_file,
 )
-from omh_git_memory.graph import Graph
-from omh_git_memory.keys import Key, KeyTemplates, shell_word
-from omh_git_memory.layers import Layer
-from omh_git_memory.lint import note_refusals
-from omh_git_memory.note import (
+from omh_git_memory.model import faults
+from omh_git_memory.model.errors import InvalidKey, NoteNotFound, NoteRefused, OmhError, StoreError
+from omh_git_memory.model.keys import Key, KeyTemplates, shell_word
+from omh_git_memory.model.layers import Layer
+from omh_git_memory.model.note import (
     Note,
     NoteParseError,
     char_problem,
@@ -65,12 +68,10 @@ from omh_git_memory.note import (
     render,
     with_field,
 )
-from omh_git_memory.promote import finish_team_commit, working_copy_set_aside
-from omh_git_memory.remember import Observation, build_surprise, first_sentence, plain_lines
-from omh_git_memory.secret_scan import find_secrets
-from omh_git_memory.store import TMP_PREFIX, LocalStore, read_regular
-from omh_git_memory.team import team_path
-from omh_git_memory.workspace import Workspace
+from omh_git_memory.model.secret_scan import find_secrets
+from omh_git_memory.stores.graph import Graph
+from omh_git_memory.stores.store import TMP_PREFIX, LocalStore, read_regular
+from omh_git_memory.stores.team import team_path
 
 SURPRISE_ONLY = ("expected", "observed", "evidence")
 
@@ -447,7 +448,7 @@ def _keep_or_drop(path: str, what: str, verb: str) -> str:
 
 
 def derived_sources(ws: Workspace) -> dict[str, str]:
-    from omh_git_memory.remember import TeamKeys
+    from omh_git_memory.actions.remember import TeamKeys
 
     return dict(TeamKeys.of(ws.snapshot().docs).derived)
 

@@ -19,9 +19,8 @@ from pathlib import Path
 
 import pygit2
 
-from omh_git_memory import faults, identity
-from omh_git_memory.errors import GitFailure, NotARepository
-from omh_git_memory.gitfiles import (
+from omh_git_memory.git import identity
+from omh_git_memory.git.gitfiles import (
     IndexLock,
     WorkdirUndo,
     describe,
@@ -29,6 +28,8 @@ from omh_git_memory.gitfiles import (
     read_nofollow,
     refusal,
 )
+from omh_git_memory.model import faults
+from omh_git_memory.model.errors import GitFailure, NotARepository
 
 _log = logging.getLogger("omh")
 

@@ -36,9 +36,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from omh_git_memory import faults
-from omh_git_memory.errors import InvalidKey, KeyConflict, StoreError
-from omh_git_memory.keys import Key
+from omh_git_memory.model import faults
+from omh_git_memory.model.errors import InvalidKey, KeyConflict, StoreError
+from omh_git_memory.model.keys import Key
 
 LOCK_NAME: Final = ".omh-lock"
 JOURNAL_DIR: Final = ".omh-journal"

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from omh_git_memory.errors import GitFailure
+from omh_git_memory.model.errors import GitFailure
 
 Lookup = Callable[[str], str | None]  # a configuration value by name, or None
 

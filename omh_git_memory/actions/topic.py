@@ -13,12 +13,12 @@ import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from omh_git_memory.errors import InvalidKey, NoteRefused
+from omh_git_memory.actions.remember import composed, plain_lines, refuse_a_day_to_come
 from omh_git_memory.expiry.triggers import trigger_problem
-from omh_git_memory.keys import Key, KeyTemplates, slug
-from omh_git_memory.note import MAX_NOTE_BYTES, Note, char_problem
-from omh_git_memory.remember import composed, plain_lines, refuse_a_day_to_come
-from omh_git_memory.secret_scan import without_secret_words
+from omh_git_memory.model.errors import InvalidKey, NoteRefused
+from omh_git_memory.model.keys import Key, KeyTemplates, slug
+from omh_git_memory.model.note import MAX_NOTE_BYTES, Note, char_problem
+from omh_git_memory.model.secret_scan import without_secret_words
 
 RELATED = "Related"
 ANSWERS = "Answers"

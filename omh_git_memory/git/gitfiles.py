@@ -20,8 +20,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
-from omh_git_memory import nofollow
-from omh_git_memory.errors import GitFailure
+from omh_git_memory.git import nofollow
+from omh_git_memory.model.errors import GitFailure
 
 # Less free space than this on the file system of the git dir, and a write that
 # failed without saying why is taken to have failed for want of space.
@@ -149,7 +149,7 @@ class IndexLock:
 
     def acquire(self) -> None:
         """Take the lock (a dead omh process's is taken over, a commit it landed
-        kept in `unfinished` for :func:`omh_git_memory.git.finish_interrupted`)."""
+        kept in `unfinished` for :func:`omh_git_memory.git.repository.finish_interrupted`)."""
         with _serialised(self.git_dir):
             self._take_over_stale()
             try:

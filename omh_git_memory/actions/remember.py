@@ -19,13 +19,13 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from omh_git_memory.errors import InvalidKey, KeyConflict, NoteRefused, StoreError
+from omh_git_memory.actions.lint import note_refusals
+from omh_git_memory.actions.near_duplicate import fold_command
 from omh_git_memory.expiry.triggers import trigger_problem
-from omh_git_memory.keys import Key, KeyTemplates, shell_word, slug
-from omh_git_memory.layers import Layer
-from omh_git_memory.lint import note_refusals
-from omh_git_memory.near_duplicate import fold_command
-from omh_git_memory.note import (
+from omh_git_memory.model.errors import InvalidKey, KeyConflict, NoteRefused, StoreError
+from omh_git_memory.model.keys import Key, KeyTemplates, shell_word, slug
+from omh_git_memory.model.layers import Layer
+from omh_git_memory.model.note import (
     MAX_NOTE_BYTES,
     Note,
     NoteParseError,
@@ -34,13 +34,13 @@ from omh_git_memory.note import (
     render,
     with_field,
 )
+from omh_git_memory.model.secret_scan import without_secret_words
 from omh_git_memory.recall.index import Doc
-from omh_git_memory.secret_scan import without_secret_words
-from omh_git_memory.store import IfExists, LocalStore
-from omh_git_memory.team import NOTES_DIR
+from omh_git_memory.stores.store import IfExists, LocalStore
+from omh_git_memory.stores.team import NOTES_DIR
 
 if TYPE_CHECKING:
-    from omh_git_memory.near_duplicate import Pair
+    from omh_git_memory.actions.near_duplicate import Pair
 
 _SENTENCE = re.compile(r"(.*?[.!?])(?=\s|$)")
 

@@ -16,11 +16,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
-from omh_git_memory.errors import NoteNotFound, OmhError
-from omh_git_memory.keys import Key, shell_word
-from omh_git_memory.layers import Layer
-from omh_git_memory.note import MAX_NOTE_BYTES, render
-from omh_git_memory.store import LocalStore, StoredNote, read_note_bytes, read_regular
+from omh_git_memory.model.errors import NoteNotFound, OmhError
+from omh_git_memory.model.keys import Key, shell_word
+from omh_git_memory.model.layers import Layer
+from omh_git_memory.model.note import MAX_NOTE_BYTES, render
+from omh_git_memory.stores.store import LocalStore, StoredNote, read_note_bytes, read_regular
 
 SESSION_PREFIX: Final = "session "
 MCP_PREFIX: Final = "mcp, "
@@ -79,7 +79,7 @@ def clean_session(text: str) -> str:
     cannot carry become `?`, and so does a comma — `, ` ends the session in
     `session <id>, <client>`, so a session `s1, x` must not read as `s1` —, runs of
     spaces one space, cut to 64 with `…`."""
-    from omh_git_memory.keys import is_unsafe
+    from omh_git_memory.model.keys import is_unsafe
 
     kept = "".join("?" if c == "," or is_unsafe(c) or not c.isprintable() else c
                    for c in text)

@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from omh_git_memory import nofollow
-from omh_git_memory.adopt import LeftBehind
-from omh_git_memory.config import CONFIG_NAME, GITIGNORE, OMH_DIR, config_text, load_config
-from omh_git_memory.workspace import Workspace
+from omh_git_memory.actions.workspace import Workspace
+from omh_git_memory.git import nofollow
+from omh_git_memory.model.config import CONFIG_NAME, GITIGNORE, OMH_DIR, config_text, load_config
+from omh_git_memory.stores.adopt import LeftBehind
 
 
 @dataclass(frozen=True)

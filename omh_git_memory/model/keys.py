@@ -16,7 +16,7 @@ from functools import total_ordering
 from pathlib import PurePosixPath
 from typing import Final
 
-from omh_git_memory.errors import ConfigError, InvalidKey
+from omh_git_memory.model.errors import ConfigError, InvalidKey
 
 NOTE_SUFFIX: Final = ".md"
 

@@ -1,0 +1,1 @@
+"""The actions: what the commands do, over the stores, recall and expiry."""
