@@ -84,7 +84,8 @@ def test_every_module_sits_in_a_part_folder() -> None:
             assert path.stem in ("__init__", "__main__"), f"{path.name} sits in no part"
         elif path.is_dir() and (path / "__init__.py").exists():
             assert path.name in PARTS, f"{path.name}/ is not a declared part"
-    assert {path.name for path in PACKAGE.iterdir() if (path / "__init__.py").exists()} == set(PARTS)
+    folders = {path.name for path in PACKAGE.iterdir() if (path / "__init__.py").exists()}
+    assert folders == set(PARTS)
 
 
 def test_the_core_never_imports_the_agent_edge_or_the_cli() -> None:
