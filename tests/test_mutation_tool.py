@@ -1,4 +1,4 @@
-"""The mutation tool (bench/mutation.py) never leaves a mutated file behind.
+"""The mutation tool (tools/mutation.py) never leaves a mutated file behind.
 
 It rewrites a module in place while the tests run, so an interrupted run must put
 the file back: on SIGTERM / Ctrl-C at once, after SIGKILL with `restore`. These
@@ -22,7 +22,7 @@ import pytest
 pytest.importorskip("cosmic_ray")
 pytest.importorskip("coverage")
 
-TOOL = Path(__file__).resolve().parent.parent / "bench" / "mutation.py"
+TOOL = Path(__file__).resolve().parent.parent / "tools" / "mutation.py"
 
 MODULE = "def same(a, b):\n    return a == b\n"
 
@@ -45,12 +45,13 @@ def test_same():
 
 def _project(tmp_path: Path) -> Path:
     root = tmp_path / "proj"
-    (root / "omh_git_memory").mkdir(parents=True)
+    (root / "omh_git_memory" / "model").mkdir(parents=True)
     (root / "omh_git_memory" / "__init__.py").write_text("", encoding="utf-8")
-    (root / "omh_git_memory" / "keys.py").write_text(MODULE, encoding="utf-8")
+    (root / "omh_git_memory" / "model" / "__init__.py").write_text("", encoding="utf-8")
+    (root / "omh_git_memory" / "model" / "keys.py").write_text(MODULE, encoding="utf-8")
     (root / "tests").mkdir()
     (root / "tests" / "test_k.py").write_text(TEST, encoding="utf-8")
-    (root / "bench").mkdir()
+    (root / "tools").mkdir()
     return root
 
 
@@ -73,7 +74,7 @@ def _start_hanging_run(root: Path, pid_file: Path) -> subprocess.Popen[str]:
         assert run.poll() is None, run.communicate()
         assert time.monotonic() < deadline, "the mutant never ran"
         time.sleep(0.2)
-    assert (root / "omh_git_memory" / "keys.py").read_text(encoding="utf-8") != MODULE
+    assert (root / "omh_git_memory" / "model" / "keys.py").read_text(encoding="utf-8") != MODULE
     return run
 
 
@@ -86,14 +87,14 @@ def _kill_hanging_test(pid_file: Path) -> None:
 def test_a_run_kills_the_mutant_a_test_catches_and_saves_the_result(tmp_path: Path) -> None:
     root = _project(tmp_path)
     (root / "tests" / "test_k.py").write_text(
-        "from omh_git_memory import keys\n\n\ndef test_same():\n"
+        "from omh_git_memory.model import keys\n\n\ndef test_same():\n"
         "    assert keys.same(2, 2)\n    assert not keys.same(1, 2)\n", encoding="utf-8")
     assert _tool(root, "map").returncode == 0
     done = _tool(root, "run", "--module", "keys")
     assert done.returncode == 0, done.stderr
-    result = json.loads((root / "bench" / "mutation_results.json").read_text())["keys"]
+    result = json.loads((root / "tools" / "mutation_results.json").read_text())["keys"]
     assert result["mutants"] == 1 and result["killed"] == 1 and result["score"] == 100.0
-    assert (root / "omh_git_memory" / "keys.py").read_text(encoding="utf-8") == MODULE
+    assert (root / "omh_git_memory" / "model" / "keys.py").read_text(encoding="utf-8") == MODULE
 
 
 @pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGINT])
@@ -107,7 +108,7 @@ def test_stopping_a_run_puts_the_module_back_at_once(tmp_path: Path, how: int) -
     finally:
         _kill_hanging_test(pid_file)
     assert run.returncode == 130
-    assert (root / "omh_git_memory" / "keys.py").read_text(encoding="utf-8") == MODULE
+    assert (root / "omh_git_memory" / "model" / "keys.py").read_text(encoding="utf-8") == MODULE
     assert not (root / ".mutation" / "pending.json").exists()
     with pytest.raises(ProcessLookupError):  # the mutant's test run went with it
         os.kill(int(pid_file.read_text(encoding="utf-8")), 0)
@@ -120,10 +121,10 @@ def test_a_run_killed_outright_is_repaired_by_restore(tmp_path: Path) -> None:
     run.kill()
     run.communicate(timeout=60)
     _kill_hanging_test(pid_file)
-    assert (root / "omh_git_memory" / "keys.py").read_text(encoding="utf-8") != MODULE
+    assert (root / "omh_git_memory" / "model" / "keys.py").read_text(encoding="utf-8") != MODULE
     done = _tool(root, "restore")
     assert done.returncode == 0 and "restored" in done.stderr
-    assert (root / "omh_git_memory" / "keys.py").read_text(encoding="utf-8") == MODULE
+    assert (root / "omh_git_memory" / "model" / "keys.py").read_text(encoding="utf-8") == MODULE
     assert _tool(root, "restore").stderr == ""  # nothing left to do
 
 
@@ -131,16 +132,16 @@ def test_a_mutant_that_breaks_the_modules_import_counts_as_killed(tmp_path: Path
     # Negating the guard makes importing the module fail: no listed test can even be
     # collected (pytest exits 4 for node ids it cannot collect), so every test fails.
     root = _project(tmp_path)
-    (root / "omh_git_memory" / "keys.py").write_text(
+    (root / "omh_git_memory" / "model" / "keys.py").write_text(
         "def check():\n    if 2 > 3:\n        raise ImportError('a mutant ran')\n\n\n"
         "check()\n", encoding="utf-8")
     (root / "tests" / "test_k.py").write_text(
-        "from omh_git_memory import keys\n\n\ndef test_check():\n"
+        "from omh_git_memory.model import keys\n\n\ndef test_check():\n"
         "    keys.check()\n", encoding="utf-8")
     assert _tool(root, "map").returncode == 0
     done = _tool(root, "run", "--module", "keys")
     assert done.returncode == 0, done.stderr
-    result = json.loads((root / "bench" / "mutation_results.json").read_text())["keys"]
+    result = json.loads((root / "tools" / "mutation_results.json").read_text())["keys"]
     negated = [m for m in result["survivors"] if m["operator"] == "AddNot"]
     assert negated == [] and result["error"] == 0, json.dumps(result)
     assert result["killed"] == 1
@@ -150,19 +151,19 @@ def test_an_equivalent_entry_naming_lines_covers_only_those_sites(tmp_path: Path
     # The same text at two sites: the entry's reason holds for line 2 only, so the
     # mutant at line 6 still counts against the score, in a run and after rescore.
     root = _project(tmp_path)
-    (root / "omh_git_memory" / "keys.py").write_text(
+    (root / "omh_git_memory" / "model" / "keys.py").write_text(
         "def same(a, b):\n    return a == b\n\n\ndef also(a, b):\n    return a == b\n",
         encoding="utf-8")
     (root / "tests" / "test_k.py").write_text(
-        "from omh_git_memory import keys\n\n\ndef test_runs():\n"
+        "from omh_git_memory.model import keys\n\n\ndef test_runs():\n"
         "    keys.same(1, 2)\n    keys.also(1, 2)\n", encoding="utf-8")
-    (root / "bench" / "mutation_equivalent.toml").write_text(
+    (root / "tools" / "mutation_equivalent.toml").write_text(
         '[[mutant]]\nmodule = "keys"\nbefore = "return a == b"\nafter = "return a != b"\n'
         'lines = [2]\nreason = "only this site"\n', encoding="utf-8")
     assert _tool(root, "map").returncode == 0
     assert _tool(root, "run", "--module", "keys").returncode == 0
     for _ in ("run", "rescore"):
-        result = json.loads((root / "bench" / "mutation_results.json").read_text())["keys"]
+        result = json.loads((root / "tools" / "mutation_results.json").read_text())["keys"]
         assert (result["mutants"], result["equivalent"], result["survived"]) == (2, 1, 1)
         assert [s["where"] for s in result["survivors"]] == ["omh_git_memory/model/keys.py:6"]
         assert _tool(root, "rescore").returncode == 0

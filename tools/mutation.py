@@ -1,10 +1,10 @@
 """Mutation testing for the core: which small defects do the tests catch?
 
-    python bench/mutation.py map                      # once: which test runs which line
-    python bench/mutation.py map --tests tests/test_x.py   # add or refresh some tests
-    python bench/mutation.py run --module store       # mutate one module, test each mutant
-    python bench/mutation.py table                    # the per-module table (Markdown)
-    python bench/mutation.py restore                  # put back a file a killed run left
+    python tools/mutation.py map                      # once: which test runs which line
+    python tools/mutation.py map --tests tests/test_x.py   # add or refresh some tests
+    python tools/mutation.py run --module store       # mutate one module, test each mutant
+    python tools/mutation.py table                    # the per-module table (Markdown)
+    python tools/mutation.py restore                  # put back a file a killed run left
 
 A dev tool, not part of CI: `pip install -e '.[mutation]'` (cosmic-ray, coverage).
 
@@ -24,9 +24,9 @@ Nothing is left mutated: the original is copied to `.mutation/backup/` before ea
 mutant and put back afterwards, on Ctrl-C and SIGTERM too; a run killed outright
 (SIGKILL, power cut) is repaired by `restore`, which every command runs first.
 
-Results land in bench/mutation_results.json (one entry per module, survivors with
+Results land in tools/mutation_results.json (one entry per module, survivors with
 file:line and the change); `table` prints the table docs/reliability.md shows.
-Mutants listed in bench/mutation_equivalent.toml (equivalent, or not observable by
+Mutants listed in tools/mutation_equivalent.toml (equivalent, or not observable by
 any test) are counted apart, with the reason, and left out of the score.
 """
 
@@ -120,8 +120,8 @@ class Paths:
         self.backup = self.work / "backup"
         self.pending = self.work / "pending.json"
         self.map = self.work / "map.json"
-        self.results = self.root / "bench" / "mutation_results.json"
-        self.equivalent = self.root / "bench" / "mutation_equivalent.toml"
+        self.results = self.root / "tools" / "mutation_results.json"
+        self.equivalent = self.root / "tools" / "mutation_equivalent.toml"
 
     def module_file(self, name: str) -> Path:
         rel = MODULES.get(name, name if name.endswith(".py") else f"{name}.py")
@@ -459,7 +459,7 @@ def run_module(paths: Paths, module: str, limit: int | None, verbose: bool,
     cover = json.loads(paths.map.read_text(encoding="utf-8"))
     if cover["sources"].get(rel) != _digest(target):
         raise SystemExit(f"mutation: {rel} changed since the map was made; "
-                         "run `python bench/mutation.py map` again")
+                         "run `python tools/mutation.py map` again")
     by_line: dict[str, list[str]] = cover["lines"].get(rel, {})
     durations: dict[str, float] = cover["durations"]
     listed = _equivalents(paths, module)
@@ -600,7 +600,7 @@ def save(paths: Paths, summary: dict[str, Any]) -> None:
 
 
 def rescore(paths: Paths) -> None:
-    """Apply bench/mutation_equivalent.toml again to the saved results (after a
+    """Apply tools/mutation_equivalent.toml again to the saved results (after a
     mutant was listed, or a listed one turned out to be killed) without a new run."""
     results = json.loads(paths.results.read_text(encoding="utf-8"))
     for module, r in results.items():
