@@ -24,7 +24,9 @@ MAY_IMPORT = {
 }
 # Each third-party library and the only modules allowed to import it.
 HOMES = {
-    "pygit2": {"git/repository.py"},
+    "pygit2": {"git/repository.py", "git/config.py", "git/history.py", "git/trees.py",
+               "git/staging.py", "git/filters.py", "git/obstacles.py", "git/commit.py",
+               "git/recovery.py"},
     "mistune": {"model/note.py"},
     "typer": {"cli"},
     "mcp": {"agent/server.py"},

@@ -1,9 +1,9 @@
-"""What callers of git.py see, written for the mutants the mutation pass found
+"""What callers of the git modules see, written for the mutants the mutation pass found
 alive (issue 14, mutation pass 4): which checkouts a clone has, the root commit,
 reading trees and blobs (a partial or damaged clone refused by name), the write
 obstacles in HEAD, the index and on disk, the commit writer and its undo.
 
-In-process over git.py's functions, against real repositories; the git CLI plays
+In-process over their functions, against real repositories; the git CLI plays
 the user. Fault points (OMH_FAULT, with OMH_FAULT_ERRNO to raise instead of dying)
 reach the undo paths.
 """
@@ -20,7 +20,27 @@ from typing import Any
 import pygit2
 import pytest
 
-from omh_git_memory.git import repository as g
+from omh_git_memory.git import repository
+from omh_git_memory.git.commit import Change, _Index, commit_change, signed_off
+from omh_git_memory.git.config import config_value
+from omh_git_memory.git.filters import worktree_blob_id
+from omh_git_memory.git.history import first_root, head_id, resolve_commit
+from omh_git_memory.git.obstacles import write_obstacle
+from omh_git_memory.git.recovery import check_out_paths
+from omh_git_memory.git.repository import GitRepo, checkouts, open_repo
+from omh_git_memory.git.staging import in_index, index_change, path_is_dirty
+from omh_git_memory.git.trees import (
+    TreeFile,
+    blob_in_tree,
+    blob_size,
+    files_under,
+    is_partial_clone,
+    list_tree,
+    path_in_tree,
+    read_blob,
+    require_blobs,
+    tree_file,
+)
 from omh_git_memory.model import faults
 from omh_git_memory.model.errors import GitFailure, NotARepository
 from tests.helpers import IDENTITY, commit_files, git, make_repo
@@ -28,11 +48,11 @@ from tests.helpers import IDENTITY, commit_files, git, make_repo
 # --- which checkouts, which root --------------------------------------------------
 
 
-def _committed(path: Path, files: dict[str, str]) -> tuple[g.GitRepo, pygit2.Commit]:
+def _committed(path: Path, files: dict[str, str]) -> tuple[GitRepo, pygit2.Commit]:
     """A repository at `path` whose one commit holds `files`, and that commit."""
     make_repo(path, files)
-    repo = g.open_repo(path)
-    head = g.resolve_commit(repo, "HEAD")
+    repo = open_repo(path)
+    head = resolve_commit(repo, "HEAD")
     assert head is not None
     return repo, head
 
@@ -42,37 +62,37 @@ def test_checkouts_of_a_clone_with_a_linked_worktree_from_either_side(tmp_path: 
     make_repo(main)
     git(main, "worktree", "add", "-q", str(tmp_path / "linked"))
     linked = (tmp_path / "linked").resolve()
-    assert g.open_repo(linked).main_checkout == main.resolve()
-    assert g.open_repo(main).main_checkout == main.resolve()
-    assert g.checkouts(g.open_repo(main)) == [main.resolve(), linked]
-    assert g.checkouts(g.open_repo(linked)) == [main.resolve(), linked]
+    assert open_repo(linked).main_checkout == main.resolve()
+    assert open_repo(main).main_checkout == main.resolve()
+    assert checkouts(open_repo(main)) == [main.resolve(), linked]
+    assert checkouts(open_repo(linked)) == [main.resolve(), linked]
 
 
 def test_a_bare_repository_has_no_checkout_of_its_own(tmp_path: Path) -> None:
     make_repo(tmp_path / "src")
     git(tmp_path, "clone", "-q", "--bare", str(tmp_path / "src"), "bare.git")
-    bare = g.open_repo(tmp_path / "bare.git")
+    bare = open_repo(tmp_path / "bare.git")
     assert bare.main_checkout == (tmp_path / "bare.git").resolve()
-    assert g.checkouts(bare) == []
+    assert checkouts(bare) == []
     with pytest.raises(NotARepository, match="is a bare repository; run omh inside a checkout"):
         bare.require_workdir()
 
 
 def test_a_separate_git_dir_checkout_is_its_own_only_checkout(tmp_path: Path) -> None:
     git(tmp_path, "init", "-q", "--separate-git-dir", str(tmp_path / "store.git"), "work")
-    repo = g.open_repo(tmp_path / "work")
-    assert g.checkouts(repo) == [(tmp_path / "work").resolve()]
+    repo = open_repo(tmp_path / "work")
+    assert checkouts(repo) == [(tmp_path / "work").resolve()]
 
 
 def test_first_root_is_the_first_commit_and_none_before_any(tmp_path: Path) -> None:
     path = tmp_path / "repo"
     first = make_repo(path).head.target
     commit_files(path, {"b.md": "b\n"})
-    assert g.first_root(g.open_repo(path)) == str(first)
+    assert first_root(open_repo(path)) == str(first)
     git(tmp_path, "init", "-q", "-b", "main", "empty")
-    assert g.first_root(g.open_repo(tmp_path / "empty")) is None
-    assert g.head_id(g.open_repo(tmp_path / "empty")) is None
-    assert g.head_id(g.open_repo(path)) == git(path, "rev-parse", "HEAD").strip()
+    assert first_root(open_repo(tmp_path / "empty")) is None
+    assert head_id(open_repo(tmp_path / "empty")) is None
+    assert head_id(open_repo(path)) == git(path, "rev-parse", "HEAD").strip()
 
 
 def test_first_root_of_an_unreadable_history_is_none(tmp_path: Path) -> None:
@@ -80,32 +100,32 @@ def test_first_root_of_an_unreadable_history_is_none(tmp_path: Path) -> None:
     make_repo(path)
     commit_files(path, {"b.md": "b\n"})
     _drop_object(path, git(path, "rev-parse", "HEAD").strip())
-    assert g.first_root(g.open_repo(path)) is None
+    assert first_root(open_repo(path)) is None
 
 
 def test_resolve_commit_on_a_branch_with_no_commit(tmp_path: Path) -> None:
     git(tmp_path, "init", "-q", "-b", "main", "empty")
-    empty = g.open_repo(tmp_path / "empty")
-    assert g.resolve_commit(empty, "HEAD") is None
+    empty = open_repo(tmp_path / "empty")
+    assert resolve_commit(empty, "HEAD") is None
     with pytest.raises(GitFailure, match=r"'main' names no commit"):
-        g.resolve_commit(empty, "main")
+        resolve_commit(empty, "main")
     make_repo(tmp_path / "full")
-    full = g.open_repo(tmp_path / "full")
-    head = g.resolve_commit(full, "HEAD")
+    full = open_repo(tmp_path / "full")
+    head = resolve_commit(full, "HEAD")
     assert head is not None and str(head.id) == git(tmp_path / "full", "rev-parse", "HEAD").strip()
     with pytest.raises(GitFailure, match=r"names no commit"):
-        g.resolve_commit(full, "HEAD:README.md")  # a blob, not a commit
+        resolve_commit(full, "HEAD:README.md")  # a blob, not a commit
 
 
 def test_commit_files_commits_the_named_files_and_refuses_a_missing_one(tmp_path: Path) -> None:
     path = tmp_path / "repo"
     make_repo(path)
     (path / "new.md").write_text("new\n", encoding="utf-8")
-    g.commit_files(path, ["new.md"], "add new", *IDENTITY)
+    repository.commit_files(path, ["new.md"], "add new", *IDENTITY)
     assert git(path, "show", "HEAD:new.md") == "new\n"
     assert git(path, "status", "--porcelain") == ""
     with pytest.raises(GitFailure, match=r"committing gone.md in"):
-        g.commit_files(path, ["gone.md"], "add gone", *IDENTITY)
+        repository.commit_files(path, ["gone.md"], "add gone", *IDENTITY)
 
 
 def test_a_failed_index_open_prints_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -115,7 +135,7 @@ def test_a_failed_index_open_prints_nothing(tmp_path: Path, monkeypatch: pytest.
     seen: list[Any] = []
     monkeypatch.setattr(sys, "unraisablehook", seen.append)
     with pytest.raises(pygit2.GitError):
-        g._Index(str(bad))
+        _Index(str(bad))
     gc.collect()
     assert seen == []
 
@@ -123,39 +143,39 @@ def test_a_failed_index_open_prints_nothing(tmp_path: Path, monkeypatch: pytest.
 # --- reading trees and blobs ---------------------------------------------------
 
 
-def _tree_repo(tmp_path: Path) -> tuple[g.GitRepo, pygit2.Commit]:
+def _tree_repo(tmp_path: Path) -> tuple[GitRepo, pygit2.Commit]:
     path = tmp_path / "repo"
     make_repo(path, {"team/a.md": "12345", "team/sub/b.md": "bb\n", "other.md": "o\n"})
     os.symlink("a.md", path / "team" / "link")
     git(path, "add", "-A")
     git(path, "commit", "-qm", "link")
-    repo = g.open_repo(path)
-    head = g.resolve_commit(repo, "HEAD")
+    repo = open_repo(path)
+    head = resolve_commit(repo, "HEAD")
     assert head is not None
     return repo, head
 
 
 def test_files_under_reads_to_the_limit_and_lists_the_rest(tmp_path: Path) -> None:
     repo, head = _tree_repo(tmp_path)
-    every = {f.path: f for f in g.files_under(repo, head, "team")}
+    every = {f.path: f for f in files_under(repo, head, "team")}
     assert sorted(every) == ["team/a.md", "team/link", "team/sub/b.md"]
     assert every["team/a.md"].data == b"12345" and every["team/a.md"].size == 5
     assert every["team/link"].kind == "symlink" and every["team/link"].data is None
     assert every["team/link"].size == 0
-    at_limit = {f.path: f for f in g.files_under(repo, head, "team", max_bytes=5)}
+    at_limit = {f.path: f for f in files_under(repo, head, "team", max_bytes=5)}
     assert at_limit["team/a.md"].data == b"12345"
-    over = {f.path: f for f in g.files_under(repo, head, "team", max_bytes=4)}
+    over = {f.path: f for f in files_under(repo, head, "team", max_bytes=4)}
     assert over["team/a.md"].data is None and over["team/a.md"].size == 5
     assert over["team/sub/b.md"].data == b"bb\n"
-    assert g.files_under(repo, head, "nothing/here") == []
-    assert g.files_under(repo, None, "team") == []
+    assert files_under(repo, head, "nothing/here") == []
+    assert files_under(repo, None, "team") == []
 
 
 def test_files_under_a_prefix_that_is_a_symlink_lists_only_it(tmp_path: Path) -> None:
     repo, head = _tree_repo(tmp_path)
-    assert g.files_under(repo, head, "team/link") == [
-        g.TreeFile("team/link", str(head.tree["team/link"].id), None, "symlink")]
-    [only] = g.files_under(repo, head, "team/link/deeper")
+    assert files_under(repo, head, "team/link") == [
+        TreeFile("team/link", str(head.tree["team/link"].id), None, "symlink")]
+    [only] = files_under(repo, head, "team/link/deeper")
     assert only.path == "team/link" and only.kind == "symlink"
 
 
@@ -171,13 +191,13 @@ def test_every_missing_blob_is_named_at_once(tmp_path: Path) -> None:
         _drop_object(path, head.tree[name].id)
     short = str(head.id)[:12]
     with pytest.raises(GitFailure) as caught:
-        g.files_under(g.open_repo(path), head, "team")
+        files_under(open_repo(path), head, "team")
     assert str(caught.value).startswith(f"2 files (team/b.md, …) at {short} is missing from ")
     assert "the repository is damaged" in str(caught.value)
     # a partial clone says how to fetch them
     git(path, "config", "remote.origin.promisor", "true")
     with pytest.raises(GitFailure) as caught:
-        g.files_under(g.open_repo(path), head, "team")
+        files_under(open_repo(path), head, "team")
     assert str(caught.value).startswith(f"2 files (team/b.md, …) at {short} is not in this clone")
     assert f"`git archive --format=tar {short} -- team >/dev/null`" in str(caught.value)
 
@@ -188,24 +208,24 @@ def test_a_missing_subtree_is_named(tmp_path: Path) -> None:
     _drop_object(path, head.tree["team/sub"].id)
     short = str(head.id)[:12]
     with pytest.raises(GitFailure, match=rf"^team/sub at {short} is missing from "):
-        g.files_under(g.open_repo(path), head, "team")
+        files_under(open_repo(path), head, "team")
     with pytest.raises(GitFailure, match=rf"^team/sub at {short} is missing from "):
-        g.files_under(g.open_repo(path), head, "team/sub")
+        files_under(open_repo(path), head, "team/sub")
     with pytest.raises(GitFailure, match=rf"^team/sub at {short} is missing from "):
-        g.list_tree(g.open_repo(path), head)
+        list_tree(open_repo(path), head)
 
 
 def test_a_missing_root_tree_is_named(tmp_path: Path) -> None:
     path = tmp_path / "repo"
     _, head = _committed(path, {"team/a.md": "a\n"})
     _drop_object(path, head.tree.id)
-    head = g.resolve_commit(g.open_repo(path), "HEAD")
+    head = resolve_commit(open_repo(path), "HEAD")
     assert head is not None
     short = str(head.id)[:12]
     with pytest.raises(GitFailure, match=rf"^its tree at {short} is missing from "):
-        g.files_under(g.open_repo(path), head, "team")
+        files_under(open_repo(path), head, "team")
     with pytest.raises(GitFailure, match=rf"^its tree at {short} is missing from "):
-        g.list_tree(g.open_repo(path), head)
+        list_tree(open_repo(path), head)
 
 
 def test_is_partial_clone_reads_the_promisor_settings(tmp_path: Path) -> None:
@@ -214,73 +234,73 @@ def test_is_partial_clone_reads_the_promisor_settings(tmp_path: Path) -> None:
     git(path, "config", "core.filemode", "true")
     git(path, "config", "foo.promisor", "true")  # not a remote's
     git(path, "config", "remote.origin.url", "file:///x.promisor")
-    assert g.is_partial_clone(g.open_repo(path)) is False
+    assert is_partial_clone(open_repo(path)) is False
     git(path, "config", "remote.origin.promisor", "false")
-    assert g.is_partial_clone(g.open_repo(path)) is False
+    assert is_partial_clone(open_repo(path)) is False
     git(path, "config", "remote.origin.promisor", "true")
-    assert g.is_partial_clone(g.open_repo(path)) is True
+    assert is_partial_clone(open_repo(path)) is True
     git(path, "config", "--unset", "remote.origin.promisor")
     git(path, "config", "extensions.partialClone", "origin")
-    assert g.is_partial_clone(g.open_repo(path)) is True
+    assert is_partial_clone(open_repo(path)) is True
 
 
 def test_require_blobs_names_one_missing_blob(tmp_path: Path) -> None:
     path = tmp_path / "repo"
     repo, head = _committed(path, {"a.md": "a\n", "b.md": "b\n"})
     blobs = {name: str(head.tree[name].id) for name in ("a.md", "b.md")}
-    g.require_blobs(repo, str(head.id), blobs, ".")
+    require_blobs(repo, str(head.id), blobs, ".")
     _drop_object(path, blobs["b.md"])
     with pytest.raises(GitFailure, match=rf"^b.md at {str(head.id)[:12]} is missing from "):
-        g.require_blobs(g.open_repo(path), str(head.id), blobs, ".")
+        require_blobs(open_repo(path), str(head.id), blobs, ".")
 
 
 def test_blob_readers_name_what_is_missing(tmp_path: Path) -> None:
     path = tmp_path / "repo"
     repo, head = _committed(path, {"a.md": "abc"})
     blob = str(head.tree["a.md"].id)
-    assert g.blob_size(repo, blob) == 3 and g.read_blob(repo, blob) == b"abc"
+    assert blob_size(repo, blob) == 3 and read_blob(repo, blob) == b"abc"
     _drop_object(path, blob)
-    repo = g.open_repo(path)
+    repo = open_repo(path)
     with pytest.raises(GitFailure, match=rf"^a.md \(blob {blob[:12]}\) is missing from "):
-        g.read_blob(repo, blob, "a.md")
+        read_blob(repo, blob, "a.md")
     with pytest.raises(GitFailure, match=rf"^blob {blob} is missing from .*`git fsck`"):
-        g.blob_size(repo, blob)
+        blob_size(repo, blob)
     with pytest.raises(GitFailure, match=r"^blob zz is missing"):
-        g.read_blob(repo, "zz")
+        read_blob(repo, "zz")
     git(path, "config", "extensions.partialClone", "origin")
     with pytest.raises(GitFailure, match=rf"`git cat-file -p {blob} >/dev/null`"):
-        g.read_blob(g.open_repo(path), blob, "a.md")
+        read_blob(open_repo(path), blob, "a.md")
 
 
 def test_blob_in_tree_and_path_in_tree(tmp_path: Path) -> None:
     repo, head = _tree_repo(tmp_path)
-    assert g.blob_in_tree(head, "team/a.md") == b"12345"
-    assert g.blob_in_tree(head, "team/link") is None
-    assert g.blob_in_tree(head, "team/sub") is None
-    assert g.blob_in_tree(head, "team/none") is None
-    assert g.blob_in_tree(None, "team/a.md") is None
-    assert g.path_in_tree(head, "team/a.md") is True
-    assert g.path_in_tree(head, "team/none") is False
-    assert g.path_in_tree(None, "team/a.md") is False
-    assert g.tree_file(head, "team/none") is None
-    assert g.tree_file(head, "team/sub") is None
-    assert g.tree_file(head, "team/a.md") == (str(head.tree["team/a.md"].id), 0o100644)
+    assert blob_in_tree(head, "team/a.md") == b"12345"
+    assert blob_in_tree(head, "team/link") is None
+    assert blob_in_tree(head, "team/sub") is None
+    assert blob_in_tree(head, "team/none") is None
+    assert blob_in_tree(None, "team/a.md") is None
+    assert path_in_tree(head, "team/a.md") is True
+    assert path_in_tree(head, "team/none") is False
+    assert path_in_tree(None, "team/a.md") is False
+    assert tree_file(head, "team/none") is None
+    assert tree_file(head, "team/sub") is None
+    assert tree_file(head, "team/a.md") == (str(head.tree["team/a.md"].id), 0o100644)
     path = repo.require_workdir()
     _drop_object(path, head.tree["team/a.md"].id)
     _drop_object(path, head.tree["team/sub"].id)
     short = str(head.id)[:12]
     with pytest.raises(GitFailure, match=rf"^cannot read team/a.md at {short}: it is not in"):
-        g.blob_in_tree(head, "team/a.md")
+        blob_in_tree(head, "team/a.md")
     with pytest.raises(GitFailure, match=rf"^cannot read team/sub/b.md at {short}: part of"):
-        g.path_in_tree(head, "team/sub/b.md")
+        path_in_tree(head, "team/sub/b.md")
 
 
 def test_config_value(tmp_path: Path) -> None:
     path = tmp_path / "repo"
     make_repo(path)
-    repo = g.open_repo(path)
-    assert g.config_value(repo, "user.name") == IDENTITY[0]
-    assert g.config_value(repo, "no.such") is None
+    repo = open_repo(path)
+    assert config_value(repo, "user.name") == IDENTITY[0]
+    assert config_value(repo, "no.such") is None
 
 
 # --- the index as the user left it ---------------------------------------------
@@ -290,58 +310,58 @@ def test_dirty_and_index_queries(tmp_path: Path) -> None:
     path = tmp_path / "repo"
     make_repo(path, {"a.md": "a\n"})
     (path / "untracked.md").write_text("u\n", encoding="utf-8")
-    repo = g.open_repo(path)
-    assert g.path_is_dirty(repo, "untracked.md") is True
-    assert g.path_is_dirty(repo, "a.md") is True
-    assert g.path_is_dirty(repo, "nothing.md") is False
-    assert g.in_index(repo, "a.md") is True
+    repo = open_repo(path)
+    assert path_is_dirty(repo, "untracked.md") is True
+    assert path_is_dirty(repo, "a.md") is True
+    assert path_is_dirty(repo, "nothing.md") is False
+    assert in_index(repo, "a.md") is True
     git(path, "rm", "-q", "--cached", "a.md")
-    assert g.in_index(repo, "a.md") is False
-    committed = (str(g.open_repo(path).repo.revparse_single("HEAD:a.md").id), 0o100644)
-    assert g.index_change(repo, "a.md", committed) is None  # a removal staged
+    assert in_index(repo, "a.md") is False
+    committed = (str(open_repo(path).repo.revparse_single("HEAD:a.md").id), 0o100644)
+    assert index_change(repo, "a.md", committed) is None  # a removal staged
     git(path, "add", "a.md")
-    assert g.index_change(repo, "a.md", committed) is None
+    assert index_change(repo, "a.md", committed) is None
     (path / "a.md").write_text("changed\n", encoding="utf-8")
     git(path, "add", "a.md")
-    assert g.index_change(repo, "a.md", committed) == "has changes staged in the index"
+    assert index_change(repo, "a.md", committed) == "has changes staged in the index"
 
 
 def test_index_change_names_a_merge_conflict(tmp_path: Path) -> None:
     path = tmp_path / "repo"
     make_repo(path, {"a.md": "base\n", "b.md": "b\n"})
-    base = (str(g.open_repo(path).repo.revparse_single("HEAD:b.md").id), 0o100644)
+    base = (str(open_repo(path).repo.revparse_single("HEAD:b.md").id), 0o100644)
     git(path, "switch", "-q", "-c", "other")
     commit_files(path, {"a.md": "other\n"})
     git(path, "switch", "-q", "main")
     commit_files(path, {"a.md": "mine\n"})
     with pytest.raises(subprocess.CalledProcessError):
         git(path, "merge", "-q", "other")
-    repo = g.open_repo(path)
+    repo = open_repo(path)
     committed = (str(repo.repo.revparse_single("HEAD:a.md").id), 0o100644)
-    assert g.index_change(repo, "a.md", committed) == "has a merge conflict in the index"
-    assert g.index_change(repo, "b.md", base) is None
+    assert index_change(repo, "a.md", committed) == "has a merge conflict in the index"
+    assert index_change(repo, "b.md", base) is None
 
 
 def test_worktree_blob_id_is_what_git_add_gives(tmp_path: Path) -> None:
     path = tmp_path / "repo"
     make_repo(path)
     (path / "x.md").write_text("x\n", encoding="utf-8")
-    repo = g.open_repo(path)
-    assert g.worktree_blob_id(repo, path / "x.md", "x.md") == git(
+    repo = open_repo(path)
+    assert worktree_blob_id(repo, path / "x.md", "x.md") == git(
         path, "hash-object", "x.md").strip()
     with pytest.raises(GitFailure, match=r"^hashing x.md as git would"):
-        g.worktree_blob_id(repo, path / "missing.md", "x.md")
+        worktree_blob_id(repo, path / "missing.md", "x.md")
 
 
 def test_a_damaged_index_is_named(tmp_path: Path) -> None:
     path = tmp_path / "repo"
     make_repo(path)
     (path / ".git" / "index").write_bytes(b"DIRC garbage")
-    repo = g.open_repo(path)
+    repo = open_repo(path)
     with pytest.raises(GitFailure, match=rf"^reading the index {path.resolve() / '.git'}/index: "):
-        g.write_obstacle(repo, "team/x.md")
+        write_obstacle(repo, "team/x.md")
     with pytest.raises(GitFailure, match=r"^reading the index"):
-        g.check_out_paths(repo, {"team/x.md": b"x"})
+        check_out_paths(repo, {"team/x.md": b"x"})
     assert not (path / ".git" / "index.lock").exists()  # the lock is given back
 
 
@@ -367,28 +387,28 @@ def _head_only(path: Path, name: str) -> None:
 
 def test_obstacles_in_head(tmp_path: Path) -> None:
     path = _obstacle_repo(tmp_path)
-    repo = g.open_repo(path)
-    assert g.write_obstacle(repo, "dir/in.md") is None  # a regular file: replaceable
-    assert g.write_obstacle(repo, "plain") is None
-    assert g.write_obstacle(repo, "dir/new.md") is None
+    repo = open_repo(path)
+    assert write_obstacle(repo, "dir/in.md") is None  # a regular file: replaceable
+    assert write_obstacle(repo, "plain") is None
+    assert write_obstacle(repo, "dir/new.md") is None
     _head_only(path, "team")
     _head_only(path, "deep/er/ln")
     git(path, "rm", "-q", "-r", "--cached", "dir")
-    assert g.write_obstacle(repo, "team/x.md") == (
+    assert write_obstacle(repo, "team/x.md") == (
         "team is a symlink in HEAD; omh never writes through a symlink: replace it with a "
         "plain directory (git rm it and commit)")
-    assert g.write_obstacle(repo, "deep/er/ln/y.md") == (
+    assert write_obstacle(repo, "deep/er/ln/y.md") == (
         "deep/er/ln is a symlink in HEAD; omh never writes through a symlink: replace it with "
         "a plain directory (git rm it and commit)")
-    assert g.write_obstacle(repo, "deep/er/ln") == (
+    assert write_obstacle(repo, "deep/er/ln") == (
         "deep/er/ln is a symlink in HEAD; omh never writes through a symlink: remove it")
-    assert g.write_obstacle(repo, "plain/x.md") == (
+    assert write_obstacle(repo, "plain/x.md") == (
         "plain is a file in HEAD, so nothing can be written below it as plain/x.md: choose "
         "another key, or move it away")
     git(path, "rm", "-q", "--cached", "plain")
     os.unlink(path / "plain")
     __import__("shutil").rmtree(path / "dir")
-    assert g.write_obstacle(repo, "dir") == (
+    assert write_obstacle(repo, "dir") == (
         "dir is a directory in HEAD: choose another key, or move it away")
 
 
@@ -401,15 +421,15 @@ def test_obstacles_in_the_index(tmp_path: Path) -> None:
     (path / "d").mkdir()
     (path / "d" / "f.md").write_text("f\n", encoding="utf-8")
     git(path, "add", "team", "note.md", "ln.md", "d")
-    repo = g.open_repo(path)
-    assert g.write_obstacle(repo, "team/x.md") == (
+    repo = open_repo(path)
+    assert write_obstacle(repo, "team/x.md") == (
         "team is a symlink staged in the index; omh never writes through a symlink: replace "
         "it with a plain directory; unstage it first (git rm --cached team)")
-    assert g.write_obstacle(repo, "ln.md") == (
+    assert write_obstacle(repo, "ln.md") == (
         "ln.md is a symlink staged in the index; omh never writes through a symlink: remove "
         "it; unstage it first (git rm --cached ln.md)")
-    assert g.write_obstacle(repo, "note.md") is None  # a staged regular file
-    assert g.write_obstacle(repo, "d") == (
+    assert write_obstacle(repo, "note.md") is None  # a staged regular file
+    assert write_obstacle(repo, "d") == (
         "d is a directory staged in the index: choose another key, or move it away")
 
 
@@ -417,8 +437,8 @@ def test_obstacles_on_disk_only(tmp_path: Path) -> None:
     path = tmp_path / "repo"
     make_repo(path)
     os.symlink("elsewhere", path / "team")
-    repo = g.open_repo(path)
-    assert g.write_obstacle(repo, "team/x.md") == (
+    repo = open_repo(path)
+    assert write_obstacle(repo, "team/x.md") == (
         "team is a symlink on disk; omh never writes through a symlink: replace it with a "
         "plain directory")
 
@@ -434,8 +454,8 @@ def test_commit_change_adds_changes_and_deletes(tmp_path: Path) -> None:
     path = tmp_path / "repo"
     make_repo(path, {"README.md": "r\n", "team/old.md": "old\n", "team/gone.md": "gone\n"})
     before = _log(path)
-    repo = g.open_repo(path)
-    new = g.commit_change(repo, g.Change(
+    repo = open_repo(path)
+    new = commit_change(repo, Change(
         {"team/old.md": b"changed\n", "team/new.md": b"new\n"}, ("team/gone.md",), "subject"))
     assert _log(path) == [new, *before]
     assert git(path, "log", "-1", "--format=%B").strip() == "subject"  # no sign-off unasked
@@ -455,7 +475,7 @@ def test_commit_change_on_a_branch_with_no_commit(tmp_path: Path) -> None:
     git(path, "config", "user.name", IDENTITY[0])
     git(path, "config", "user.email", IDENTITY[1])
     assert not (path / ".git" / "index").exists()
-    new = g.commit_change(g.open_repo(path), g.Change({"team/a.md": b"a\n"}, (), "first"))
+    new = commit_change(open_repo(path), Change({"team/a.md": b"a\n"}, (), "first"))
     assert _log(path) == [new]
     assert git(path, "log", "-1", "--format=%P").strip() == ""
     assert git(path, "status", "--porcelain") == ""
@@ -467,7 +487,7 @@ def test_commit_change_of_a_file_staged_new_with_those_bytes(tmp_path: Path) -> 
     (path / "team").mkdir()
     (path / "team" / "a.md").write_bytes(b"a\n")
     git(path, "add", "team/a.md")
-    g.commit_change(g.open_repo(path), g.Change({"team/a.md": b"a\n"}, (), "add a"))
+    commit_change(open_repo(path), Change({"team/a.md": b"a\n"}, (), "add a"))
     assert git(path, "show", "HEAD:team/a.md") == "a\n"
     assert git(path, "status", "--porcelain") == ""
 
@@ -476,7 +496,7 @@ def test_commit_change_of_paths_whose_removal_is_staged(tmp_path: Path) -> None:
     path = tmp_path / "repo"
     make_repo(path, {"team/a.md": "a\n", "team/b.md": "b\n"})
     git(path, "rm", "-q", "--cached", "team/a.md", "team/b.md")
-    g.commit_change(g.open_repo(path), g.Change({"team/a.md": b"new\n"}, ("team/b.md",), "m"))
+    commit_change(open_repo(path), Change({"team/a.md": b"new\n"}, ("team/b.md",), "m"))
     assert git(path, "ls-tree", "-r", "--name-only", "HEAD").split() == ["team/a.md"]
     assert git(path, "show", "HEAD:team/a.md") == "new\n"
 
@@ -488,7 +508,7 @@ def test_commit_change_of_a_file_staged_before_the_first_commit(tmp_path: Path) 
     git(path, "config", "user.email", IDENTITY[1])
     (path / "a.md").write_bytes(b"a\n")
     git(path, "add", "a.md")
-    g.commit_change(g.open_repo(path), g.Change({"a.md": b"a\n"}, (), "first"))
+    commit_change(open_repo(path), Change({"a.md": b"a\n"}, (), "first"))
     assert git(path, "show", "HEAD:a.md") == "a\n"
     assert git(path, "status", "--porcelain") == ""
 
@@ -506,7 +526,7 @@ def test_commit_change_without_an_identity(tmp_path: Path) -> None:
         for level in levels:
             paths[level] = str(tmp_path / "nobody")
         with pytest.raises(GitFailure, match=r"^git does not know who you are"):
-            g.commit_change(g.open_repo(tmp_path / "anon"), g.Change({"a.md": b"a"}, (), "m"))
+            commit_change(open_repo(tmp_path / "anon"), Change({"a.md": b"a"}, (), "m"))
     finally:
         for level, value in zip(levels, saved, strict=True):
             paths[level] = value
@@ -520,18 +540,18 @@ def test_commit_change_refuses_a_staged_edit_of_a_path_it_changes_or_deletes(
     for name in ("team/a.md", "team/b.md"):
         (path / name).write_text("staged\n", encoding="utf-8")
     git(path, "add", "-A")
-    repo = g.open_repo(path)
+    repo = open_repo(path)
     with pytest.raises(GitFailure, match=(
             r"^team/a.md has changes staged in the index; commit them .*; nothing was changed")):
-        g.commit_change(repo, g.Change({"team/a.md": b"staged\n"}, (), "m"))
+        commit_change(repo, Change({"team/a.md": b"staged\n"}, (), "m"))
     with pytest.raises(GitFailure, match=r"^team/b.md has changes staged in the index"):
-        g.commit_change(repo, g.Change({}, ("team/b.md",), "m"))
+        commit_change(repo, Change({}, ("team/b.md",), "m"))
     git(path, "reset", "-q")
     os.chmod(path / "team" / "a.md", 0o755)
     (path / "team" / "a.md").write_text("a\n", encoding="utf-8")
     git(path, "add", "team/a.md")  # the mode alone is staged
     with pytest.raises(GitFailure, match=r"^team/a.md has changes staged in the index"):
-        g.commit_change(repo, g.Change({"team/a.md": b"new\n"}, (), "m"))
+        commit_change(repo, Change({"team/a.md": b"new\n"}, (), "m"))
     assert _log(path) == before
 
 
@@ -539,16 +559,16 @@ def test_commit_change_refuses_each_kind_of_obstacle(tmp_path: Path) -> None:
     path = _obstacle_repo(tmp_path)
     before = _log(path)
     (path / "untracked.md").write_text("mine\n", encoding="utf-8")
-    repo = g.open_repo(path)
+    repo = open_repo(path)
     with pytest.raises(GitFailure, match=r"^untracked.md exists on disk with other content"):
-        g.commit_change(repo, g.Change({"untracked.md": b"omh\n"}, (), "m"))
+        commit_change(repo, Change({"untracked.md": b"omh\n"}, (), "m"))
     os.symlink("dir", path / "staged")
     git(path, "add", "staged")
     with pytest.raises(GitFailure, match=r"^staged is a symlink staged in the index"):
-        g.commit_change(repo, g.Change({"staged/x.md": b"x"}, (), "m"))
+        commit_change(repo, Change({"staged/x.md": b"x"}, (), "m"))
     _head_only(path, "team")
     with pytest.raises(GitFailure, match=r"^team is a symlink in HEAD.*; nothing was changed$"):
-        g.commit_change(repo, g.Change({"team/x.md": b"x"}, (), "m"))
+        commit_change(repo, Change({"team/x.md": b"x"}, (), "m"))
     assert _log(path) == before
     assert not (path / "team").exists()
 
@@ -556,16 +576,16 @@ def test_commit_change_refuses_each_kind_of_obstacle(tmp_path: Path) -> None:
 def test_commit_change_signs_off_when_asked(tmp_path: Path) -> None:
     path = tmp_path / "repo"
     make_repo(path)
-    g.commit_change(g.open_repo(path), g.Change({"a.md": b"a"}, (), "subject", signoff=True))
+    commit_change(open_repo(path), Change({"a.md": b"a"}, (), "subject", signoff=True))
     assert git(path, "log", "-1", "--format=%B").strip() == (
         f"subject\n\nSigned-off-by: {IDENTITY[0]} <{IDENTITY[1]}>")
 
 
 def test_signed_off_trailers_and_subjects() -> None:
     trailer = "Signed-off-by: A <a@x>"
-    assert g.signed_off(f"subject\n\n{trailer}\n", "A", "a@x") == f"subject\n\n{trailer}\n"
-    assert g.signed_off("fix: a crash", "A", "a@x") == f"fix: a crash\n\n{trailer}\n"
-    assert g.signed_off("subject\n\nCo-authored-by: B <b@x>", "A", "a@x") == (
+    assert signed_off(f"subject\n\n{trailer}\n", "A", "a@x") == f"subject\n\n{trailer}\n"
+    assert signed_off("fix: a crash", "A", "a@x") == f"fix: a crash\n\n{trailer}\n"
+    assert signed_off("subject\n\nCo-authored-by: B <b@x>", "A", "a@x") == (
         f"subject\n\nCo-authored-by: B <b@x>\n{trailer}\n")
 
 
@@ -582,7 +602,7 @@ def test_a_failure_inside_the_commit_is_undone(point: str, tmp_path: Path,
     monkeypatch.setenv("OMH_FAULT", point)
     monkeypatch.setenv("OMH_FAULT_ERRNO", "EIO")
     with pytest.raises(GitFailure) as caught:
-        g.commit_change(g.open_repo(path), g.Change({"new.md": b"n"}, ("gone.md",), "m"))
+        commit_change(open_repo(path), Change({"new.md": b"n"}, ("gone.md",), "m"))
     if point in ("commit:ref", "commit:workdir"):
         assert str(caught.value) == (
             "committing failed (Input/output error); the commit was undone and nothing else "
@@ -612,7 +632,7 @@ def test_a_failure_after_somebody_moved_the_branch_keeps_their_commit(
 
     monkeypatch.setattr(faults, "point", meanwhile)
     with pytest.raises(GitFailure) as caught:
-        g.commit_change(g.open_repo(path), g.Change({"new.md": b"n"}, (), "m"))
+        commit_change(open_repo(path), Change({"new.md": b"n"}, (), "m"))
     ours = git(path, "rev-parse", f"{theirs[0]}^").strip()
     assert str(caught.value) == (
         f"committing failed (Input/output error), and the commit {ours[:12]} could not be "
@@ -657,11 +677,11 @@ def test_a_full_disk_when_moving_the_branch(tmp_path: Path) -> None:
     path = tmp_path / "repo"
     make_repo(path)
     before = _state(path)
-    repo = g.open_repo(path)
+    repo = open_repo(path)
     repo.repo.references = _Refs(  # type: ignore[assignment]
         repo.repo.references, OSError(28, "No space left on device"), moves=False)
     with pytest.raises(GitFailure) as caught:
-        g.commit_change(repo, g.Change({"new.md": b"n"}, (), "m"))
+        commit_change(repo, Change({"new.md": b"n"}, (), "m"))
     assert str(caught.value) == (
         "could not move refs/heads/main, nothing was changed: the disk is full; free some "
         "space and run the command again")
@@ -671,10 +691,10 @@ def test_a_full_disk_when_moving_the_branch(tmp_path: Path) -> None:
 def test_a_branch_that_moved_though_its_log_failed_is_committed(tmp_path: Path) -> None:
     path = tmp_path / "repo"
     make_repo(path)
-    repo = g.open_repo(path)
+    repo = open_repo(path)
     repo.repo.references = _Refs(  # type: ignore[assignment]
         repo.repo.references, OSError(5, "Input/output error"), moves=True)
-    new = g.commit_change(repo, g.Change({"new.md": b"n"}, (), "m"))
+    new = commit_change(repo, Change({"new.md": b"n"}, (), "m"))
     assert _log(path)[0] == new
     assert (path / "new.md").read_bytes() == b"n"
     assert git(path, "status", "--porcelain") == ""
@@ -691,7 +711,7 @@ def test_a_branch_git_holds_locked_is_refused(tmp_path: Path) -> None:
             r"^could not move refs/heads/main: failed to lock file '.*/main.lock' for writing "
             r"\(another process "
             r"committed meanwhile\?\); nothing was changed, run the command again$")):
-        g.commit_change(g.open_repo(path), g.Change({"new.md": b"n"}, (), "m"))
+        commit_change(open_repo(path), Change({"new.md": b"n"}, (), "m"))
     assert _log(path) == before
     assert not (path / "new.md").exists()
 
@@ -705,7 +725,7 @@ def test_check_out_paths_writes_what_is_missing_and_keeps_the_users(tmp_path: Pa
     git(path, "rm", "-q", "--cached", "team/a.md")
     os.unlink(path / "team" / "a.md")
     (path / "team" / "b.md").write_text("mine\n", encoding="utf-8")
-    g.check_out_paths(g.open_repo(path), {"team/a.md": b"a\n", "team/b.md": b"b\n"})
+    check_out_paths(open_repo(path), {"team/a.md": b"a\n", "team/b.md": b"b\n"})
     assert (path / "team" / "a.md").read_text() == "a\n"
     assert (path / "team" / "b.md").read_text() == "mine\n"
     assert git(path, "status", "--porcelain") == " M team/b.md\n"
@@ -713,16 +733,16 @@ def test_check_out_paths_writes_what_is_missing_and_keeps_the_users(tmp_path: Pa
 
 def test_check_out_paths_refuses_each_kind_of_obstacle(tmp_path: Path) -> None:
     path = _obstacle_repo(tmp_path)
-    repo = g.open_repo(path)
+    repo = open_repo(path)
     os.symlink("dir", path / "ondisk")
     with pytest.raises(GitFailure, match=r"^ondisk is a symlink on disk.*; nothing was changed$"):
-        g.check_out_paths(repo, {"ondisk/x.md": b"x"})
+        check_out_paths(repo, {"ondisk/x.md": b"x"})
     os.symlink("dir", path / "staged")
     git(path, "add", "staged")
     with pytest.raises(GitFailure, match=r"^staged is a symlink staged in the index"):
-        g.check_out_paths(repo, {"staged/x.md": b"x"})
+        check_out_paths(repo, {"staged/x.md": b"x"})
     _head_only(path, "team")
     with pytest.raises(GitFailure, match=r"^team is a symlink in HEAD"):
-        g.check_out_paths(repo, {"team/x.md": b"x"})
+        check_out_paths(repo, {"team/x.md": b"x"})
     assert not (path / "team").exists()
     assert not (path / ".git" / "index.lock").exists()

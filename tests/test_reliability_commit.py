@@ -319,8 +319,8 @@ def test_gitstate_a_failure_libgit2_gives_no_reason_for_names_a_full_disk(
     not exist in the given tree" (once a crash log): the line names the full disk,
     found from the file system's free space. On a disk with room, the same failure
     is reported as it is, with no false alarm."""
+    from omh_git_memory.git import commit as gitmod
     from omh_git_memory.git import gitfiles
-    from omh_git_memory.git import repository as gitmod
 
     real = os.statvfs
 

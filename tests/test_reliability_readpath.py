@@ -294,7 +294,7 @@ def test_hang_a_failed_index_open_prints_no_traceback(tmp_path: Path) -> None:
     bad.write_bytes(b"DIRCgarbage")
     code = textwrap.dedent(f"""
         import gc, pygit2
-        from omh_git_memory.git import repository as git
+        from omh_git_memory.git import commit as git
         try:  # pygit2.Index itself where omh has no safe one (the defect)
             getattr(git, "_Index", pygit2.Index)({str(bad)!r})
         except pygit2.GitError:

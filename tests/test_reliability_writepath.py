@@ -442,7 +442,7 @@ def test_gitstate_a_commit_that_cannot_be_undone_says_how_to_finish_or_drop_it(
     disk can refuse the ref update): the commit stays, the note stays local, the
     lock is released, and the one line names both ways out — both of which work."""
     from omh_git_memory.actions.promote import promote
-    from omh_git_memory.git import repository as gitmod
+    from omh_git_memory.git import commit as gitmod
     from omh_git_memory.model.errors import GitFailure
 
     _setup(repo_dir)
@@ -473,7 +473,7 @@ def test_gitstate_a_commit_that_cannot_be_undone_is_finished_by_promoting_again(
     repo_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from omh_git_memory.actions.promote import promote
-    from omh_git_memory.git import repository as gitmod
+    from omh_git_memory.git import commit as gitmod
     from omh_git_memory.model.errors import GitFailure
 
     _setup(repo_dir)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from omh_git_memory.git.repository import signed_off
+from omh_git_memory.git.commit import signed_off
 from tests.helpers import git, omh
 
 KEY = "surprise/ports-are-taken"

@@ -24,22 +24,14 @@ from pathlib import Path
 
 from omh_git_memory.actions.lint import note_refusals
 from omh_git_memory.actions.workspace import Workspace
+from omh_git_memory.git.commit import Change, commit_change
+from omh_git_memory.git.filters import worktree_blob_id
 from omh_git_memory.git.gitfiles import alive
-from omh_git_memory.git.repository import (
-    Change,
-    blob_in_tree,
-    check_out_paths,
-    commit_change,
-    finish_interrupted,
-    head_id,
-    index_change,
-    path_in_tree,
-    path_is_dirty,
-    resolve_commit,
-    tree_file,
-    worktree_blob_id,
-    write_obstacle,
-)
+from omh_git_memory.git.history import head_id, resolve_commit
+from omh_git_memory.git.obstacles import write_obstacle
+from omh_git_memory.git.recovery import check_out_paths, finish_interrupted
+from omh_git_memory.git.staging import index_change, path_is_dirty
+from omh_git_memory.git.trees import blob_in_tree, path_in_tree, tree_file
 from omh_git_memory.model import faults
 from omh_git_memory.model.errors import NoteNotFound, OmhError, StoreError
 from omh_git_memory.model.keys import Key, shell_word
@@ -367,7 +359,7 @@ def _set_aside(path: Path) -> Path | None:
 def finish_team_commit(ws: Workspace) -> str | None:
     """Finish what a team verb (promote, update, edit, mv, rm) killed mid-way left:
     the index and working-tree files of a commit that landed (see
-    :func:`omh_git_memory.git.repository.finish_interrupted`), git's index lock, and the
+    :func:`omh_git_memory.git.recovery.finish_interrupted`), git's index lock, and the
     working copies it had moved aside under `.omh/notes/`, where `git add -A` would
     commit them. Every team verb runs it first. The commit finished, or None."""
     finished = finish_interrupted(ws.repo)

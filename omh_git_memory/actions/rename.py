@@ -8,7 +8,7 @@ sees half of it:
 - local: the files are switched under the store's lock from a journal
   (journal.py), so a reader sees the store before or after, and a rename cut
   short is finished by the next command that reads the store;
-- team: one commit built like promote's and `rm`'s (git.py), refused as they
+- team: one commit built like promote's and `rm`'s (git/commit.py), refused as they
   are when the index or working copy of any path it touches holds something
   HEAD does not.
 
@@ -23,19 +23,13 @@ from dataclasses import dataclass
 
 from omh_git_memory.actions.promote import finish_team_commit
 from omh_git_memory.actions.workspace import Workspace
+from omh_git_memory.git.commit import Change, commit_change
+from omh_git_memory.git.filters import as_committed
 from omh_git_memory.git.gitfiles import read_nofollow
-from omh_git_memory.git.repository import (
-    Change,
-    as_committed,
-    blob_in_tree,
-    commit_change,
-    index_change,
-    path_in_tree,
-    path_is_dirty,
-    resolve_commit,
-    tree_file,
-    write_obstacle,
-)
+from omh_git_memory.git.history import resolve_commit
+from omh_git_memory.git.obstacles import write_obstacle
+from omh_git_memory.git.staging import index_change, path_is_dirty
+from omh_git_memory.git.trees import blob_in_tree, path_in_tree, tree_file
 from omh_git_memory.model import faults
 from omh_git_memory.model.errors import KeyConflict, NoteNotFound, OmhError
 from omh_git_memory.model.keys import Key

@@ -45,15 +45,10 @@ from omh_git_memory.actions.remember import Observation, build_surprise, first_s
 from omh_git_memory.actions.workspace import Workspace
 from omh_git_memory.expiry.triggers import trigger_problem
 from omh_git_memory.git import nofollow
-from omh_git_memory.git.repository import (
-    Change,
-    blob_in_tree,
-    commit_change,
-    in_index,
-    index_change,
-    resolve_commit,
-    tree_file,
-)
+from omh_git_memory.git.commit import Change, commit_change
+from omh_git_memory.git.history import resolve_commit
+from omh_git_memory.git.staging import in_index, index_change
+from omh_git_memory.git.trees import blob_in_tree, tree_file
 from omh_git_memory.model import faults
 from omh_git_memory.model.errors import InvalidKey, NoteNotFound, NoteRefused, OmhError, StoreError
 from omh_git_memory.model.keys import Key, KeyTemplates, shell_word

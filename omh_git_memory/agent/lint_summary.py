@@ -67,7 +67,7 @@ class Summary:
 def fingerprint(ws: Workspace) -> str:
     """What the counts depend on; any change means lint again."""
     from omh_git_memory.actions.lint import RULES
-    from omh_git_memory.git.repository import head_id
+    from omh_git_memory.git.history import head_id
 
     parts = (FORMAT, [r.name for r in RULES], head_id(ws.repo), str(ws.local.root),
              ws.local.signature(), repr(ws.config()))

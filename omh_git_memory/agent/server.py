@@ -115,7 +115,7 @@ class _State:
     no_extra: bool = False  # semantic recall is on but its extra is missing: by words
 
     def searcher(self) -> Searcher:
-        from omh_git_memory.git.repository import head_id
+        from omh_git_memory.git.history import head_id
 
         commit, local = head_id(self.ws.repo), self.ws.local.signature()
         if self.current is None or commit != self.commit or local != self.local:

@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from omh_git_memory.expiry.triggers import PinError, State, Verdict, evaluate, pin
-from omh_git_memory.git.repository import GitRepo, list_tree, read_blob, resolve_commit
+from omh_git_memory.git.history import resolve_commit
+from omh_git_memory.git.repository import GitRepo
+from omh_git_memory.git.trees import list_tree, read_blob
 from omh_git_memory.model.config import Config
 from omh_git_memory.model.errors import NoteRefused
 from omh_git_memory.recall.index import Doc

@@ -2,8 +2,9 @@
 (`index.lock`, and the record that lets omh take over a lock it left behind) and
 working-tree writes that never follow a symlink and can be undone.
 
-`git.py` builds the commit and the index with libgit2; this module is everything
-around it that is plain files: no pygit2 here.
+commit.py builds the commit and the index with libgit2 (and recovery.py finishes
+one a killed process left); this module is everything around it that is plain
+files: no pygit2 here.
 """
 
 from __future__ import annotations
@@ -149,7 +150,7 @@ class IndexLock:
 
     def acquire(self) -> None:
         """Take the lock (a dead omh process's is taken over, a commit it landed
-        kept in `unfinished` for :func:`omh_git_memory.git.repository.finish_interrupted`)."""
+        kept in `unfinished` for :func:`omh_git_memory.git.recovery.finish_interrupted`)."""
         with _serialised(self.git_dir):
             self._take_over_stale()
             try:

@@ -8,7 +8,7 @@ and host — is refused instead of guessed. A commit is signed when
 `commit.gpgSign` says so, with the program and key `gpg.format`,
 `gpg.<format>.program` and `user.signingKey` name, as git runs them.
 
-No pygit2 here: `git.py` reads the configuration and hands a lookup in.
+No pygit2 here: commit.py reads the configuration (config.py) and hands a lookup in.
 """
 
 from __future__ import annotations

@@ -54,8 +54,8 @@ STOP_ONLY: Final = (
 TRANSACTION: Final = ("commit:blobs", "commit:stage", "commit:tree", "commit:object",
                       "commit:ref", "commit:workdir")
 
-# The point inside the finishing of a commit a killed process landed (git.py's
-# finish_interrupted): its index staged, the working tree not yet written.
+# The point inside the finishing of a commit a killed process landed
+# (git/recovery.py's finish_interrupted): its index staged, the working tree not yet written.
 FINISH: Final = "commit:finish"
 
 

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Final
 
 from omh_git_memory.git import nofollow
-from omh_git_memory.git.repository import GitRepo, config_value
+from omh_git_memory.git.config import config_value
+from omh_git_memory.git.repository import GitRepo
 from omh_git_memory.model.errors import StoreError
 
 HOOK_NAMES: Final = ("post-merge", "post-checkout", "post-rewrite")

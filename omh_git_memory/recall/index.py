@@ -41,17 +41,9 @@ from pathlib import Path
 from typing import Final, NamedTuple
 
 from omh_git_memory.git import nofollow
-from omh_git_memory.git.repository import (
-    GitRepo,
-    TreeEntry,
-    blob_size,
-    commit_date,
-    commit_id,
-    list_tree,
-    read_blob,
-    require_blobs,
-    resolve_commit,
-)
+from omh_git_memory.git.history import commit_date, commit_id, resolve_commit
+from omh_git_memory.git.repository import GitRepo
+from omh_git_memory.git.trees import TreeEntry, blob_size, list_tree, read_blob, require_blobs
 from omh_git_memory.model.config import (
     CONFIG_NAME,
     DEFAULT_REPO_NAME,

@@ -42,7 +42,8 @@ from pathlib import Path
 from typing import Final
 
 from omh_git_memory.git import nofollow
-from omh_git_memory.git.repository import GitRepo, first_root, holds_in_history
+from omh_git_memory.git.history import first_root, holds_in_history
+from omh_git_memory.git.repository import GitRepo
 from omh_git_memory.model.errors import StoreError
 from omh_git_memory.model.keys import NOTE_SUFFIX
 from omh_git_memory.model.plural import count

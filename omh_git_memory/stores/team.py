@@ -12,14 +12,10 @@ import os
 import stat
 from pathlib import Path
 
-from omh_git_memory.git.repository import (
-    GitRepo,
-    as_committed,
-    blob_size,
-    files_under,
-    read_blob,
-    resolve_commit,
-)
+from omh_git_memory.git.filters import as_committed
+from omh_git_memory.git.history import resolve_commit
+from omh_git_memory.git.repository import GitRepo
+from omh_git_memory.git.trees import blob_size, files_under, read_blob
 from omh_git_memory.model.keys import Key
 from omh_git_memory.model.layers import Layer
 from omh_git_memory.model.note import MAX_NOTE_BYTES

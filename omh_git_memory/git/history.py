@@ -1,0 +1,91 @@
+"""Commits and history: the commit a revision names, HEAD, a commit's id and day,
+the root commit a store records, and whether a commit is in HEAD's history (a
+shallow clone may not be able to tell)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pygit2
+
+from omh_git_memory.git.repository import GitRepo
+from omh_git_memory.model.errors import GitFailure
+
+
+def resolve_commit(repo: GitRepo, rev: str) -> pygit2.Commit | None:
+    """The commit `rev` names; None for `HEAD` on a branch with no commit yet."""
+    if rev == "HEAD" and repo.repo.head_is_unborn:
+        return None
+    try:
+        obj = repo.repo.revparse_single(rev)
+        commit = obj.peel(pygit2.Commit)
+    except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+        raise GitFailure(f"{rev!r} names no commit in {repo.common_dir}") from None
+    return commit
+
+
+def head_id(repo: GitRepo) -> str | None:
+    """The commit HEAD names now, or None on a branch with no commit yet."""
+    commit = resolve_commit(repo, "HEAD")
+    return None if commit is None else str(commit.id)
+
+
+def commit_id(commit: pygit2.Commit) -> str:
+    return str(commit.id)
+
+
+def commit_date(commit: pygit2.Commit) -> dt.date:
+    """The day the commit was made, in its committer's time zone."""
+    tz = dt.timezone(dt.timedelta(minutes=commit.commit_time_offset))
+    return dt.datetime.fromtimestamp(commit.commit_time, tz).date()
+
+
+def first_root(repo: GitRepo) -> str | None:
+    """The root commit reached from HEAD by first parents: what every clone of the
+    repository shares, and what a store's record names. None before the first
+    commit, when history is unreadable, and in a shallow clone whose first-parent
+    line ends at a shallow boundary (a commit whose parents were not fetched is
+    not a root: recording it would make every full clone look like another
+    repository)."""
+    try:
+        if repo.repo.head_is_unborn:
+            return None
+        walker = repo.repo.walk(repo.repo.head.target)
+        walker.simplify_first_parent()
+        roots = [str(commit.id) for commit in walker if not commit.parent_ids]
+    except (pygit2.GitError, KeyError, ValueError):
+        return None
+    if not roots or roots[0] in _shallow_boundary(repo):
+        return None
+    return roots[0]
+
+
+def _shallow_boundary(repo: GitRepo) -> frozenset[str]:
+    """The commits `<common>/shallow` lists: where a shallow clone's history stops."""
+    try:
+        with open(repo.common_dir / "shallow", "rb") as handle:
+            text = handle.read(1 << 20).decode("ascii", "replace")
+    except OSError:
+        return frozenset()
+    return frozenset(line.strip() for line in text.splitlines() if line.strip())
+
+
+def holds_in_history(repo: GitRepo, commit: str) -> bool | None:
+    """Whether `commit` (a store record's root) is HEAD or one of its ancestors: True
+    for a clone of the repository that recorded it, whichever of its roots HEAD's
+    first parents now reach (a merge of unrelated histories adds roots); False
+    when provably not (no commit yet, or a full history without it); None when
+    this clone cannot tell, because it is shallow and the commit lies beyond (or
+    on) its boundary."""
+    try:
+        if repo.repo.head_is_unborn:
+            return False
+        head = repo.repo.head.target
+        target = pygit2.Oid(hex=commit)
+        if target == head:
+            return True
+        if target in repo.repo and repo.repo.descendant_of(head, target):
+            return True
+    except (pygit2.GitError, KeyError, ValueError):
+        return None
+    return None if _shallow_boundary(repo) else False
