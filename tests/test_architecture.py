@@ -27,7 +27,7 @@ HOMES = {
     "pygit2": {"git/repository.py"},
     "mistune": {"model/note.py"},
     "typer": {"cli"},
-    "mcp": {"agent/server.py"},
+    "mcp": {"agent/sdk.py"},
     "numpy": {"recall/semantic.py"},
     "onnxruntime": {"recall/semantic.py"},
     "onnx": {"recall/semantic.py"},
