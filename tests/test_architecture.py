@@ -29,7 +29,7 @@ HOMES = {
                "git/recovery.py"},
     "mistune": {"model/note.py"},
     "typer": {"cli"},
-    "mcp": {"agent/server.py"},
+    "mcp": {"agent/sdk.py"},
     "numpy": {"recall/semantic.py"},
     "onnxruntime": {"recall/semantic.py"},
     "onnx": {"recall/semantic.py"},

@@ -49,13 +49,13 @@ def test_a_bug_still_leaves_its_traceback_in_a_log(
 ) -> None:
     # The crash log's modules are imported only after a bug, not at every start-up.
     from omh_git_memory import cli
-    from omh_git_memory.cli import memory
+    from omh_git_memory.cli import recall
 
     def broken() -> None:
         raise RuntimeError("a bug in the core")
 
     monkeypatch.chdir(repo_dir)
-    monkeypatch.setattr(memory, "here", broken)
+    monkeypatch.setattr(recall, "here", broken)
     with pytest.raises(SystemExit) as done:
         cli.main(["memory", "recall", "anything"])
     assert done.value.code == cli.EXIT_BUG

@@ -16,7 +16,7 @@ from mcp import Client, ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.types import Implementation
 
-from omh_git_memory.agent.server import MAX_TEXT
+from omh_git_memory.agent.tools import MAX_TEXT
 from tests.helpers import git, note_text, omh
 
 GOOD = {"expected": "port 8080 would be free", "observed": "CI already listens on 8080.",

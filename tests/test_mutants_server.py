@@ -24,15 +24,13 @@ from mcp import Client
 from mcp.types import Implementation
 
 from omh_git_memory.actions.workspace import open_workspace
-from omh_git_memory.agent import server as srv
-from omh_git_memory.agent.server import (
-    ProbeFailed,
-    build_server,
-    clean_source_part,
-    probe,
-    unanswered,
-    written_notes,
-)
+from omh_git_memory.actions import ask, record
+from omh_git_memory.agent import probe as probing
+from omh_git_memory.agent import transport
+from omh_git_memory.agent.probe import ProbeFailed, probe
+from omh_git_memory.agent.sdk import build_server
+from omh_git_memory.agent.tools import clean_source_part, written_notes
+from omh_git_memory.agent.transport import unanswered
 from tests.helpers import git, note_text, omh
 from tests.test_newcomer_near_duplicate import AGAIN, FIRST, NEW, OLD, UNRELATED, UNRELATED_KEY
 from tests.test_newcomer_near_duplicate import _mcp_args as mcp_args
@@ -212,7 +210,7 @@ def test_a_note_changed_while_it_is_replaced_is_said_and_nothing_written(
         raise ChangedMeanwhile("changed meanwhile")
 
     _calls(served, _remember(GOOD))
-    monkeypatch.setattr(srv, "replace_own", raced)
+    monkeypatch.setattr(record, "replace_own", raced)
     (result,) = _calls(served, _remember({**GOOD, "replaces": OWN}))
     assert result.is_error and (f"local/{OWN} changed while it was being replaced, so nothing "
                                 "was written") in _text(result), _text(result)
@@ -459,7 +457,7 @@ def test_an_object_that_is_not_json_rpc_is_an_invalid_request_with_its_id() -> N
 
 
 def test_the_surrogate_check_looks_into_every_kind_of_value() -> None:
-    check = srv._has_lone_surrogate
+    check = transport._has_lone_surrogate
     assert check("\ud800") and check("\udfff") and check("a\udc00b")
     assert not check("\ud7ff") and not check("\ue000") and not check("plain")
     assert check({"\ud800": 1}) and check({"a": "\ud800"}) and check([1, "\ud800"])
@@ -473,9 +471,9 @@ def test_the_surrogate_check_looks_into_every_kind_of_value() -> None:
 def test_the_first_cause_inside_exception_groups() -> None:
     inner = ValueError("the real one")
     nested = BaseExceptionGroup("outer", [ExceptionGroup("inner", [inner, KeyError("b")])])
-    assert srv._first_cause(nested) is inner
+    assert probing._first_cause(nested) is inner
     plain = OSError("plain")
-    assert srv._first_cause(plain) is plain
+    assert probing._first_cause(plain) is plain
 
 
 def test_probe_sees_the_tools_the_name_and_one_answer(served: Path) -> None:
@@ -702,7 +700,7 @@ def test_semantic_on_loads_the_model_once_and_its_view_once_per_store_state(
 
     monkeypatch.setattr(semantic, "Embedder", Model)
     monkeypatch.setattr(Workspace, "semantic", view)
-    monkeypatch.setattr(srv, "recall", by_words)
+    monkeypatch.setattr(ask, "recall", by_words)
     assert omh(served, "init").code == 0
     config = served / ".omh/memory.toml"
     config.write_text(config.read_text().replace("semantic = false", "semantic = true"))
@@ -725,7 +723,7 @@ def test_a_request_nested_too_deep_to_search_for_surrogates_is_still_answered() 
 
 
 def test_the_reader_passes_what_the_sdk_reads_and_answers_what_it_would_drop() -> None:
-    """`_Requests`, the line reader in front of the SDK's: a blank line or one the SDK
+    """`Requests`, the line reader in front of the SDK's: a blank line or one the SDK
     reads goes through as it is; one it would drop is answered with an error, and
     not passed on."""
     good = CALL % ("1", "") + "\n"
@@ -742,7 +740,7 @@ def test_the_reader_passes_what_the_sdk_reads_and_answers_what_it_would_drop() -
             async def send(self, message: Any) -> None:
                 sent.append(message.message)
 
-        requests = srv._Requests(source())
+        requests = transport.Requests(source())
         requests.replies = Replies()
         requests.ready.set()
         return [line async for line in requests], sent

@@ -283,7 +283,7 @@ def _calls(repo: Path, *calls: dict[str, Any]) -> list[tuple[bool, str]]:
     from mcp.types import Implementation
 
     from omh_git_memory.actions.workspace import open_workspace
-    from omh_git_memory.agent.server import build_server
+    from omh_git_memory.agent.sdk import build_server
 
     async def run() -> list[tuple[bool, str]]:
         server = build_server(open_workspace(repo))

@@ -272,7 +272,7 @@ def test_the_demo_ends_with_a_topic_and_a_review(tmp_path: Path) -> None:
 ])
 def test_a_session_is_cleaned_as_the_server_cleans_it(session: str) -> None:
     from omh_git_memory.actions.review import clean_session, of_session
-    from omh_git_memory.agent.server import clean_source_part
+    from omh_git_memory.agent.tools import clean_source_part
 
     # As the server cleans a client's name, and a comma too (it would end the session).
     assert clean_session(session) == clean_source_part(session.replace(",", "?"))

@@ -4,7 +4,9 @@ Each rule is one registry entry: a name, a severity and a check. Six rules
 describe one note's shape and refuse it, one refuses a team note shaped like a
 secret; four describe the store and warn.
 Only a refusal makes lint fail, because `Orphan` fires on every note nothing
-links to and failing on warnings would fail on the store's shape.
+links to and failing on warnings would fail on the store's shape; reading the
+team notes alone (CI, a pre-commit hook), a team link to no team note fails too
+(:attr:`Linted.failed`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Final, Protocol
+from typing import TYPE_CHECKING, Final, Protocol
 
 from omh_git_memory.expiry.triggers import trigger_problem
 from omh_git_memory.model.keys import printable
@@ -21,6 +23,9 @@ from omh_git_memory.model.layers import Layer
 from omh_git_memory.model.note import Note, link_line, render
 from omh_git_memory.stores.graph import Graph
 from omh_git_memory.stores.store import StoredNote
+
+if TYPE_CHECKING:
+    from omh_git_memory.actions.workspace import Workspace
 
 
 class Severity(StrEnum):
@@ -268,6 +273,36 @@ def lint(graph: Graph) -> Report:
                     findings.append(_finding(rule, entry, line, message))
     findings.sort(key=lambda f: (f.layer.value, f.key, f.path, f.line or 0, f.rule))
     return Report(tuple(findings), len(graph.entries))
+
+
+@dataclass(frozen=True)
+class Linted:
+    """A lint run over one set of notes: the report, what was read (in words), and
+    whether it fails."""
+
+    report: Report
+    read: str
+    team_only: bool  # the team notes alone: committed at a revision, or in the worktree
+
+    @property
+    def failed(self) -> bool:
+        """A refusal fails lint. So, when the team notes are read alone (CI, a
+        pre-commit hook), does a team link no team note answers: teammates have only
+        the team layer, where that link dangles."""
+        return self.report.refused or (
+            self.team_only and any(f.rule == "DanglingLink" for f in self.report.findings))
+
+
+def lint_workspace(ws: Workspace, ref: str | None = None, worktree: bool = False) -> Linted:
+    """Lint the team notes as the working tree has them (`worktree`), those committed
+    at `ref`, or else the whole store: the team notes at HEAD and the local layer."""
+    if worktree:
+        graph, read = ws.worktree_team_graph(), "the team notes in the working tree"
+    elif ref is not None:
+        graph, read = ws.graph(ref, local=False), f"the team notes at {ref}"
+    else:
+        graph, read = ws.graph(), f"team notes at HEAD and {ws.local.root}"
+    return Linted(lint(graph), read, team_only=worktree or ref is not None)
 
 
 def note_refusals(note: Note) -> list[tuple[str, int | None, str]]:

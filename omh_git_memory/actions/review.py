@@ -5,7 +5,7 @@ the local copy). `omh memory review` lists them newest first and lets a person
 promote, edit, remove or keep each; the end-of-session line counts the ones a session
 recorded. Who recorded a note is read from its `source`, which the MCP server
 writes as `session <id>, <client>` (or `mcp, <client>` with no session) — see
-mcp_server._source.
+agent/tools.source_of.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ class Pending:
 
 
 # As the MCP server cleans OMH_SESSION before writing it into `source`
-# (mcp_server.clean_source_part; a test keeps the two the same), so that the
+# (agent/tools.clean_source_part; a test keeps the two the same), so that the
 # session a hook names is found whatever it holds.
 MAX_SESSION: Final = 64
 

@@ -129,7 +129,7 @@ def _server_checks(ws: Workspace, env: dict[str, str], total: int,
     server = server_command(ws.checkout)
     command, args = server.command, server.args
     shown = shown_command(command, args)
-    from omh_git_memory.agent.server import ProbeFailed, probe
+    from omh_git_memory.agent.probe import ProbeFailed, probe
     from omh_git_memory.recall.semantic import SemanticUnavailable
 
     with _start_dir(ws, args) as cwd:

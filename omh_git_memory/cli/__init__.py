@@ -128,7 +128,7 @@ def mcp_serve(
     """Serve the remember and recall tools over MCP on stdin/stdout."""
     from pathlib import Path
 
-    from omh_git_memory.agent.server import serve
+    from omh_git_memory.agent.transport import serve
 
     if repo is not None and not repo.strip():
         raise typer.BadParameter("--repo needs a folder", param_hint="--repo")

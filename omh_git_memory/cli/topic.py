@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from omh_git_memory.cli.output import emit_json, here, progress_bar, recorded_day, say, usage_error
+from omh_git_memory.cli.output import here, progress_bar, recorded_day, usage_error
 
 
 def _split(option: str, value: str) -> tuple[str, str]:
@@ -45,9 +44,9 @@ def remember_topic(
     relates_to: Sequence[str], invalidated_by: str | None, source: str,
     recorded: str | None, if_exists: str, strict: bool, as_json: bool,
 ) -> None:
-    from omh_git_memory.actions.remember import TeamKeys, write_local
-    from omh_git_memory.actions.topic import TopicDraft, build_topic
-    from omh_git_memory.expiry.stale import pin_trigger
+    from omh_git_memory.actions.record import record
+    from omh_git_memory.actions.topic import TopicDraft
+    from omh_git_memory.cli.remember import say_remembered
     from omh_git_memory.stores.store import IfExists
 
     if note_type != "topic":
@@ -67,26 +66,7 @@ def remember_topic(
     day = recorded_day(recorded)
     ws = here()
     draft = TopicDraft(title=title, sections=given, answers=answers, relates_to=relates_to,
-                       invalidated_by=pin_trigger(invalidated_by, ws.facts()), source=source,
-                       recorded=day)
-    note = build_topic(draft, ws.config().keys, dt.date.today())
-    from omh_git_memory.cli.repeats import as_json as repeats_json
-    from omh_git_memory.cli.repeats import repeats_of, say_repeats
-
-    searcher = ws.searcher(progress=progress_bar())
-    known = None
-    if strict:
-        known = {d.key for d in searcher.docs if d is not None and not d.problem}
-    team = TeamKeys.of(searcher.snapshot.docs)
-    result = write_local(ws.local, note, IfExists(if_exists), known, team=team,
-                         repeats_of=repeats_of(ws, searcher), refuse_repeats=strict)
-    if as_json:
-        emit_json({"key": result.key.value, "layer": result.layer.value, "path": result.path,
-                   "written": result.written, "near_duplicates": repeats_json(result.repeats)})
-        return
-    if result.written:
-        say(f"remembered {result.layer}/{result.key}")
-        say(f"  {result.path}")
-    else:
-        say(f"kept the existing {result.layer}/{result.key} (--if-exists skip)")
-    say_repeats(result.repeats, result.key.value if result.written else None)
+                       invalidated_by=invalidated_by, source=source, recorded=day)
+    result = record(ws, draft, progress=progress_bar(), if_exists=IfExists(if_exists),
+                    strict=strict, refuse_repeats=strict)
+    say_remembered(result, as_json)

@@ -1,0 +1,131 @@
+"""`omh memory recall` and `omh memory reindex`: asking the store, and building the
+index of HEAD that recall asks (it builds one on demand anyway)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from omh_git_memory.cli.adopt import warn_left_behind
+from omh_git_memory.cli.options import JsonFlag
+from omh_git_memory.cli.output import emit_json, here, progress_bar, say_lines
+from omh_git_memory.model.plural import count as _count
+
+if TYPE_CHECKING:
+    from omh_git_memory.actions.workspace import Workspace
+    from omh_git_memory.recall.rank import Searcher
+    from omh_git_memory.recall.semantic import SemanticView
+
+
+def recall(
+    question: Annotated[str, typer.Argument(help="What you want to know, in your words.")],
+    also: Annotated[
+        list[str] | None,
+        typer.Option("--also", help="The same question in other words (repeat for more)."),
+    ] = None,
+    semantic: Annotated[
+        bool | None,
+        typer.Option("--semantic/--no-semantic",
+                     help="Fuse in semantic similarity (default: [recall] semantic)."),
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """The notes that best answer a question, each with the notes linked to it."""
+    from omh_git_memory.actions.ask import Question, ask
+    from omh_git_memory.recall.note_path import json_path
+    from omh_git_memory.recall.rank import date_of, render_tree
+
+    asked = Question(question, also or [])  # refused when empty, as the MCP recall is
+    ws = here()
+    warn_left_behind(ws)
+    answered = ask(ws, asked, progress=progress_bar(), semantic=_semantic_for(ws, semantic))
+    answer, fired = answered.answer, answered.stale
+    if as_json:
+        emit_json(
+            {
+                "results": [
+                    {
+                        "key": h.doc.key,
+                        "layer": h.doc.layer,
+                        "recorded": date_of(h.doc),
+                        "title": h.doc.title,
+                        "path": json_path(h.doc.layer, h.doc.location, h.doc.source),
+                        "score": round(h.score, 4),
+                        "stale": fired.get((h.doc.layer, h.doc.key)),
+                        "neighbours": [
+                            {"key": n.key, "layer": n.layer, "recorded": date_of(n),
+                             "title": n.title,
+                             "path": json_path(n.layer, n.location, n.source),
+                             "stale": fired.get((n.layer, n.key))}
+                            for n in h.neighbours
+                        ],
+                        "more_neighbours": h.more_neighbours,
+                    }
+                    for h in answer.results
+                ],
+                "left_out": answer.left_out,
+            }
+        )
+        return
+    say_lines(render_tree(answer, fired))
+
+
+def _semantic_for(ws: Workspace,
+                  wanted: bool | None) -> Callable[[Searcher], SemanticView | None]:
+    """The semantic view recall fuses in: when `--semantic` or `--no-semantic` says,
+    else when the settings turn it on; None (by words) otherwise."""
+    def view(searcher: Searcher) -> SemanticView | None:
+        on = ws.config().semantic if wanted is None else wanted
+        return _semantic_view(ws, searcher, asked=wanted is not None) if on else None
+
+    return view
+
+
+def _semantic_view(ws: Workspace, searcher: Searcher, asked: bool) -> SemanticView | None:
+    """The semantic view; when only the settings turned it on and the extra is
+    missing, one warning on stderr and None (recall by words). `--semantic` asked
+    for it: then the missing extra is the error."""
+    from omh_git_memory.recall.semantic import SemanticUnavailable
+
+    try:
+        return ws.semantic(searcher, progress=progress_bar())
+    except SemanticUnavailable as err:
+        if asked:
+            raise
+        typer.echo(f"omh: warning: {err.fallback()}", err=True)
+        return None
+
+
+def reindex(
+    full: Annotated[
+        bool, typer.Option("--full", help="Rebuild from scratch instead of from the last index.")
+    ] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Build the recall index of HEAD now (recall builds it on demand anyway)."""
+    import time
+
+    ws = here()
+    started = time.perf_counter()
+    snap = ws.snapshot(progress=progress_bar(), rebuild=full)
+    if ws.config().semantic:  # the vectors too, embedding only what is new
+        _semantic_view(ws, ws.searcher(), asked=False)
+    took = time.perf_counter() - started
+    live = sum(1 for _ in snap.live())
+    if as_json:
+        emit_json({"commit": snap.commit, "documents": live, "analysed": snap.analysed,
+                   "reused": snap.reused, "seconds": round(took, 3)})
+        return
+    if snap.commit is None:
+        typer.echo("nothing to index: HEAD has no commit yet")
+        return
+    if live and not snap.analysed and not snap.reused:  # loaded, not built
+        typer.echo(f"the index of {snap.commit[:12]} is built already: "
+                   f"{_count(live, 'document')} (--full builds it again)")
+        return
+    typer.echo(
+        f"indexed {snap.commit[:12]}: {_count(live, 'document')} "
+        f"({snap.analysed} analysed, {snap.reused} reused) in {took:.2f} s"
+    )
