@@ -1,4 +1,5 @@
-"""The real `omh` command, in subprocesses, in real repositories."""
+"""The `omh` command (in process, or in a subprocess where a run needs one), in real
+repositories."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import FIXTURES, SEED_ARGS, SEED_NOTE, git, local_store, omh
+from tests.helpers import FIXTURES, ROOT, SEED_ARGS, SEED_NOTE, git, local_store, omh
 
 SEED_KEY = "surprise/mounting-a-credential-file-returns-ebusy"
 
@@ -471,9 +472,9 @@ def test_show_of_a_key_both_layers_hold_names_each_layer(repo_dir: Path) -> None
 
 def test_remember_help_says_answers_is_required_and_shows_the_trigger_kinds() -> None:
     # The help left out that --answers is required and showed one trigger kind only.
-    done = subprocess.run([sys.executable, "-m", "omh_git_memory", "memory", "remember",
-                           "--help"], capture_output=True, text=True, check=True)
-    text = " ".join(done.stdout.split())
+    done = omh(ROOT, "memory", "remember", "--help")
+    assert done.code == 0, done.err
+    text = " ".join(done.out.split())
     answers = text.split("--answers", 1)[1].split("--relates-to", 1)[0]
     assert "required" in answers.lower(), answers
     trigger = text.split("--invalidated-by", 1)[1].split("--source", 1)[0]
