@@ -3,6 +3,7 @@ subprocess where a run needs one)."""
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import locale
@@ -10,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -197,7 +199,6 @@ def omh_in_process(cwd: Path, *args: str, env: dict[str, str] | None = None) -> 
     libgit2's configuration files found from this environment's HOME, and the exit
     status from SystemExit. Everything is put back afterwards, exactly."""
     import logging
-    import tempfile
     import warnings
 
     import pygit2
@@ -272,6 +273,14 @@ def omh_in_process(cwd: Path, *args: str, env: dict[str, str] | None = None) -> 
         for level, path in saved_search.items():
             pygit2.settings.search_path[level] = path
     return Run(code, _as_text(out.value()), _as_text(err.value()))
+
+
+@functools.cache
+def demo_run() -> Run:
+    """What `omh demo` prints, run once for every test that reads it: the demo starts
+    a process for each of its steps, in a repository of its own, so its output is
+    the same whichever test asks first."""
+    return omh(Path(tempfile.mkdtemp(prefix="omh-demo-test-")), "demo")
 
 
 def local_store(repo: Path) -> Path:

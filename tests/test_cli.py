@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import FIXTURES, ROOT, SEED_ARGS, SEED_NOTE, git, local_store, omh
+from tests.helpers import FIXTURES, ROOT, SEED_ARGS, SEED_NOTE, demo_run, git, local_store, omh
 
 SEED_KEY = "surprise/mounting-a-credential-file-returns-ebusy"
 
@@ -177,8 +177,8 @@ def test_help_does_not_import_the_heavy_modules() -> None:
     assert "memory" in done.stdout
 
 
-def test_demo_walks_through_every_step(tmp_path: Path) -> None:
-    run = omh(tmp_path, "demo")
+def test_demo_walks_through_every_step() -> None:
+    run = demo_run()  # one run of the demo for every test that reads it
     assert run.code == 0, run.err
     assert SEED_NOTE in run.out
     assert "already exists" in run.out
