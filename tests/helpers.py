@@ -1,12 +1,17 @@
-"""Builders the tests share: real repositories, the real CLI in a subprocess."""
+"""Builders the tests share: real repositories, the real CLI (in this process, or in a
+subprocess where a run needs one)."""
 
 from __future__ import annotations
 
+import functools
+import io
 import json
+import locale
 import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,7 +100,19 @@ class Run:
 
 
 def omh(cwd: Path, *args: str, env: dict[str, str] | None = None,
-        timeout: float | None = None) -> Run:
+        timeout: float | None = None, real: bool = False) -> Run:
+    """The `omh` command run from `cwd` with `env` added to the environment: in this
+    process (see `omh_in_process`), or in a real one (`omh_process`) when `real` is
+    set or the run needs one — a `timeout` (a command that blocks must fail the test,
+    not hang it), a fault point that kills or stops the process, an environment
+    that shapes Python's own start, or the MCP server on stdin/stdout."""
+    if real or needs_process(args, env, timeout):
+        return omh_process(cwd, *args, env=env, timeout=timeout)
+    return omh_in_process(cwd, *args, env=env)
+
+
+def omh_process(cwd: Path, *args: str, env: dict[str, str] | None = None,
+                timeout: float | None = None) -> Run:
     """The real `omh` command in a subprocess. With `timeout`, a command that blocks
     fails the test instead of hanging the run."""
     try:
@@ -107,6 +124,163 @@ def omh(cwd: Path, *args: str, env: dict[str, str] | None = None,
     except subprocess.TimeoutExpired:
         raise AssertionError(f"omh {' '.join(args)} hung for {timeout}s") from None
     return Run(done.returncode, done.stdout, done.stderr)
+
+
+# Variables read when Python itself starts (the streams' encoding, the locale, the
+# import path): a run that sets one needs a new interpreter to see it.
+_STARTUP_VARIABLES = ("LANG", "LC_ALL", "LC_CTYPE", "PYTHON")
+
+
+def needs_process(args: tuple[str, ...] | list[str], env: dict[str, str] | None,
+                  timeout: float | None) -> bool:
+    """Whether `omh ARGS` with `env` can only be run as a real process."""
+    if timeout is not None or list(args[:2]) == ["mcp", "serve"]:
+        return True
+    given = env or {}
+    if any(name.startswith(_STARTUP_VARIABLES) for name in given):
+        return True
+    fault = {**os.environ, **given}.get("OMH_FAULT")
+    if fault:  # a fault point kills or stops the process; with an errno it only raises
+        errno_only = bool({**os.environ, **given}.get("OMH_FAULT_ERRNO"))
+        return not errno_only or fault.endswith(":stop")
+    return False
+
+
+class _Pipe(io.BytesIO):
+    """What a command writes to a stream: like the read end of a pipe, it keeps
+    what was written even when the command closes its end."""
+
+    written = b""
+
+    def close(self) -> None:
+        if not self.closed:
+            self.written = self.getvalue()
+        super().close()
+
+    def value(self) -> bytes:
+        return self.written if self.closed else self.getvalue()
+
+
+def _stream(pipe: _Pipe, like: Any, errors: str, line_buffering: bool) -> io.TextIOWrapper:
+    """A text stream over `pipe` as Python opens one over a pipe: the encoding and
+    error handler it gave its own streams at start (`like`), not a terminal."""
+    encoding = getattr(like, "encoding", None) or locale.getpreferredencoding(False)
+    return io.TextIOWrapper(pipe, encoding=encoding,
+                            errors=getattr(like, "errors", None) or errors,
+                            line_buffering=line_buffering)
+
+
+def _as_text(data: bytes) -> str:
+    """The bytes a command wrote, read as `subprocess.run(text=True)` reads them
+    (the locale's encoding, universal newlines)."""
+    return io.TextIOWrapper(io.BytesIO(data), encoding=locale.getpreferredencoding(False),
+                            newline=None).read()
+
+
+def _exit_code(done: SystemExit) -> tuple[int, str]:
+    """The exit status a process ending with `done` has, and what Python prints."""
+    code = done.code
+    if code is None:
+        return 0, ""
+    if isinstance(code, int):
+        return code % 256, ""
+    return 1, f"{code}\n"
+
+
+_SIGNALS = tuple(s for s in (signal.SIGINT, signal.SIGTERM, signal.SIGQUIT, signal.SIGHUP,
+                             signal.SIGPIPE, signal.SIGCHLD, signal.SIGALRM))
+
+
+def omh_in_process(cwd: Path, *args: str, env: dict[str, str] | None = None) -> Run:
+    """`omh ARGS` run by `cli.main` in this process, as a subprocess would run it:
+    from `cwd`, with `env` over the environment, stdout and stderr captured as from
+    pipes (text streams over bytes: `.buffer`, the encoding, not a terminal), an
+    empty stdin, Python's default warning filters, no logging handler of pytest's,
+    libgit2's configuration files found from this environment's HOME, and the exit
+    status from SystemExit. Everything is put back afterwards, exactly."""
+    import logging
+    import warnings
+
+    import pygit2
+    from pygit2.enums import ConfigLevel
+
+    from omh_git_memory import cli
+
+    saved_env = dict(os.environ)
+    saved_cwd = os.getcwd()
+    saved_streams = (sys.stdin, sys.stdout, sys.stderr,
+                     sys.__stdin__, sys.__stdout__, sys.__stderr__)
+    saved_argv = sys.argv
+    saved_tempdir = tempfile.tempdir
+    saved_umask = os.umask(0o022)
+    os.umask(saved_umask)
+    saved_signals = {s: signal.getsignal(s) for s in _SIGNALS}
+    root = logging.getLogger()
+    saved_logging = (root.handlers[:], root.level, logging.root.manager.disable)
+    levels = (ConfigLevel.GLOBAL, ConfigLevel.XDG)
+    saved_search = {level: pygit2.settings.search_path[level] for level in levels}
+    out, err = _Pipe(), _Pipe()
+    stdout = _stream(out, saved_streams[4], "strict", line_buffering=False)
+    stderr = _stream(err, saved_streams[5], "backslashreplace", line_buffering=True)
+    stdin = _stream(_Pipe(), saved_streams[3], "strict", line_buffering=False)
+    printed = ""
+    try:
+        os.environ.update(env or {})
+        os.chdir(cwd)
+        home = os.environ.get("HOME", "")
+        xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+        # libgit2 finds ~/.gitconfig from HOME once, when it starts: a process
+        # started with this environment would look there.
+        pygit2.settings.search_path[ConfigLevel.GLOBAL] = home
+        pygit2.settings.search_path[ConfigLevel.XDG] = os.path.join(xdg, "git")
+        tempfile.tempdir = None  # found again from TMPDIR, as a new process does
+        root.handlers[:] = []  # a warning logged goes to stderr, as with no handler
+        root.setLevel(logging.WARNING)
+        logging.disable(logging.NOTSET)
+        sys.argv = [str(Path(cli.__file__).parent.parent / "__main__.py"), *args]
+        sys.stdin, sys.stdout, sys.stderr = stdin, stdout, stderr
+        sys.__stdin__, sys.__stdout__, sys.__stderr__ = stdin, stdout, stderr
+        with warnings.catch_warnings():
+            warnings.resetwarnings()
+            for category in (DeprecationWarning, PendingDeprecationWarning, ImportWarning,
+                             ResourceWarning):
+                warnings.simplefilter("ignore", category)
+            try:
+                cli.main(list(args))
+                code = 0
+            except SystemExit as done:
+                code, printed = _exit_code(done)
+        if printed:
+            stderr.write(printed)
+        for stream in (stdout, stderr):
+            if not stream.closed:
+                stream.flush()
+    finally:
+        (sys.stdin, sys.stdout, sys.stderr,
+         sys.__stdin__, sys.__stdout__, sys.__stderr__) = saved_streams
+        sys.argv = saved_argv
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+        tempfile.tempdir = saved_tempdir
+        os.umask(saved_umask)
+        for number, handler in saved_signals.items():
+            if handler is not None:
+                signal.signal(number, handler)
+        root.handlers[:] = saved_logging[0]
+        root.setLevel(saved_logging[1])
+        logging.disable(saved_logging[2])
+        for level, path in saved_search.items():
+            pygit2.settings.search_path[level] = path
+    return Run(code, _as_text(out.value()), _as_text(err.value()))
+
+
+@functools.cache
+def demo_run() -> Run:
+    """What `omh demo` prints, run once for every test that reads it: the demo starts
+    a process for each of its steps, in a repository of its own, so its output is
+    the same whichever test asks first."""
+    return omh(Path(tempfile.mkdtemp(prefix="omh-demo-test-")), "demo")
 
 
 def local_store(repo: Path) -> Path:

@@ -1,4 +1,5 @@
-"""The real `omh` command, in subprocesses, in real repositories."""
+"""The `omh` command (in process, or in a subprocess where a run needs one), in real
+repositories."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import FIXTURES, SEED_ARGS, SEED_NOTE, git, local_store, omh
+from tests.helpers import FIXTURES, ROOT, SEED_ARGS, SEED_NOTE, demo_run, git, local_store, omh
 
 SEED_KEY = "surprise/mounting-a-credential-file-returns-ebusy"
 
@@ -176,8 +177,8 @@ def test_help_does_not_import_the_heavy_modules() -> None:
     assert "memory" in done.stdout
 
 
-def test_demo_walks_through_every_step(tmp_path: Path) -> None:
-    run = omh(tmp_path, "demo")
+def test_demo_walks_through_every_step() -> None:
+    run = demo_run()  # one run of the demo for every test that reads it
     assert run.code == 0, run.err
     assert SEED_NOTE in run.out
     assert "already exists" in run.out
@@ -471,9 +472,9 @@ def test_show_of_a_key_both_layers_hold_names_each_layer(repo_dir: Path) -> None
 
 def test_remember_help_says_answers_is_required_and_shows_the_trigger_kinds() -> None:
     # The help left out that --answers is required and showed one trigger kind only.
-    done = subprocess.run([sys.executable, "-m", "omh_git_memory", "memory", "remember",
-                           "--help"], capture_output=True, text=True, check=True)
-    text = " ".join(done.stdout.split())
+    done = omh(ROOT, "memory", "remember", "--help")
+    assert done.code == 0, done.err
+    text = " ".join(done.out.split())
     answers = text.split("--answers", 1)[1].split("--relates-to", 1)[0]
     assert "required" in answers.lower(), answers
     trigger = text.split("--invalidated-by", 1)[1].split("--source", 1)[0]

@@ -14,7 +14,7 @@ import pytest
 
 from omh_git_memory.actions.review import Source, pending, session_line
 from omh_git_memory.stores.store import LocalStore
-from tests.helpers import git, omh
+from tests.helpers import demo_run, git, omh
 
 OLD = "surprise/ports-are-taken"
 NEW = "surprise/ci-uses-port-8080"
@@ -256,8 +256,8 @@ def test_pending_skips_unreadable_and_sorts(tmp_path: Path) -> None:
     assert pending(store.scan()) == []
 
 
-def test_the_demo_ends_with_a_topic_and_a_review(tmp_path: Path) -> None:
-    run = omh(tmp_path, "demo")
+def test_the_demo_ends_with_a_topic_and_a_review() -> None:
+    run = demo_run()  # one run of the demo for every test that reads it
     assert run.code == 0, run.err
     assert "remembered local/credentials-in-the-sandbox" in run.out
     tail = run.out[run.out.index("$ omh memory review"):]

@@ -3,8 +3,6 @@ after a quit, how many notes it never reached."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 from tests.helpers import omh
@@ -15,11 +13,9 @@ NEXT = ("promote with `omh memory promote KEY…`, drop with `omh memory rm KEY`
 
 
 def test_off_a_terminal_the_list_ends_with_what_to_do(store: Path) -> None:  # noqa: F811
-    done = subprocess.run([sys.executable, "-m", "omh_git_memory", "memory", "review"],
-                          cwd=store, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                          check=False)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[-1] == NEXT
+    done = omh(store, "memory", "review")  # stdin empty, not a terminal
+    assert done.code == 0, done.err
+    assert done.out.splitlines()[-1] == NEXT
     empty = omh(store, "memory", "review", "--session", "nobody")
     assert NEXT not in empty.out  # nothing to act on, nothing to say
 

@@ -24,6 +24,7 @@ from tests.helpers import (
     SEED_ARGS,
     SEED_NOTE,
     Run,
+    demo_run,
     git,
     local_store,
     omh,
@@ -625,8 +626,8 @@ def test_scratch_copy_mode_is_private(repo_dir: Path, editor: dict[str, str]) ->
     assert stat.S_IMODE(_log(editor)["mode"]) == 0o600
 
 
-def test_the_demo_ends_with_an_update(tmp_path: Path) -> None:
-    run = omh(tmp_path, "demo")
+def test_the_demo_ends_with_an_update() -> None:
+    run = demo_run()  # one run of the demo for every test that reads it
     assert run.code == 0, run.err
     tail = run.out.split("$ omh memory update", 1)[1]
     assert "updated local/surprise/credentials-are-a-named-volume" in tail
