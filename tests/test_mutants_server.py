@@ -23,8 +23,8 @@ import pytest
 from mcp import Client
 from mcp.types import Implementation
 
-from omh_git_memory.actions.workspace import open_workspace
 from omh_git_memory.actions import ask, record
+from omh_git_memory.actions.workspace import open_workspace
 from omh_git_memory.agent import probe as probing
 from omh_git_memory.agent import transport
 from omh_git_memory.agent.probe import ProbeFailed, probe
