@@ -15,16 +15,9 @@ from omh_git_memory.model.errors import KeyConflict, NoteNotFound, StoreError
 from omh_git_memory.model.keys import Key
 from omh_git_memory.model.layers import Layer
 from omh_git_memory.model.note import MAX_NOTE_BYTES
-from omh_git_memory.stores.store import (
-    IfExists,
-    LocalStore,
-    StoredNote,
-    file_kind,
-    local_store_root,
-    read_note_bytes,
-    read_regular,
-    store_id,
-)
+from omh_git_memory.stores.location import local_store_root, store_id
+from omh_git_memory.stores.reading import StoredNote, file_kind, read_note_bytes, read_regular
+from omh_git_memory.stores.store import IfExists, LocalStore
 from tests.helpers import SEED_NOTE, git, note_text
 
 

@@ -367,7 +367,7 @@ def test_gitstate_an_index_file_git_would_use_instead_is_not_ignored(
 
 def test_escape_local_store_in_the_main_checkout_from_a_linked_worktree(
         repo_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Item 8, sibling (a guard: store.py checked every checkout already): an
+    """Item 8, sibling (a guard: location.py checked every checkout already): an
     OMH_LOCAL_STORE inside the main checkout, named from a linked worktree, would
     put unreviewed notes where the main checkout's `git add -A` publishes them."""
     from omh_git_memory.actions.workspace import open_workspace

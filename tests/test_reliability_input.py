@@ -26,7 +26,8 @@ from omh_git_memory.model.keys import DEFAULT_KEY_TEMPLATES, Key, slug
 from omh_git_memory.model.layers import Layer
 from omh_git_memory.model.note import NoteParseError, compose, render
 from omh_git_memory.stores.graph import Graph
-from omh_git_memory.stores.store import LocalStore, read_note_bytes
+from omh_git_memory.stores.reading import read_note_bytes
+from omh_git_memory.stores.store import LocalStore
 from tests.helpers import git, note_text, omh
 
 SETTINGS = settings(max_examples=300, deadline=None,

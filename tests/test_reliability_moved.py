@@ -17,7 +17,7 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from omh_git_memory.git.repository import open_repo
-from omh_git_memory.stores.store import local_store_root
+from omh_git_memory.stores.location import local_store_root
 from tests.helpers import SEED_ARGS, git, make_repo, note_text, omh
 
 SEED_KEY = "surprise/mounting-a-credential-file-returns-ebusy"

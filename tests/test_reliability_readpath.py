@@ -22,7 +22,7 @@ import pytest
 
 from omh_git_memory.actions.workspace import open_workspace
 from omh_git_memory.model.errors import GitFailure
-from omh_git_memory.stores.store import MAX_NOTE_BYTES
+from omh_git_memory.model.note import MAX_NOTE_BYTES
 from omh_git_memory.stores.team import scan_team
 from tests.helpers import IDENTITY, Run, git, make_repo, note_text
 

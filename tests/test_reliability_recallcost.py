@@ -181,16 +181,16 @@ def big_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Pa
 
 def _count_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Every note text `parse` is given while reading a store, from now on."""
-    import omh_git_memory.stores.store as store_module
+    import omh_git_memory.stores.reading as reading_module
 
     seen: list[str] = []
-    real = store_module.parse
+    real = reading_module.parse
 
     def counting(text: str):  # type: ignore[no-untyped-def]
         seen.append(text)
         return real(text)
 
-    monkeypatch.setattr(store_module, "parse", counting)
+    monkeypatch.setattr(reading_module, "parse", counting)
     return seen
 
 

@@ -16,7 +16,7 @@ from omh_git_memory.git import nofollow
 from omh_git_memory.git.gitfiles import WorkdirUndo, _replace_text
 from omh_git_memory.model.errors import GitFailure, StoreError
 from omh_git_memory.recall.index import write_checked
-from omh_git_memory.stores import adopt
+from omh_git_memory.stores import adopt, record
 
 PACKAGE = Path(__file__).resolve().parents[1] / "omh_git_memory"
 
@@ -54,12 +54,12 @@ def test_escape_the_store_record_never_writes_through_a_link(tmp_path: Path) -> 
     target = _outside(tmp_path)
     store = tmp_path / "store"
     store.mkdir()
-    (store / adopt.MARKER).symlink_to(target)
-    adopt.write_record(store, adopt.StoreRecord("/some/checkout", "c" * 32, "r" * 40))
+    (store / record.MARKER).symlink_to(target)
+    record.write_record(store, record.StoreRecord("/some/checkout", "c" * 32, "r" * 40))
     _kept(target)
-    info = os.lstat(store / adopt.MARKER)
+    info = os.lstat(store / record.MARKER)
     assert stat.S_ISREG(info.st_mode) and stat.S_IMODE(info.st_mode) == 0o600
-    assert adopt.read_record(store) == adopt.StoreRecord("/some/checkout", "c" * 32, "r" * 40)
+    assert record.read_record(store) == record.StoreRecord("/some/checkout", "c" * 32, "r" * 40)
 
 
 def test_escape_adopts_copy_never_creates_a_file_through_a_dangling_link(

@@ -11,7 +11,8 @@ from omh_git_memory.git.repository import open_repo
 from omh_git_memory.model.errors import KeyConflict, StoreError
 from omh_git_memory.model.keys import Key
 from omh_git_memory.model.note import parse
-from omh_git_memory.stores.store import IfExists, LocalStore, local_store_root
+from omh_git_memory.stores.location import local_store_root
+from omh_git_memory.stores.store import IfExists, LocalStore
 from tests.helpers import SEED_NOTE, git, make_repo, note_text
 
 

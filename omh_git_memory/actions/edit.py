@@ -36,7 +36,7 @@ from omh_git_memory.model.errors import NoteRefused, OmhError
 from omh_git_memory.model.keys import Key
 from omh_git_memory.model.layers import Layer
 from omh_git_memory.model.note import MAX_NOTE_BYTES, NoteParseError, decode
-from omh_git_memory.stores.store import read_regular
+from omh_git_memory.stores.reading import read_regular
 
 
 class EditRefused(OmhError):

@@ -1,7 +1,7 @@
 """`omh init`: the repository's settings file, its ignore file, and the local store.
 
 Safe to run twice: each file is created only when absent, never refreshed. Never
-starts a second local store beside the one a moved clone left behind (see adopt.py).
+starts a second local store beside the one a moved clone left behind (see left_behind.py).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 from omh_git_memory.actions.workspace import Workspace
 from omh_git_memory.git import nofollow
 from omh_git_memory.model.config import CONFIG_NAME, GITIGNORE, OMH_DIR, config_text, load_config
-from omh_git_memory.stores.adopt import LeftBehind
+from omh_git_memory.stores.left_behind import LeftBehind
 
 
 @dataclass(frozen=True)

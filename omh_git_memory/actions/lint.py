@@ -22,7 +22,7 @@ from omh_git_memory.model.keys import printable
 from omh_git_memory.model.layers import Layer
 from omh_git_memory.model.note import Note, link_line, render
 from omh_git_memory.stores.graph import Graph
-from omh_git_memory.stores.store import StoredNote
+from omh_git_memory.stores.reading import StoredNote
 
 if TYPE_CHECKING:
     from omh_git_memory.actions.workspace import Workspace

@@ -12,7 +12,7 @@ from omh_git_memory.model.layers import Layer
 if TYPE_CHECKING:
     from omh_git_memory.actions.workspace import Workspace
     from omh_git_memory.stores.graph import Graph
-    from omh_git_memory.stores.store import StoredNote
+    from omh_git_memory.stores.reading import StoredNote
 
 
 def find_notes(graph: Graph, key: str, layer: Layer | None) -> list[StoredNote]:

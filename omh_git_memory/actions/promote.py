@@ -38,9 +38,10 @@ from omh_git_memory.model.keys import Key, shell_word
 from omh_git_memory.model.layers import Layer
 from omh_git_memory.model.note import render
 from omh_git_memory.model.secret_scan import find_secret_in_key, find_secrets
+from omh_git_memory.stores.fileops import ASIDE_PREFIX, put_back, set_aside
 from omh_git_memory.stores.graph import Graph
 from omh_git_memory.stores.journal import prune_empty_dirs
-from omh_git_memory.stores.store import ASIDE_PREFIX, StoredNote, put_back, read_regular, set_aside
+from omh_git_memory.stores.reading import StoredNote, read_regular
 from omh_git_memory.stores.team import NOTES_DIR, team_path
 
 
@@ -350,7 +351,7 @@ _ASIDE = re.compile(rf"{re.escape(ASIDE_PREFIX)}(\d+)-[0-9a-f]{{16}}-(.+)\Z", re
 
 
 def _set_aside(path: Path) -> Path | None:
-    """`path` renamed aside under a name that names this process (store.set_aside): a
+    """`path` renamed aside under a name that names this process (fileops.set_aside): a
     process killed before it is put back or removed leaves it, and the next team verb
     (:func:`finish_team_commit`) clears it."""
     return set_aside(path, with_pid=True)

@@ -17,7 +17,7 @@ from omh_git_memory.model.layers import Layer
 
 if TYPE_CHECKING:
     from omh_git_memory.actions.workspace import Workspace
-    from omh_git_memory.stores.store import StoredNote
+    from omh_git_memory.stores.reading import StoredNote
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ from omh_git_memory.model.secret_scan import find_secret_in_key
 from omh_git_memory.stores import journal
 from omh_git_memory.stores.graph import Graph
 from omh_git_memory.stores.journal import prune_empty_dirs
-from omh_git_memory.stores.store import StoredNote
+from omh_git_memory.stores.reading import StoredNote
 from omh_git_memory.stores.team import NOTES_DIR, team_path
 
 

@@ -20,7 +20,8 @@ from omh_git_memory.model.errors import NoteNotFound, OmhError
 from omh_git_memory.model.keys import Key, shell_word
 from omh_git_memory.model.layers import Layer
 from omh_git_memory.model.note import MAX_NOTE_BYTES, render
-from omh_git_memory.stores.store import LocalStore, StoredNote, read_note_bytes, read_regular
+from omh_git_memory.stores.reading import StoredNote, read_note_bytes, read_regular
+from omh_git_memory.stores.store import LocalStore
 
 SESSION_PREFIX: Final = "session "
 MCP_PREFIX: Final = "mcp, "

@@ -64,8 +64,10 @@ from omh_git_memory.model.note import (
     with_field,
 )
 from omh_git_memory.model.secret_scan import find_secrets
+from omh_git_memory.stores.fileops import TMP_PREFIX
 from omh_git_memory.stores.graph import Graph
-from omh_git_memory.stores.store import TMP_PREFIX, LocalStore, read_regular
+from omh_git_memory.stores.reading import read_regular
+from omh_git_memory.stores.store import LocalStore
 from omh_git_memory.stores.team import team_path
 
 SURPRISE_ONLY = ("expected", "observed", "evidence")

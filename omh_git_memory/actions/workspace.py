@@ -19,21 +19,23 @@ from omh_git_memory.recall.index import (
     notes_cache,
     snapshot_for,
 )
-from omh_git_memory.stores.adopt import (
+from omh_git_memory.stores.adopt import check_owner
+from omh_git_memory.stores.graph import Graph
+from omh_git_memory.stores.left_behind import (
     LeftBehind,
-    check_owner,
     find_left_behind,
     holds_a_note,
-    keep_record,
     refuse_a_second_store,
 )
-from omh_git_memory.stores.graph import Graph
+from omh_git_memory.stores.record import keep_record
 
 if TYPE_CHECKING:
     from omh_git_memory.recall.semantic import Embedder, SemanticView
 from omh_git_memory.expiry.stale import TreeFacts
 from omh_git_memory.recall.rank import Searcher
-from omh_git_memory.stores.store import LocalStore, StoredNote, local_store_root
+from omh_git_memory.stores.location import local_store_root
+from omh_git_memory.stores.reading import StoredNote
+from omh_git_memory.stores.store import LocalStore
 from omh_git_memory.stores.team import scan_team, scan_worktree_team
 
 

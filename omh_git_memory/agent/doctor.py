@@ -3,7 +3,7 @@
 It starts the configured server command the way a harness would (a subprocess
 speaking MCP over stdio), runs initialize and tools/list, checks both tools and
 their descriptions, and reports the store's path and census, and any store this
-clone left behind when it was moved (see adopt.py), which `omh init` would not
+clone left behind when it was moved (see left_behind.py), which `omh init` would not
 fix. What it cannot prove is whether a harness re-reads the description every
 session.
 """
@@ -27,7 +27,7 @@ from omh_git_memory.agent.harness import (
     server_command,
     shown_command,
 )
-from omh_git_memory.stores.adopt import Match
+from omh_git_memory.stores.left_behind import Match
 
 
 class Status(StrEnum):

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from omh_git_memory.actions.workspace import Workspace
     from omh_git_memory.model.layers import Layer
     from omh_git_memory.stores.graph import Graph
-    from omh_git_memory.stores.store import StoredNote
+    from omh_git_memory.stores.reading import StoredNote
 
 
 def here() -> Workspace:

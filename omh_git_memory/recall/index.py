@@ -68,7 +68,7 @@ from omh_git_memory.recall.stubs import (
 )
 from omh_git_memory.recall.tokens import VERSION as TOKENS_VERSION
 from omh_git_memory.recall.tokens import without_links, words
-from omh_git_memory.stores.store import StoredNote, read_note_bytes
+from omh_git_memory.stores.reading import StoredNote, read_note_bytes
 from omh_git_memory.stores.team import NOTES_DIR, is_team_entry, tree_note
 
 # 3: checksummed files; 4: stubs indexed as their document, not omh's sentence;
@@ -334,6 +334,7 @@ def shape(config: Config) -> str:
 # (its version is in the file read): a change to any of them is a new shape.
 _SHAPING: Final = ("omh_git_memory.model.note", "omh_git_memory.model.keys",
                    "omh_git_memory.stores.team", "omh_git_memory.stores.store",
+                   "omh_git_memory.stores.reading",
                    "omh_git_memory.recall.content_id", "omh_git_memory.recall.stubs",
                    "omh_git_memory.recall.tokens", __name__)
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from omh_git_memory.model.layers import Layer, reachable_layers
 from omh_git_memory.model.note import Note
-from omh_git_memory.stores.store import StoredNote
+from omh_git_memory.stores.reading import StoredNote
 
 NoteId = tuple[Layer, str]
 

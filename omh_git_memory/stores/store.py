@@ -1,45 +1,40 @@
-"""The local store: one directory of note files per clone, outside the checkout.
-
-Location: `$OMH_LOCAL_STORE` when set, else `$OMH_HOME/memory/<repo-id>`
-(`OMH_HOME` defaults to `~/.omh`). `<repo-id>` is the main checkout's name and
-a digest of its path, derived from the common git dir, so every worktree of a
-clone shares one store and two clones called `api` get two.
+"""The local store: one directory of note files per clone, outside the checkout
+(where it lives: location.py; how its files read: reading.py).
 
 Writes are atomic: a note is written to a temporary file in its directory and
 then hard-linked into place, which fails if the name exists. No reader sees a
-half-written note, and of two writers of one key exactly one wins.
-
-Removals that must not lose a concurrent write compare and remove: the file is
-renamed aside first (atomic, so no writer can change it in between), its bytes
-are compared with what the caller read or committed, and only then is it
-unlinked — or put back, never over a file written meanwhile.
+half-written note, and of two writers of one key exactly one wins. Removals
+compare before they remove (fileops.py), and a change of several files goes
+through the store's journal (journal.py).
 """
 
 from __future__ import annotations
 
-import contextlib
 import errno
-import hashlib
 import os
 import secrets
 import stat
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import Final
 
 from omh_git_memory.git import nofollow
-from omh_git_memory.git.repository import GitRepo, checkouts
-from omh_git_memory.model.errors import InvalidKey, KeyConflict, NoteNotFound, StoreError
-from omh_git_memory.model.keys import NOTE_SUFFIX, Key, shell_word, slug
+from omh_git_memory.model.errors import KeyConflict, NoteNotFound, StoreError
+from omh_git_memory.model.keys import NOTE_SUFFIX, Key, shell_word
 from omh_git_memory.model.layers import Layer
-from omh_git_memory.model.note import MAX_NOTE_BYTES, Note, NoteParseError, decode, encode, parse
+from omh_git_memory.model.note import MAX_NOTE_BYTES, encode
 from omh_git_memory.stores import journal
-from omh_git_memory.stores.journal import DIR_MODE, FILE_MODE, make_private_dirs, prune_empty_dirs
-
-TMP_PREFIX: Final = ".omh-tmp-"
-ASIDE_PREFIX: Final = ".omh-aside-"  # a file being compared before it is removed
+from omh_git_memory.stores.fileops import (
+    TMP_PREFIX,
+    holds,
+    make_private,
+    put_back,
+    set_aside,
+    sync_dir,
+    unlink_quietly,
+)
+from omh_git_memory.stores.journal import FILE_MODE, make_private_dirs, prune_empty_dirs
+from omh_git_memory.stores.reading import StoredNote, file_kind, read_note_bytes, too_large
 
 
 class IfExists(StrEnum):
@@ -49,128 +44,6 @@ class IfExists(StrEnum):
     SKIP = "skip"
     SUFFIX = "suffix"
     OVERRIDE = "override"
-
-
-@dataclass(frozen=True)
-class StoredNote:
-    """One file of a layer: its note when it reads back, else why not."""
-
-    layer: Layer
-    relpath: str  # POSIX path relative to the layer's root
-    location: str  # where a user finds it (an absolute path, or a repo path)
-    note: Note | None
-    problem: str | None = None
-    problem_line: int | None = None
-
-    @property
-    def path_key(self) -> Key | None:
-        """The key the file's path says it holds, or None if the path is no key."""
-        try:
-            return Key.from_relpath(self.relpath)
-        except InvalidKey:
-            return None
-
-    @property
-    def key(self) -> str:
-        """The note's own key when it reads back, else the path's."""
-        if self.note is not None:
-            return self.note.key.value
-        return self.relpath.removesuffix(NOTE_SUFFIX)
-
-
-def too_large(size: int) -> str:
-    """The problem of a note file of `size` bytes, over the limit."""
-    return f"is {size} bytes; a note may hold at most {MAX_NOTE_BYTES}"
-
-
-def file_kind(mode: int) -> str:
-    """What a file of this `st_mode` is, in words."""
-    for test, name in ((stat.S_ISREG, "regular file"), (stat.S_ISDIR, "directory"),
-                       (stat.S_ISLNK, "symlink"), (stat.S_ISFIFO, "FIFO (named pipe)"),
-                       (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "character device"),
-                       (stat.S_ISBLK, "block device")):
-        if test(mode):
-            return name
-    return "special file"
-
-
-def read_note_bytes(
-    layer: Layer, relpath: str, location: str, data: bytes
-) -> StoredNote:
-    """Parse one file's bytes into a :class:`StoredNote`, never raising on content."""
-    if len(data) > MAX_NOTE_BYTES:
-        return StoredNote(layer, relpath, location, None, too_large(len(data)))
-    try:
-        note = parse(decode(data))
-    except NoteParseError as err:
-        return StoredNote(layer, relpath, location, None, str(err), err.line)
-    return StoredNote(layer, relpath, location, note)
-
-
-def local_store_root(repo: GitRepo, environ: Mapping[str, str] | None = None) -> Path:
-    """Where this clone's local notes live. Refuses a location that depends on the
-    working directory (a relative path) or that lies in the repository itself,
-    where `git add -A` would publish the notes and a checkout could overwrite them."""
-    env = os.environ if environ is None else environ
-    override = env.get("OMH_LOCAL_STORE")
-    if override:
-        root, named_by = _absolute("OMH_LOCAL_STORE", override), "OMH_LOCAL_STORE"
-    else:
-        home = _absolute("OMH_HOME", env["OMH_HOME"]) if env.get("OMH_HOME") else None
-        named_by = "OMH_HOME" if home is not None else "HOME"
-        root = (home or Path.home().absolute() / ".omh") / "memory" / repo_id(repo)
-    _refuse_inside_repository(repo, root, named_by)
-    return root
-
-
-def _absolute(name: str, value: str) -> Path:
-    try:
-        path = Path(value).expanduser()
-    except RuntimeError:  # `~someone` with no such user
-        raise StoreError(f"{name}={value} names a home directory that does not exist; "
-                         f"set {name} to an absolute path") from None
-    if not path.is_absolute():
-        raise StoreError(
-            f"{name}={value} is a relative path, so it would name another folder from each "
-            f"working directory (and can land inside the checkout); set {name} to an "
-            "absolute path"
-        )
-    return Path(os.path.normpath(path))
-
-
-def _refuse_inside_repository(repo: GitRepo, root: Path, named_by: str) -> None:
-    # Compare real paths, so a symlink into the checkout is caught as well.
-    try:
-        real = root.resolve()
-    except (OSError, RuntimeError) as err:  # a symlink loop
-        raise StoreError(f"the local store {root} cannot be resolved ({err}); "
-                         f"set {named_by} to a plain folder") from None
-    via = "" if real == root else f" (through a symlink, it is {real})"
-    fix = f"set {named_by} to a folder outside the repository"
-    if real.is_relative_to(repo.common_dir) or real.is_relative_to(repo.git_dir):
-        raise StoreError(f"the local store {root}{via} is inside the git directory "
-                         f"{repo.common_dir}, which git prunes and a clone never carries; {fix}")
-    for checkout in checkouts(repo):
-        if real.is_relative_to(checkout):
-            raise StoreError(f"the local store {root}{via} is inside the checkout {checkout}, "
-                             f"where `git add -A` would publish its notes; {fix}")
-        if checkout.is_relative_to(real):
-            raise StoreError(f"the local store {root}{via} holds the checkout {checkout}, so "
-                             f"the repository's own files would read as notes; {fix}")
-    if repo.common_dir.is_relative_to(real):
-        raise StoreError(f"the local store {root}{via} holds the git directory "
-                         f"{repo.common_dir}, so a key could name a file inside it; {fix}")
-
-
-def repo_id(repo: GitRepo) -> str:
-    return store_id(repo.main_checkout)
-
-
-def store_id(checkout: Path) -> str:
-    """The store's folder name for a clone whose main checkout is `checkout`."""
-    name = slug(checkout.name.removesuffix(".git")) or "repo"
-    digest = hashlib.sha256(str(checkout).encode("utf-8", "surrogateescape")).hexdigest()[:12]
-    return f"{name}-{digest}"
 
 
 class LocalStore:
@@ -435,8 +308,8 @@ class LocalStore:
             aside = set_aside(path)
             if aside is None:
                 raise NoteNotFound(f"no local note {key}; `omh memory` lists the notes")
-            if _holds(aside, expected):
-                _unlink(aside)
+            if holds(aside, expected):
+                unlink_quietly(aside)
                 sync_dir(path.parent)
                 self._prune_empty_dirs(path.parent)
                 return path
@@ -528,125 +401,3 @@ class LocalStore:
             finally:
                 os.close(fd)
         raise AssertionError("unreachable")
-
-
-def make_private(root: Path) -> None:
-    """Close the store `root` to other accounts: the folder 0700 and, when it was
-    wider (a store made before stores were private), every folder in it 0700 and
-    every file 0600 — never through a symlink. Best effort: a store this account
-    does not own (a mount) is left as it is."""
-    try:
-        mode = stat.S_IMODE(os.lstat(root).st_mode)
-    except OSError:
-        return
-    if mode & 0o077 == 0:
-        return
-    with contextlib.suppress(OSError):
-        os.chmod(root, DIR_MODE)
-    # Iterative (a store thousands of folders deep must not exhaust the stack), and
-    # each entry opened without following a link before its mode is set.
-    pending = [str(root)]
-    while pending:
-        try:
-            with os.scandir(pending.pop()) as entries:
-                found = [(e.path, e.is_dir(follow_symlinks=False)) for e in entries]
-        except OSError:
-            continue
-        for path, is_dir in found:
-            if is_dir:
-                pending.append(path)
-            _chmod_nofollow(path, DIR_MODE if is_dir else FILE_MODE, is_dir)
-
-
-def _chmod_nofollow(path: str, mode: int, is_dir: bool) -> None:
-    """Set `path`'s mode if it is a regular file (or a directory), never through a
-    symlink; anything else is left as it is."""
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY
-    try:
-        fd = os.open(path, flags | (os.O_DIRECTORY if is_dir else 0))
-    except OSError:
-        return
-    try:
-        kind = os.fstat(fd).st_mode
-        if stat.S_ISDIR(kind) if is_dir else stat.S_ISREG(kind):
-            os.fchmod(fd, mode)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def set_aside(path: Path, *, with_pid: bool = False) -> Path | None:
-    """Rename `path` to a unique hidden name beside it, in one atomic step, so nobody
-    can change it while it is compared; None when nothing is there. A process that
-    dies before :func:`put_back` or the unlink leaves it as `.omh-aside-<hex>-<name>`
-    (`.omh-aside-<pid>-<hex>-<name>` `with_pid`, so a later run can tell whether its
-    owner still lives)."""
-    owner = f"{os.getpid()}-" if with_pid else ""
-    aside = path.with_name(f"{ASIDE_PREFIX}{owner}{secrets.token_hex(8)}-{path.name}")
-    try:
-        os.rename(path, aside)
-    except FileNotFoundError:
-        return None
-    except OSError as err:
-        raise StoreError(f"cannot move {path} aside to check it: {err.strerror}") from None
-    return aside
-
-
-def put_back(aside: Path, path: Path) -> None:
-    """Return a file set aside to `path`, never over a file written there meanwhile
-    (a hard link fails when the name exists); if one was, the set-aside file keeps
-    its name and :class:`StoreError` says where it is."""
-    try:
-        if stat.S_ISDIR(os.lstat(aside).st_mode):
-            os.rename(aside, path)  # replaces at most an empty directory
-            return
-        os.link(aside, path, follow_symlinks=False)
-    except FileExistsError:
-        raise StoreError(
-            f"{path} was written again while omh checked it; the text it held before "
-            f"is kept at {aside}"
-        ) from None
-    except OSError as err:
-        raise StoreError(
-            f"cannot put {path} back ({err.strerror}); it is kept at {aside}"
-        ) from None
-    _unlink(aside)
-
-
-
-def read_regular(path: Path, limit: int = -1) -> bytes | None:
-    """The bytes of `path` (at most `limit`) if it is a regular file, else None: a
-    symlink is not followed and a FIFO, socket or device is never read from."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
-    try:
-        # Checked before wrapping: a directory opens, but fdopen refuses it.
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            return handle.read(limit)
-    finally:
-        os.close(fd)
-
-
-def _holds(path: Path, expected: bytes) -> bool:
-    """Whether `path` is a regular file (not followed if a link) holding `expected`."""
-    return read_regular(path, len(expected) + 1) == expected
-
-
-def _unlink(path: Path) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(path)
-
-
-def sync_dir(directory: Path) -> None:
-    # Make the new directory entry itself durable, not only the file's bytes.
-    with contextlib.suppress(OSError):
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)

@@ -19,13 +19,8 @@ from omh_git_memory.git.trees import blob_size, files_under, read_blob
 from omh_git_memory.model.keys import Key
 from omh_git_memory.model.layers import Layer
 from omh_git_memory.model.note import MAX_NOTE_BYTES
-from omh_git_memory.stores.store import (
-    LocalStore,
-    StoredNote,
-    file_kind,
-    read_note_bytes,
-    too_large,
-)
+from omh_git_memory.stores.reading import StoredNote, file_kind, read_note_bytes, too_large
+from omh_git_memory.stores.store import LocalStore
 
 NOTES_DIR = ".omh/notes"
 
