@@ -37,7 +37,7 @@ from omh_git_memory.git.repository import (
     write_obstacle,
 )
 from omh_git_memory.model import faults
-from omh_git_memory.model.errors import KeyConflict, NoteNotFound, OmhError
+from omh_git_memory.model.errors import KeyConflict, NoteNotFound, RenameRefused
 from omh_git_memory.model.keys import Key
 from omh_git_memory.model.layers import Layer
 from omh_git_memory.model.note import Note, render, retarget_links, with_field
@@ -47,10 +47,6 @@ from omh_git_memory.stores.graph import Graph
 from omh_git_memory.stores.journal import prune_empty_dirs
 from omh_git_memory.stores.store import StoredNote
 from omh_git_memory.stores.team import NOTES_DIR, team_path
-
-
-class RenameRefused(OmhError):
-    """The rename cannot be made as asked; nothing was changed."""
 
 
 @dataclass(frozen=True)

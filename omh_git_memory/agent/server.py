@@ -38,10 +38,8 @@ from omh_git_memory.actions.near_duplicate import (
     more_than_named,
     repeated,
 )
-from omh_git_memory.actions.remember import KeyTaken, Observation, TeamKeys, remember
+from omh_git_memory.actions.remember import Observation, TeamKeys, remember
 from omh_git_memory.actions.update import (
-    ChangedMeanwhile,
-    NotYourNote,
     agent_owned,
     record_agent_write,
     replace_own,
@@ -50,7 +48,7 @@ from omh_git_memory.actions.workspace import Workspace, open_workspace
 from omh_git_memory.agent.census import Census, own_prefixes, take_census
 from omh_git_memory.expiry.stale import pin_trigger, stale_marks
 from omh_git_memory.model import faults
-from omh_git_memory.model.errors import OmhError
+from omh_git_memory.model.errors import ChangedMeanwhile, KeyTaken, NotYourNote, OmhError
 from omh_git_memory.model.keys import Key, shell_word
 from omh_git_memory.model.layers import Layer
 from omh_git_memory.model.note import Note, render
@@ -130,7 +128,8 @@ class _State:
             return None
         searcher = self.searcher()
         if self.view is None:
-            from omh_git_memory.recall.semantic import Embedder, SemanticUnavailable
+            from omh_git_memory.model.errors import SemanticUnavailable
+            from omh_git_memory.recall.semantic import Embedder
 
             try:
                 self.embedder = self.embedder or Embedder()

@@ -148,7 +148,7 @@ def _semantic_view(ws: Workspace, searcher: Searcher, asked: bool) -> SemanticVi
     """The semantic view; when only the settings turned it on and the extra is
     missing, one warning on stderr and None (recall by words). `--semantic` asked
     for it: then the missing extra is the error."""
-    from omh_git_memory.recall.semantic import SemanticUnavailable
+    from omh_git_memory.model.errors import SemanticUnavailable
 
     try:
         return ws.semantic(searcher, progress=progress_bar())
@@ -180,9 +180,9 @@ def recall(
     from omh_git_memory.recall.rank import recall as do_recall
 
     if not question.strip():  # as the MCP recall refuses it
-        from omh_git_memory.model.errors import OmhError
+        from omh_git_memory.model.errors import BadArguments
 
-        raise OmhError("`question` is empty; ask what you want to know")
+        raise BadArguments("`question` is empty; ask what you want to know")
     ws = here()
     warn_left_behind(ws)
     searcher = ws.searcher(progress=progress_bar())
@@ -507,7 +507,12 @@ def rm(
 ) -> None:
     """Remove one note and say what linked to it. Never removes anything else."""
     from omh_git_memory.actions.promote import finish_team_commit
-    from omh_git_memory.model.errors import OmhError
+    from omh_git_memory.model.errors import (
+        AmbiguousKey,
+        BadArguments,
+        ChangedMeanwhile,
+        NotUpdatable,
+    )
     from omh_git_memory.model.keys import Key, shell_word
     from omh_git_memory.model.layers import Layer
 
@@ -517,10 +522,11 @@ def rm(
     wanted = Layer(layer.value) if layer else None
     written = [e for lay in Layer for e in graph.claimants(lay, key) if wanted in (None, lay)]
     if not written and key in graph.derived and wanted in (None, Layer.TEAM):
-        raise OmhError(_why_derived_stays(ws, key))
+        raise NotUpdatable(_why_derived_stays(ws, key))
     found = find_notes(graph, key, wanted)
     if len(found) > 1:
-        raise OmhError(f"{key} is in both layers; say which with --layer team or --layer local")
+        raise AmbiguousKey(f"{key} is in both layers; say which with --layer team or --layer "
+                           "local")
     entry = found[0]
     linkers = sorted(graph.inbound().get((entry.layer, key), []))
     if entry.layer is Layer.TEAM:
@@ -534,17 +540,17 @@ def rm(
         from omh_git_memory.model.note import render
 
         if signoff:
-            raise OmhError(f"--signoff signs a commit, and removing local/{key} makes none; "
-                           "run it again without --signoff")
+            raise BadArguments(f"--signoff signs a commit, and removing local/{key} makes "
+                               "none; run it again without --signoff")
         assert entry.note is not None
         faults.point("rm:local")
         # Remove only what was read: a note rewritten since is not the one meant.
         removed = ws.local.remove_if(Key(entry.relpath.removesuffix(".md")),
                                      render(entry.note).encode("utf-8"))
         if removed is None:
-            raise OmhError(f"local/{key} changed while rm ran, so nothing was removed; "
-                           f"look at it (omh memory show {shell_word(key)} --layer local) and "
-                           "run rm again")
+            raise ChangedMeanwhile(f"local/{key} changed while rm ran, so nothing was "
+                                   f"removed; look at it (omh memory show {shell_word(key)} "
+                                   "--layer local) and run rm again")
         path, commit = str(removed), None
     if as_json:
         emit_json(
@@ -706,10 +712,10 @@ def lint(
     link no team note answers."""
     from omh_git_memory.actions.lint import RULES, Severity
     from omh_git_memory.actions.lint import lint as run_lint
-    from omh_git_memory.model.errors import OmhError
+    from omh_git_memory.model.errors import BadArguments
 
     if ref is not None and worktree:
-        raise OmhError("--ref and --worktree name two different sets of notes; give one")
+        raise BadArguments("--ref and --worktree name two different sets of notes; give one")
     ws = here()
     if worktree:
         graph, read = ws.worktree_team_graph(), "the team notes in the working tree"

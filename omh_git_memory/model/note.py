@@ -20,19 +20,11 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from omh_git_memory.model.errors import InvalidKey, OmhError
+from omh_git_memory.model.errors import InvalidKey, NoteParseError
 from omh_git_memory.model.keys import Key
 
 if TYPE_CHECKING:
     from mistune.block_parser import BlockParser
-
-
-class NoteParseError(OmhError):
-    """Text that does not read back as a note; `line` is 1-based when known."""
-
-    def __init__(self, message: str, line: int | None = None) -> None:
-        super().__init__(message)
-        self.line = line
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ from typing import Final
 
 from omh_git_memory.git import nofollow
 from omh_git_memory.git.repository import GitRepo, first_root, holds_in_history
-from omh_git_memory.model.errors import StoreError
+from omh_git_memory.model.errors import ForeignStore, StoreError
 from omh_git_memory.model.keys import NOTE_SUFFIX
 from omh_git_memory.model.plural import count
 from omh_git_memory.stores.journal import DIR_MODE, FILE_MODE, make_private_dirs
@@ -152,10 +152,6 @@ def keep_record(repo: GitRepo, store: Path, only_if_missing: bool = False) -> No
         return  # another repository's: never claimed (check_owner refuses it)
     with contextlib.suppress(StoreError):
         write_record(store, record_of(repo))
-
-
-class ForeignStore(StoreError):
-    """The store's record names another repository or clone: it is not opened."""
 
 
 def _same_history(repo: GitRepo, record: StoreRecord) -> bool | None:

@@ -31,10 +31,17 @@ from typing import Final
 
 from omh_git_memory.git import nofollow
 from omh_git_memory.git.repository import GitRepo, checkouts
-from omh_git_memory.model.errors import InvalidKey, KeyConflict, NoteNotFound, StoreError
+from omh_git_memory.model.errors import (
+    ChangedMeanwhile,
+    InvalidKey,
+    KeyConflict,
+    NoteNotFound,
+    NoteParseError,
+    StoreError,
+)
 from omh_git_memory.model.keys import NOTE_SUFFIX, Key, shell_word, slug
 from omh_git_memory.model.layers import Layer
-from omh_git_memory.model.note import MAX_NOTE_BYTES, Note, NoteParseError, decode, encode, parse
+from omh_git_memory.model.note import MAX_NOTE_BYTES, Note, decode, encode, parse
 from omh_git_memory.stores import journal
 from omh_git_memory.stores.journal import DIR_MODE, FILE_MODE, make_private_dirs, prune_empty_dirs
 
@@ -464,7 +471,7 @@ class LocalStore:
             try:
                 journal.switch(self.root, [journal.FileChange(key.relpath().as_posix(),
                                                               expected, data)])
-            except journal.ChangedMeanwhile:
+            except ChangedMeanwhile:
                 if not os.path.lexists(path):
                     raise NoteNotFound(f"no local note {key}; `omh memory` lists the "
                                        "notes") from None
