@@ -316,7 +316,8 @@ def remember(
     repeats_of: Callable[[Note], Sequence[Pair]] | None = None,
     refuse_repeats: bool = False,
 ) -> Remembered:
-    """Write the note to the local layer (and only there: invariant 3).
+    """Write the note to the local layer, and only there (invariant: remember writes
+    only to the local layer).
 
     Strict mode is `known_keys` given: every `relates_to` must name a note that
     exists (one a link from the local layer reaches), so a writer cannot leave

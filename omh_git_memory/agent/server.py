@@ -1,8 +1,9 @@
 """`omh mcp serve`: the agent's surface, two tools over the official MCP SDK (stdio).
 
-- `remember` writes a surprise note to the local layer only (invariant 3), always
-  strict, with `source` set here from `OMH_SESSION` and the connecting client's
-  name and version — the caller cannot set it.
+- `remember` writes a surprise note to the local layer only (invariant: remember
+  writes only to the local layer), always strict, with `source` set here from
+  `OMH_SESSION` and the connecting client's name and version — the caller cannot
+  set it.
 - `recall` returns the tree, every line with its layer and date, the note's title
   and where to read it in full, then short excerpts of the best results. Its
   description is generated at launch from the store's census (counts, never titles).

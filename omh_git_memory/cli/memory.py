@@ -490,7 +490,7 @@ def show(
     for index, (lay, day, where, _, text) in enumerate(shown):
         if index:
             typer.echo("")
-        say(f"{key}  {lay} · {day}  {where}")  # invariant 1: layer and date on every answer
+        say(f"{key}  {lay} · {day}  {where}")  # invariant: every answer shows its layer and date
         typer.echo(text, nl=False)
 
 

@@ -417,7 +417,7 @@ def _parse_body(
     tokens, at = _block_tokens(src)
 
     # Line numbers and token positions looked up in one pass each, not counted
-    # from the start per section: a note of many sections stays linear (issue 23).
+    # from the start per section: a note of many sections stays linear.
     newlines = [m.start() for m in _NEWLINE.finditer(src)]
     position = {id(t): i for i, t in enumerate(tokens)}
 
