@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
 IDENTITY = ("Test Person", "test@example.invalid")
 
-# The note seed page 001 shows `omh memory remember` writing, byte for byte.
+# The note docs/note-format.md shows `omh memory remember` writing, byte for byte.
 SEED_NOTE = """\
 ---
 key: surprise/mounting-a-credential-file-returns-ebusy

@@ -106,3 +106,51 @@ def test_each_library_lives_behind_one_module(library: str) -> None:
     }
     allowed = HOMES[library]
     assert all(user in allowed or user.split("/")[0] in allowed for user in users), users
+
+
+ERRORS = PACKAGE / "model" / "errors.py"
+
+
+def _error_classes() -> set[str]:
+    """The names of OmhError and of every class model/errors.py derives from it."""
+    family = {"OmhError"}
+    for node in ast.parse(ERRORS.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.ClassDef) and any(
+                isinstance(base, ast.Name) and base.id in family for base in node.bases):
+            family.add(node.name)
+    return family
+
+
+def _named(node: ast.expr) -> str | None:
+    """`X` for `X` and `module.X`, else None."""
+    if isinstance(node, ast.Name):
+        return node.id
+    return node.attr if isinstance(node, ast.Attribute) else None
+
+
+def test_every_error_class_is_declared_in_model_errors() -> None:
+    """One home for errors: a subclass of OmhError (or of one of its subclasses)
+    declared anywhere but model/errors.py fails, and so does a bare `raise
+    OmhError(…)`, which gives the failure no type of its own to catch or read."""
+    family = _error_classes()
+    assert {"InvalidKey", "StoreError"} <= family  # the file was read at all
+    misplaced: list[str] = []
+    bare: list[str] = []
+    for path in MODULES:
+        where = str(path.relative_to(PACKAGE))
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        aliases = {alias.asname: alias.name for node in ast.walk(tree)
+                   if isinstance(node, ast.ImportFrom) for alias in node.names
+                   if alias.asname and alias.name in family}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef) and path != ERRORS:
+                bases = {aliases.get(name, name) for name in map(_named, node.bases) if name}
+                if bases & family:
+                    misplaced.append(f"{where}:{node.lineno} {node.name}")
+            elif isinstance(node, ast.Raise) and node.exc is not None:
+                raised = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+                name = _named(raised)
+                if name is not None and aliases.get(name, name) == "OmhError":
+                    bare.append(f"{where}:{node.lineno}")
+    assert not misplaced, f"declare these in model/errors.py: {misplaced}"
+    assert not bare, f"raise a subclass of OmhError (in model/errors.py), not OmhError: {bare}"

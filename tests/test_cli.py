@@ -35,7 +35,8 @@ def test_init_writes_its_files_once_and_is_safe_to_run_twice(repo_dir: Path) -> 
 
 
 def test_remember_writes_only_to_the_local_layer(repo_dir: Path) -> None:
-    # Invariant 3: nothing lands in the checkout, so `git add -A` cannot publish it.
+    # Invariant: local notes never reach git. Nothing lands in the checkout, so
+    # `git add -A` cannot publish it.
     omh(repo_dir, "init")
     git(repo_dir, "add", "-A")
     git(repo_dir, "commit", "-qm", "omh init")
@@ -49,7 +50,8 @@ def test_remember_writes_only_to_the_local_layer(repo_dir: Path) -> None:
 
 
 def test_remembering_one_observation_twice_is_a_conflict(repo_dir: Path) -> None:
-    # Invariant 5, at the command line, with another spelling of the same observation.
+    # Invariant: a taken key is refused, never copied; at the command line, with
+    # another spelling of the same observation.
     assert omh(repo_dir, *SEED_ARGS).code == 0
     again = [a if a != "Mounting a credential file returns EBUSY." else "MOUNTING a credential"
              " file — returns ebusy." for a in SEED_ARGS]
@@ -107,7 +109,7 @@ def test_show_prints_the_stored_note_and_suggests_near_keys(repo_dir: Path) -> N
 
 
 def test_rm_removes_one_note_reports_inbound_links_and_never_cascades(repo_dir: Path) -> None:
-    # Invariant 7: rm never cascades.
+    # Invariant: rm never cascades.
     omh(repo_dir, *SEED_ARGS)
     omh(repo_dir, "memory", "remember", "--expected", "e", "--observed", "Links point here.",
         "--evidence", "v", "--answers", "q", "--relates-to", SEED_KEY)
@@ -302,7 +304,8 @@ def test_wrong_rm_counts_one_linking_note_in_the_singular(repo_dir: Path) -> Non
     assert "1 note still links to it; that link now dangles:" in out, out
 
 
-# Papercuts a newcomer hits (issue 13, items 12 and 14): each test failed before its fix.
+# Papercuts a newcomer hits (items 12 and 14 of docs/records/review-issue-13.md): each
+# test failed before its fix.
 
 def test_version_prints_the_installed_distribution_version(repo_dir: Path) -> None:
     from importlib.metadata import version
@@ -436,7 +439,8 @@ def test_remember_refuses_a_recorded_day_still_to_come(repo_dir: Path) -> None:
 
 
 def test_show_names_the_layer_and_date_of_every_note_it_prints(repo_dir: Path) -> None:
-    # Invariant 1: `show` printed the bare file, without the layer beside it.
+    # Invariant: every answer shows its layer and date. `show` printed the bare
+    # file, without the layer beside it.
     omh(repo_dir, *SEED_ARGS)
     store = local_store(repo_dir)
     run = omh(repo_dir, "memory", "show", SEED_KEY)

@@ -1,10 +1,10 @@
-"""Holes the mutation pass found in the incremental recall index (issue 14).
+"""Holes the mutation pass found in the incremental recall index.
 
 An index of a new commit is built from the newest one on disk: what did not
 change is reused. What is reused must still be true of the new commit: a derived
 note (stub, repository topic) is dated as of the commit it is derived from
-(invariant 1: the date on every result is true), and a document that was replaced
-is no longer found by the words it used to hold."""
+(invariant: every answer shows its layer and date, and the date is true), and a
+document that was replaced is no longer found by the words it used to hold."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Invariant 2 — a committed note links only to committed notes — where the
-mutation pass (issue 14) showed no test would notice it broken: lint, the
+"""Invariant: team notes link only to team notes — where the mutation pass showed
+no test would notice it broken: lint, the
 layers a link reaches, and recall's neighbourhoods.
 
 Each case tells "reaches only a local note" apart from "reaches no note at all"

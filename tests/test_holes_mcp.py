@@ -1,4 +1,4 @@
-"""Holes the mutation pass found in the MCP server (issue 14): recall's stale marks,
+"""Holes the mutation pass found in the MCP server: recall's stale marks,
 through a real MCP client, and the argument limits docs/mcp.md states, tested with
 the numbers the page gives (never the server's constants, which a change would
 move with the test)."""

@@ -1,5 +1,5 @@
 """Holes the mutation pass found in the note format, lint's exit status and the
-`[keys]` table (issue 14): each test states what a user sees, on notes written by
+`[keys]` table: each test states what a user sees, on notes written by
 hand rather than by omh."""
 
 from __future__ import annotations

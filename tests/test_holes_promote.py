@@ -1,4 +1,4 @@
-"""Promote's holes from the mutation pass (issue 14): the rollback after the branch
+"""Promote's holes from the mutation pass: the rollback after the branch
 moved, git's index lock on every failure path and a live omh's lock, a note whose
 file name disagrees with its key, `left_in_local`, finishing an interrupted
 promote beside a user's own file, and a symlink committed under `.omh/notes`.
@@ -130,7 +130,7 @@ def test_the_index_write_failing_while_finishing_an_interrupted_promote(ready: P
     """A promote killed after the branch moved leaves the commit and its own lock;
     the promote that finishes it fails at the index write: the lock (taken over)
     stays, marked as abandoned (released, it would let `git commit -a` drop the
-    note: issue 23 item 2), HEAD keeps the commit, the local copy stays, and a
+    note), HEAD keeps the commit, the local copy stays, and a
     third run finishes the job."""
     killed = omh(ready, "memory", "promote", A, env={"OMH_FAULT": "commit:ref"})
     assert killed.code == -signal.SIGKILL

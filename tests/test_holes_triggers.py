@@ -1,4 +1,4 @@
-"""Holes the mutation pass found in `invalidated_by` triggers (issue 14): the shapes
+"""Holes the mutation pass found in `invalidated_by` triggers: the shapes
 lint refuses, what the write path pins, qualified symbols, and that a trigger omh
 cannot tell about is never shown as stale."""
 

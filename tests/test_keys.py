@@ -22,7 +22,7 @@ from omh_git_memory.model.keys import DEFAULT_TEMPLATES, Key, KeyTemplates, path
     ],
 )
 def test_slug_is_canonical_over_spelling_variants(variant: str) -> None:
-    # Invariant 6: one input, one key.
+    # Invariant: one input, one key.
     assert slug(variant) == "mounting-a-credential-file-returns-ebusy"
 
 

@@ -98,7 +98,7 @@ def test_remember_writes_local_with_a_source_the_caller_cannot_set(served: Path)
 
     forged, again = _classic(served, body)
     assert not forged.is_error, _text(forged)  # the extra `source` is ignored, not obeyed
-    assert again.is_error and "already exists" in _text(again)  # invariant 5 over MCP
+    assert again.is_error and "already exists" in _text(again)  # a taken key, over MCP
     store = Path(omh(served, "memory", "--json").json()["local_store"])
     written = (store / "surprise/ci-already-listens-on-8080.md").read_text()
     assert "source: session s03, claude-code 2.1\n" in written

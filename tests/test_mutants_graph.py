@@ -1,4 +1,4 @@
-"""The graph of notes, where the mutation pass (issue 14) showed defects no test
+"""The graph of notes, where the mutation pass showed defects no test
 would notice: a note's link to itself, two files of one key linking to the same
 note, and links to derived team notes (stubs, the repo topic), which are keys
 without a file.

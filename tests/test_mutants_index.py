@@ -1,5 +1,5 @@
 """What the recall index promises, stated where the mutation pass found it unchecked
-(issue 14, pass 3).
+(pass 3).
 
 The index is what recall answers from: a document is found by the words it says
 (a stub by its title, path, headings and text; the topic by its facts; never by

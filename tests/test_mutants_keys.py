@@ -1,4 +1,4 @@
-"""Behaviour of keys.py that the mutation pass (issue 14) showed no test stated:
+"""Behaviour of keys.py that the mutation pass showed no test stated:
 the size limits at their edges, how a key sorts, how a name is printed for a
 terminal, where a long slug is cut, and what a template may bind."""
 

@@ -1,4 +1,4 @@
-"""Lint's rules, where the mutation pass (issue 14) showed defects no test would
+"""Lint's rules, where the mutation pass showed defects no test would
 notice: a list-only section after a free one, a list section with several
 paragraphs, a file whose name is no key, one key held by two files, and the
 findings about derived notes (stubs, the repo topic) whose key is held twice.

@@ -1,4 +1,4 @@
-"""Behaviour of note.py that the mutation pass (issue 14) showed no test stated:
+"""Behaviour of note.py that the mutation pass showed no test stated:
 the line a refusal names, the size limit at its edge, the byte rules on the
 writing side, where sections, blocks and fences are, and how links are found
 and retargeted."""

@@ -1,4 +1,4 @@
-"""Promote's survivors of the mutation pass (issue 14, pass 3): what promote tells a
+"""Promote's survivors of the mutation pass (pass 3): what promote tells a
 caller when several keys are named at once, each refusal's wording, a note already
 in the team layer, a note that does not read back, finishing beside committing,
 and `rm` of a team note whose working-tree copy is not a plain file.

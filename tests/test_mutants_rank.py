@@ -1,5 +1,5 @@
 """What recall's ranking and its answer promise, stated where the mutation pass found
-them unchecked (issue 14, passes 3 and 4).
+them unchecked (passes 3 and 4).
 
 The tests build the searcher in process from hand-made documents (no git, no
 subprocess: each runs once per mutant) and state what a user or an agent sees:

@@ -1,4 +1,4 @@
-"""Behaviour of secret_scan.py that the mutation pass (issue 14) showed no test
+"""Behaviour of secret_scan.py that the mutation pass showed no test
 stated: which check decides a header is a credential, what counts as an opaque
 token or a placeholder, which command a flag belongs to, and how a shape split
 over a line break is found on its first line only."""
@@ -140,7 +140,7 @@ def test_a_long_base64_value_is_judged_by_its_first_96_characters() -> None:
     assert kinds(f"Basic {late}") == []
 
 
-# --- issue 23: the shapes added, and what each helper decides ----------------------
+# --- the shapes added later, and what each helper decides -------------------------
 
 
 def _b64(data: bytes) -> str:

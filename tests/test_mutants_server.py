@@ -1,4 +1,4 @@
-"""Holes the mutation pass found in the MCP server (issue 14, pass 4).
+"""Holes the mutation pass found in the MCP server (pass 4).
 
 Most tests here drive the real server object through the SDK's own client in
 process (`mcp.Client(server)`: the same tool schemas, the same handshake, the same

@@ -1,5 +1,5 @@
-"""What `invalidated_by` triggers say, stated at the module's edge (issue 14, mutation
-pass 3): which arguments are refused and with which message, the verdict and reason
+"""What `invalidated_by` triggers say, stated at the module's edge (mutation pass
+3): which arguments are refused and with which message, the verdict and reason
 each kind gives against what HEAD holds, and what a writer's shorthand is pinned to.
 
 The facts are a stand-in for HEAD (`Facts` is a protocol): these are the answers a

@@ -129,7 +129,7 @@ def _doc(key: str, layer: str, recorded: int) -> Doc:
 
 
 def test_every_line_of_the_tree_carries_layer_and_date() -> None:
-    # Invariant 1: a note is never retrieved without its date and layer.
+    # Invariant: every answer shows its layer and date.
     a, b, c = _doc("a", "team", 739000), _doc("b/deeper", "local", 739100), _doc("c", "team", 0)
     answer = Answer((Hit(a, 1.0, (b, c), 0), Hit(b, 0.5, (), 0)), left_out=0)
     lines = render_tree(answer).splitlines()
@@ -336,7 +336,7 @@ def test_fusion_treats_a_lexical_zero_as_no_evidence(repo_dir: Path) -> None:
     assert [h.doc.key for h in averaged.results][:2] == ["weak-match", "no-shared-word"]
 
 
-# --- issue 12: an answer an agent can act on ------------------------------------------
+# --- an answer an agent can act on ---------------------------------------------------
 
 
 def test_weak_matches_fall_under_the_floor_and_are_not_counted(repo_dir: Path) -> None:

@@ -1,4 +1,5 @@
-"""Issue 11, items 11, 12 and 15: caches that cannot lie, the secret scan's shapes,
+"""Items 11, 12 and 15 of the first hostile review (docs/records/review-issue-11.md):
+caches that cannot lie, the secret scan's shapes,
 a symbol scan that stays linear."""
 
 from __future__ import annotations

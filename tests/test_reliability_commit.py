@@ -1,4 +1,5 @@
-"""Issue 23, items 1, 2 and 13: the commit every team verb makes (promote, update,
+"""Items 1, 2 and 13 of the second hostile review (docs/records/review-issue-23.md):
+the commit every team verb makes (promote, update,
 edit, mv, rm) must leave git's index as git would — racily-clean entries still
 re-checked —, must be finished by the next run after a kill once the branch has
 moved, and must name a full disk as the cause of a failure. Test names start with

@@ -1,5 +1,6 @@
-"""Issue 11, data loss: no command unlinks bytes it did not commit or read, and a
-key the team layer holds is never written again locally.
+"""The first hostile review (docs/records/review-issue-11.md), data loss: no command
+unlinks bytes it did not commit or read, and a key the team layer holds is never
+written again locally.
 
 Races are made deterministic with `OMH_FAULT=<point>:stop`: the command stops
 itself at the step, the test acts, then lets it go on (see `faults.py`).

@@ -1,4 +1,5 @@
-"""Issue 23, items 8, 10, 11, 12 and 15: omh behaves as git would.
+"""Items 8, 10, 11, 12 and 15 of the second hostile review (docs/records/review-issue-23.md):
+omh behaves as git would.
 
 Who a commit is by (the environment before configuration), whether it is signed
 (commit.gpgSign), which repository and working tree the environment names

@@ -1,4 +1,5 @@
-"""A hostile second review of the issue 11 fixes: the siblings the fixers missed.
+"""A hostile second look at the fixes of the first review (docs/records/review-issue-11.md):
+the siblings the fixers missed.
 
 Each test is one defect seen red on the merged fixes, named by its class
 (`dataloss`, `escape`, `gitstate`, `wrong`, `hang`)."""
@@ -124,7 +125,7 @@ def test_moved_new_clone_at_the_old_path_does_not_take_the_store(tmp_path: Path)
     moved = tmp_path / "b"
     first.rename(moved)
     subprocess.run(["git", "clone", "-q", str(moved), str(first)], check=True)
-    # The new clone may not open the old path's store (issue 23, item 3): refused.
+    # The new clone may not open the old path's store (item 3 of the second review): refused.
     refused = omh(first, "memory")
     assert refused.code == 1 and "another clone of this repository" in refused.err
     adopted = omh(moved, "adopt")

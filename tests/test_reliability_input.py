@@ -1,6 +1,7 @@
-"""Issue 11, the input edges: bytes a note may hold, characters a key may hold,
-names printed from a tree or a disk, command-line bytes that are not UTF-8, and
-JSON-RPC requests the MCP SDK cannot read. Test names start with their class
+"""The first hostile review (docs/records/review-issue-11.md), the input edges: bytes
+a note may hold, characters a key may hold, names printed from a tree or a disk,
+command-line bytes that are not UTF-8, and JSON-RPC requests the MCP SDK cannot
+read. Test names start with their class
 (escape, wrong, hang, property) so `bench/reliability_report.py` can count them.
 """
 

@@ -1,6 +1,6 @@
-"""The hostile review of a note's whole life (issue 13): mv's journal and lock,
-update and edit, review and its end-of-session line, the Claude Stop hook, MCP
-`replaces`. Each test was seen red against the code before its fix
+"""The hostile review of a note's whole life (docs/records/review-issue-13.md): mv's
+journal and lock, update and edit, review and its end-of-session line, the Claude
+Stop hook, MCP `replaces`. Each test was seen red against the code before its fix
 (docs/reliability.md lists what held up and what was found)."""
 
 from __future__ import annotations

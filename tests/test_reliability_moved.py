@@ -1,7 +1,7 @@
 """Where the local store lives: a location that could land in the repository is
 refused (`escape`), and a clone that was moved finds the store it left behind
-(`moved`) instead of silently starting a second, empty one (issue 11, items 5
-and 20)."""
+(`moved`) instead of silently starting a second, empty one (items 5 and 20 of the first
+hostile review, docs/records/review-issue-11.md)."""
 
 from __future__ import annotations
 

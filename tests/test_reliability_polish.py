@@ -1,6 +1,7 @@
-"""Issue 23, a newcomer's follow-up: the messages and checks around the fixes of
-items 6 (a committed `.mcp.json` names a foreign server), 10 (signing refusals),
-18 (the store lock's messages and its timeout) and 5/8 (edit's recovery copy).
+"""A newcomer's follow-up to the second hostile review (docs/records/review-issue-23.md):
+the messages and checks around the fixes of its items 6 (a committed `.mcp.json`
+names a foreign server), 10 (signing refusals), 18 (the store lock's messages and
+its timeout) and 5/8 (edit's recovery copy).
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ def test_escape_mcp_config_write_refuses_a_foreign_server_entry(repo_dir: Path,
     """A `.mcp.json` (or any harness file) committed by someone else names a shell
     command as the omh server: `--write` said it was "there already" (exit 0) and
     showed it unquoted, so a newcomer took a hostile entry for a configured omh.
-    Issue 23 item 6's sibling."""
+    Item 6's sibling."""
     path = _plant_foreign(repo_dir, name, FOREIGN)
     before = path.read_bytes()
     done = run(repo_dir, "mcp", "config", name, "--write", "--no-stop-hook")
@@ -94,7 +95,7 @@ def test_escape_mcp_config_write_refuses_lookalike_entries(repo_dir: Path,
                                                            command: list[str]) -> None:
     """Entries that look like omh's but are not what it writes (a relative path into
     the checkout, extra arguments, a newline forging a line): not "already there".
-    Issue 23 item 6's sibling."""
+    Item 6's sibling."""
     _plant_foreign(repo_dir, "claude", command)
     done = run(repo_dir, "mcp", "config", "claude", "--write", "--no-stop-hook")
     assert done.code == 1 and len(done.err.strip().splitlines()) == 1, done.err
@@ -103,7 +104,7 @@ def test_escape_mcp_config_write_refuses_lookalike_entries(repo_dir: Path,
 
 def test_wrong_own_entry_from_a_path_is_still_there_already(repo_dir: Path) -> None:
     """omh's server written with `--command /abs/path/omh` stays accepted as is.
-    Issue 23 item 6's sibling (no regression)."""
+    Item 6's sibling (no regression)."""
     _plant_foreign(repo_dir, "codex", ["/opt/tools/bin/omh", "mcp", "serve"])
     done = run(repo_dir, "mcp", "config", "codex", "--write")
     assert done.code == 0 and done.out.endswith("already\n"), done.err
@@ -114,7 +115,7 @@ def test_wrong_own_entry_from_a_path_is_still_there_already(repo_dir: Path) -> N
 def test_escape_mcp_config_write_refuses_a_foreign_stop_hook(repo_dir: Path) -> None:
     """A committed Stop hook with omh's arguments behind another program (here a
     shell line that runs something first) was taken as omh's hook, "there already".
-    Issue 23 item 6's sibling."""
+    Item 6's sibling."""
     settings = repo_dir / ".claude/settings.json"
     settings.parent.mkdir()
     line = "touch${IFS}/tmp/pwned;omh memory review --summary --for claude"
@@ -139,7 +140,7 @@ def test_escape_mcp_config_write_refuses_a_foreign_stop_hook(repo_dir: Path) -> 
 def test_wrong_signing_refusals_say_how_to_turn_signing_off(settings: dict[str, str]) -> None:
     """The ssh refusal only said to set user.signingKey; the gpg and x509 ones also say
     how to turn signing off. A user who does not want signed omh commits was left
-    without the other way. Issue 23 item 10's sibling."""
+    without the other way. Item 10's sibling."""
     with pytest.raises(GitFailure) as refused:
         signer(settings.get, Person("A", "a@example.com", None))
     assert "git config commit.gpgSign false" in str(refused.value)
@@ -152,7 +153,7 @@ def test_wrong_edit_with_a_failing_editor_says_what_became_of_the_copy(
         repo_dir: Path, tmp_path: Path) -> None:
     """An editor that exits non-zero before anything was saved: the copy holds no edit
     and is removed, but the message said only `nothing changed` while the docs
-    promised the copy's path for every refusal. Issue 23 item 8's sibling."""
+    promised the copy's path for every refusal. Item 8's sibling."""
     key = remember_linked(repo_dir, "the runner's disk fills at 3 am")
     scratch = tmp_path / "tmp"
     scratch.mkdir()
@@ -192,7 +193,7 @@ def _hold_lock(store: Path, fork: bool) -> tuple[subprocess.Popen[str], int]:
 def test_badinput_a_lock_timeout_that_is_no_number_is_refused(
         repo_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """OMH_LOCK_TIMEOUT=abc silently waited the default 10 s: the user who set it
-    meant another wait and never learnt it was ignored. Issue 23 item 18's sibling."""
+    meant another wait and never learnt it was ignored. Item 18's sibling."""
     remember_linked(repo_dir, "Alpha fails.")
     for value in ("abc", "-1", "nan", "inf"):
         monkeypatch.setenv("OMH_LOCK_TIMEOUT", value)
@@ -206,7 +207,7 @@ def test_badinput_a_lock_timeout_that_is_no_number_is_refused(
 
 def test_wrong_a_writer_that_timed_out_says_nothing_was_written(repo_dir: Path) -> None:
     """A remember that gave up on a held lock said `nothing was read`, leaving the
-    writer to guess whether its note was kept. Issue 23 item 18's sibling."""
+    writer to guess whether its note was kept. Item 18's sibling."""
     remember_linked(repo_dir, "Alpha fails.")
     proc, _holder = _hold_lock(local_store(repo_dir), fork=False)
     try:
@@ -223,7 +224,7 @@ def test_wrong_a_writer_that_timed_out_says_nothing_was_written(repo_dir: Path) 
 def test_wrong_the_lock_message_names_the_child_that_holds_it(repo_dir: Path) -> None:
     """The process that took the lock exited, and a child it forked holds it still:
     the message named the dead pid, so the user had nothing to resume or end.
-    Issue 23 item 18's sibling."""
+    Item 18's sibling."""
     remember_linked(repo_dir, "Alpha fails.")
     proc, child = _hold_lock(local_store(repo_dir), fork=True)
     try:

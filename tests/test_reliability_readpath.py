@@ -1,5 +1,6 @@
-"""The read path under hostile shapes (issue 11, items 4, 9, 14, 16, 19): what omh
-reads from a commit's tree, the local store and the checkout's `.omh/notes`.
+"""The read path under hostile shapes (items 4, 9, 14, 16 and 19 of the first hostile
+review, docs/records/review-issue-11.md): what omh reads from a commit's tree, the
+local store and the checkout's `.omh/notes`.
 
 Nothing that is not a regular file is ever opened, no symlink is followed, no walk
 recurses, no blob is loaded before its size is known, and a blob a partial clone

@@ -1,5 +1,5 @@
-"""Issue 23, items 16 and 19: the recall index keyed by everything that shapes it,
-and the cost of a large note bounded."""
+"""Items 16 and 19 of the second hostile review (docs/records/review-issue-23.md): the
+recall index keyed by everything that shapes it, and the cost of a large note bounded."""
 
 from __future__ import annotations
 

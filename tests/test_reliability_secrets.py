@@ -1,4 +1,5 @@
-"""Issue 23, item 9: the secret scan missed 20 of 21 newer credential shapes.
+"""Item 9 of the second hostile review (docs/records/review-issue-23.md): the secret scan
+missed 20 of 21 newer credential shapes.
 
 The labelled corpus is fixtures/secrets/corpus.tsv (bench/secret_scan.py measures
 the scan and maintained scanners on it): every secret there is found, every

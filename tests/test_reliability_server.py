@@ -1,4 +1,5 @@
-"""Issue 23, items 4 and 21: the MCP server's end, and what `replaces` may overwrite.
+"""Items 4 and 21 of the second hostile review (docs/records/review-issue-23.md): the MCP
+server's end, and what `replaces` may overwrite.
 
 Item 21 needs a real process: a real stdio pipe that breaks, a real EOF, real
 signals. A request is made pending deterministically with the stop-only fault

@@ -1,5 +1,5 @@
-"""Issue 23, item 21 (follow-up): the MCP tests' client read replies the server had
-sent as silence."""
+"""Item 21 of the second hostile review (docs/records/review-issue-23.md), a follow-up:
+the MCP tests' client read replies the server had sent as silence."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ def test_hang_two_replies_in_one_read_are_both_seen() -> None:
     SDK cannot read, then the next request's answer) can land both in one read of the
     pipe. The client of test_hang_mcp_deeply_nested_request_kills_the_server read
     with select() and a buffered readline(): the second answer sat unseen in
-    Python's buffer, and a server that had answered looked hung for 60 s (issue 23,
-    item 21, seen as a flaky test under load)."""
+    Python's buffer, and a server that had answered looked hung for 60 s (item 21,
+    seen as a flaky test under load)."""
     writer = subprocess.Popen(
         [sys.executable, "-c", "import sys, time\n"
          "sys.stdout.buffer.write(b'{\"id\": null}\\n{\"id\": 8}\\n'); sys.stdout.flush()\n"
@@ -33,7 +33,7 @@ def test_hang_two_replies_in_one_read_are_both_seen() -> None:
 
 def test_hang_a_reply_cut_across_reads_is_one_reply() -> None:
     """The other half of reading the pipe by hand: a line that arrives in two reads
-    is joined, not taken as two broken replies (issue 23, item 21)."""
+    is joined, not taken as two broken replies (item 21)."""
     read_end, write_end = os.pipe()
     with os.fdopen(read_end, "rb") as stdout, os.fdopen(write_end, "wb", buffering=0) as w:
         w.write(b'{"id"')

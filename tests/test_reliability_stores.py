@@ -1,7 +1,8 @@
-"""The local store, round two (issue 23, items 3, 7, 17 and 18): a store is opened
-only by the repository its record names (`moved`), it is private to its owner
-whatever the umask (`secret`), `mv` and the store's writers agree under one lock
-(`race`), and nobody waits forever for a writer that stopped holding it (`hang`)."""
+"""The local store, round two (items 3, 7, 17 and 18 of the second hostile review,
+docs/records/review-issue-23.md): a store is opened only by the repository its
+record names (`moved`), it is private to its owner whatever the umask (`secret`),
+`mv` and the store's writers agree under one lock (`race`), and nobody waits
+forever for a writer that stopped holding it (`hang`)."""
 
 from __future__ import annotations
 

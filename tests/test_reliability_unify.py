@@ -1,7 +1,8 @@
-"""Issue 23 item 5, round two: every writer moved onto the one no-follow write path
-(`nofollow.put` / `open_folder`) keeps refusing a symlink at its path or on its
-way, and no raw write call appears in the package outside that path but for the
-writers named (with the reason) in ALLOWED."""
+"""Item 5 of the second hostile review (docs/records/review-issue-23.md), round two:
+every writer moved onto the one no-follow write path (`nofollow.put` /
+`open_folder`) keeps refusing a symlink at its path or on its way, and no raw write
+call appears in the package outside that path but for the writers named (with the
+reason) in ALLOWED."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ def _kept(target: Path) -> None:
 def test_escape_the_index_cache_replaces_a_link_at_its_name_never_writes_through_it(
         tmp_path: Path) -> None:
     """A link at a cache file's name would have had omh's cache bytes written over
-    whatever it names (a user's file). Issue 23 item 5: the cache goes through
+    whatever it names (a user's file). Item 5: the cache goes through
     nofollow.put, whose rename replaces the link itself."""
     target = _outside(tmp_path)
     cache = tmp_path / "cache"
@@ -50,7 +51,7 @@ def test_escape_the_index_cache_replaces_a_link_at_its_name_never_writes_through
 
 def test_escape_the_store_record_never_writes_through_a_link(tmp_path: Path) -> None:
     """A link at `.omh-store` would have carried the store's record (and its 0600
-    chmod) to the file it names. Issue 23 item 5."""
+    chmod) to the file it names. Item 5."""
     target = _outside(tmp_path)
     store = tmp_path / "store"
     store.mkdir()
@@ -65,8 +66,8 @@ def test_escape_the_store_record_never_writes_through_a_link(tmp_path: Path) -> 
 def test_escape_adopts_copy_never_creates_a_file_through_a_dangling_link(
         tmp_path: Path) -> None:
     """Adopt's create-once copy, at a name holding a dangling link, would have
-    created the file the link names (anywhere the user can write). Issue 23
-    item 5: the copy is linked into place only if nothing has the name."""
+    created the file the link names (anywhere the user can write). Item 5: the
+    copy is linked into place only if nothing has the name."""
     src = tmp_path / "old" / "n.md"
     src.parent.mkdir()
     src.write_bytes(b"a note\n")
@@ -83,7 +84,7 @@ def test_escape_adopts_copy_never_creates_a_file_through_a_dangling_link(
 
 def test_escape_the_agent_records_never_go_through_a_linked_folder(tmp_path: Path) -> None:
     """A linked `.omh-agent/` in the local store would have had the server's
-    records written into the folder it names. Issue 23 items 4 and 5."""
+    records written into the folder it names. Items 4 and 5."""
     from omh_git_memory.actions.update import AGENT_RECORDS, record_agent_write
     from omh_git_memory.model.keys import Key
     from omh_git_memory.stores.store import LocalStore
@@ -105,7 +106,7 @@ def test_escape_the_agent_records_never_go_through_a_linked_folder(tmp_path: Pat
 def test_escape_the_index_lock_record_replaces_a_link_never_writes_through_it(
         tmp_path: Path) -> None:
     """The index-lock record in the git dir, at a name holding a link, would have
-    overwritten the file the link names. Issue 23 item 5."""
+    overwritten the file the link names. Item 5."""
     target = _outside(tmp_path)
     (tmp_path / "git").mkdir()
     record = tmp_path / "git" / "omh-index.lock.pid"
@@ -118,8 +119,8 @@ def test_escape_the_index_lock_record_replaces_a_link_never_writes_through_it(
 def test_escape_working_tree_writes_refuse_a_link_on_the_way_and_at_the_path(
         tmp_path: Path) -> None:
     """A working-tree note write (promote, update, mv) through a committed linked
-    folder or at a linked name would have written outside the checkout. Issue 23
-    item 5: WorkdirUndo keeps its undo, on nofollow.put underneath."""
+    folder or at a linked name would have written outside the checkout. Item 5:
+    WorkdirUndo keeps its undo, on nofollow.put underneath."""
     target = _outside(tmp_path)
     work = tmp_path / "work"
     (work / ".omh").mkdir(parents=True)
@@ -138,8 +139,7 @@ def test_escape_working_tree_writes_refuse_a_link_on_the_way_and_at_the_path(
 
 def test_escape_put_create_once_never_follows_a_dangling_link(tmp_path: Path) -> None:
     """The create-once write (edit's private copy, the clone id, adopt's copies)
-    at a name holding a dangling link would have created the file it names.
-    Issue 23 item 5."""
+    at a name holding a dangling link would have created the file it names. Item 5."""
     aim = tmp_path / "made-by-omh"
     folder = tmp_path / "f"
     folder.mkdir()
@@ -155,7 +155,7 @@ def test_escape_put_create_once_never_follows_a_dangling_link(tmp_path: Path) ->
 
 def test_escape_open_folder_refuses_a_link_on_the_way(tmp_path: Path) -> None:
     """The folder walk every moved writer shares refuses a link between the
-    trusted folder and the file. Issue 23 item 5."""
+    trusted folder and the file. Item 5."""
     (tmp_path / "real").mkdir()
     (tmp_path / "root").mkdir()
     (tmp_path / "root" / "sub").symlink_to(tmp_path / "real")
@@ -196,7 +196,7 @@ def _raw_calls() -> dict[str, int]:
 def test_escape_no_raw_write_outside_the_one_write_path() -> None:
     """A writer with its own `os.open(O_CREAT)`, `write_text`, `write_bytes` or
     `open(…, "w")` is one the no-follow rules can miss (how AGENTS.md, the hooks
-    and `omh init` wrote through links). Issue 23 item 5: every file omh writes goes
+    and `omh init` wrote through links). Item 5: every file omh writes goes
     through nofollow.py but for the writers in ALLOWED, each with its reason."""
     found = _raw_calls()
     unexpected = {m: n for m, n in found.items()
@@ -210,7 +210,7 @@ def test_escape_no_raw_write_outside_the_one_write_path() -> None:
 def test_escape_local_notes_never_write_through_a_link_at_their_name(tmp_path: Path) -> None:
     """A link at a local note's name would have had a new note created where it
     points (create-once) or a replaced note written over the file it names.
-    Issue 23 items 5 and 7: the store writes through nofollow.put, 0600."""
+    Items 5 and 7: the store writes through nofollow.put, 0600."""
     from omh_git_memory.model.keys import Key
     from omh_git_memory.stores.store import LocalStore
 

@@ -1,10 +1,11 @@
-"""Issue 23, the files omh writes outside the note stores: harness configs, the Stop
-hook's settings, AGENTS.md, git hooks, `omh init` — and what `omh doctor` runs.
+"""The files omh writes outside the note stores: harness configs, the Stop hook's
+settings, AGENTS.md, git hooks, `omh init` — and what `omh doctor` runs.
 
-Items 5 (no write through a symlink, one no-follow write path), 6 (doctor never runs
-a repository's command unasked), 7 (second half: modes kept), 14 (config files
-edited by a round-tripping parser), 20 (a FIFO or a folder at a hook path) and 22
-(odd but valid JSON/TOML shapes).
+Items of the second hostile review (docs/records/review-issue-23.md): 5 (no write
+through a symlink, one no-follow write path), 6 (doctor never runs a repository's
+command unasked), 7 (second half: modes kept), 14 (config files edited by a
+round-tripping parser), 20 (a FIFO or a folder at a hook path) and 22 (odd but
+valid JSON/TOML shapes).
 """
 
 from __future__ import annotations

@@ -53,7 +53,7 @@ def test_two_clones_with_one_name_get_two_stores(tmp_path: Path) -> None:
 
 
 def test_writing_an_existing_key_is_a_conflict_that_says_update_instead(tmp_path: Path) -> None:
-    # Invariant 5: a key collides at most once.
+    # Invariant: a taken key is refused, never copied.
     store = LocalStore(tmp_path)
     key = Key("surprise/x")
     store.write(key, _text)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from omh_git_memory.expiry.stale import stale_marks
-from omh_git_memory.model.errors import OmhError
+from omh_git_memory.model.errors import BadArguments
 from omh_git_memory.recall.index import note_of
 from omh_git_memory.recall.rank import recall, shown_docs
 
@@ -29,7 +29,7 @@ class Question:
 
     def __post_init__(self) -> None:
         if not self.text.strip():
-            raise OmhError("`question` is empty; ask what you want to know")
+            raise BadArguments("`question` is empty; ask what you want to know")
 
 
 @dataclass(frozen=True)

@@ -32,20 +32,18 @@ from omh_git_memory.actions.update import (
 from omh_git_memory.actions.workspace import Workspace
 from omh_git_memory.git import nofollow
 from omh_git_memory.git.repository import checkout_holding
-from omh_git_memory.model.errors import NoteRefused, OmhError
+from omh_git_memory.model.errors import (
+    EditorFailed,
+    EditRefused,
+    NoteParseError,
+    NoteRefused,
+    OmhError,
+    UnsafePath,
+)
 from omh_git_memory.model.keys import Key
 from omh_git_memory.model.layers import Layer
-from omh_git_memory.model.note import MAX_NOTE_BYTES, NoteParseError, decode
+from omh_git_memory.model.note import MAX_NOTE_BYTES, decode
 from omh_git_memory.stores.reading import read_regular
-
-
-class EditRefused(OmhError):
-    """An edited text that cannot be written; it is kept at `kept`."""
-
-    def __init__(self, reason: str, kept: Path) -> None:
-        self.kept = kept
-        super().__init__(f"{reason}; the note was left as it was, and your edit is kept in "
-                         f"{kept}")
 
 
 @dataclass(frozen=True)
@@ -63,11 +61,11 @@ def editor_command(environ: Mapping[str, str]) -> list[str]:
         try:
             argv = shlex.split(value)
         except ValueError as err:
-            raise OmhError(f"${name} ({value!r}) is not a command line: {err}") from None
+            raise EditorFailed(f"${name} ({value!r}) is not a command line: {err}") from None
         if argv:
             return argv
-    raise OmhError("no editor: set VISUAL or EDITOR (for instance EDITOR=nano, or "
-                   "VISUAL='code --wait'), or change the note with `omh memory update`")
+    raise EditorFailed("no editor: set VISUAL or EDITOR (for instance EDITOR=nano, or "
+                       "VISUAL='code --wait'), or change the note with `omh memory update`")
 
 
 def _scratch_file(ws: Workspace, key: Key, data: bytes) -> Path:
@@ -81,9 +79,9 @@ def _scratch_file(ws: Workspace, key: Key, data: bytes) -> Path:
     if holder is not None:
         shutil.rmtree(folder, ignore_errors=True)
         this = "the checkout" if holder == ws.checkout.resolve() else "a checkout of this clone"
-        raise OmhError(f"the temporary directory ({folder.parent}) is inside {this} "
-                       f"({holder}), where an edit could be committed by mistake; set TMPDIR "
-                       "elsewhere")
+        raise UnsafePath(f"the temporary directory ({folder.parent}) is inside {this} "
+                         f"({holder}), where an edit could be committed by mistake; set TMPDIR "
+                         "elsewhere")
     path = folder / key.relpath().name
     fd = nofollow.open_root(folder)
     try:  # create-once: the folder is new, so nothing has the name
@@ -124,19 +122,19 @@ def edit(ws: Workspace, key: str, layer: Layer | None = None, strict: bool = Fal
         status = _run_editor([*argv, str(scratch)])
     except OSError as err:
         shutil.rmtree(scratch.parent, ignore_errors=True)
-        raise OmhError(f"cannot start the editor {argv[0]!r}: {err.strerror}; nothing "
-                       "changed") from None
+        raise EditorFailed(f"cannot start the editor {argv[0]!r}: {err.strerror}; nothing "
+                           "changed") from None
     saved = read_regular(scratch, MAX_NOTE_BYTES + 1)  # decode refuses what is over
     if saved is None:
         shutil.rmtree(scratch.parent, ignore_errors=True)
-        raise OmhError(f"the edited copy {scratch} is gone or not a regular file; nothing "
-                       "changed")
+        raise EditorFailed(f"the edited copy {scratch} is gone or not a regular file; "
+                           "nothing changed")
     if status != 0:
         if saved == target.data:
             shutil.rmtree(scratch.parent, ignore_errors=True)
-            raise OmhError(f"the editor exited with status {status} before anything was "
-                           "saved; nothing changed, and its copy held no edit to keep, so it "
-                           "was removed")
+            raise EditorFailed(f"the editor exited with status {status} before anything "
+                               "was saved; nothing changed, and its copy held no edit to keep, "
+                               "so it was removed")
         raise EditRefused(f"the editor exited with status {status}", scratch)
     if saved == target.data:
         shutil.rmtree(scratch.parent, ignore_errors=True)

@@ -80,8 +80,8 @@ _CHUNK: Final = 1 << 14  # characters folded at a time while the first words are
 
 def first_words(text: str, limit: int) -> list[str]:
     """The first `limit` folded words of `text`, folding only as much of it as they
-    need: a note of a megabyte is not folded whole for its first 2,000 words
-    (issue 23, item 19). Pieces end at white space, so no word is split."""
+    need: a note of a megabyte is not folded whole for its first 2,000 words.
+    Pieces end at white space, so no word is split."""
     found: list[str] = []
     start = 0
     while start < len(text) and len(found) < limit:
@@ -156,7 +156,8 @@ def compared(layer: Layer, location: str, note: Note) -> Compared | None:
 class Pair:
     """`note` repeats `original`: the finding is `note`'s (the local one of a local
     and a team note, else the later one), so a team note is never reported against
-    a note its readers do not have (invariant 2)."""
+    a note its readers do not have (as invariant: team notes link only to team
+    notes)."""
 
     note: Compared
     original: Compared

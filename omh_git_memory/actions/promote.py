@@ -33,7 +33,13 @@ from omh_git_memory.git.recovery import check_out_paths, finish_interrupted
 from omh_git_memory.git.staging import index_change, path_is_dirty
 from omh_git_memory.git.trees import blob_in_tree, path_in_tree, tree_file
 from omh_git_memory.model import faults
-from omh_git_memory.model.errors import NoteNotFound, OmhError, StoreError
+from omh_git_memory.model.errors import (
+    NoteNotFound,
+    OmhError,
+    PromoteRefused,
+    StoreError,
+    UncommittedEdit,
+)
 from omh_git_memory.model.keys import Key, shell_word
 from omh_git_memory.model.layers import Layer
 from omh_git_memory.model.note import render
@@ -53,18 +59,6 @@ def key_secret_problem(key: str, kind: str) -> str:
             f"{shell_word(key)} NEW-KEY), then promote it")
 
 
-class PromoteRefused(OmhError):
-    """One or more notes cannot be shared; nothing was committed."""
-
-    def __init__(self, problems: Sequence[str]) -> None:
-        self.problems = list(problems)
-        lines = "\n  ".join(self.problems)
-        super().__init__(f"promote refused, nothing was committed:\n  {lines}")
-
-    def lines(self) -> list[str]:
-        return ["promote refused, nothing was committed:", *(f"  {p}" for p in self.problems)]
-
-
 @dataclass(frozen=True)
 class Promoted:
     commit: str
@@ -78,10 +72,6 @@ class Promoted:
     # Named, but with no local copy and already in the team layer at HEAD (an
     # earlier promote of the same keys was cut short after it removed them).
     already_in_team: tuple[Key, ...] = ()
-
-
-class UncommittedEdit(OmhError):
-    """A team note's file holds bytes HEAD does not; removing it would lose them."""
 
 
 @dataclass(frozen=True)

@@ -22,13 +22,20 @@ from typing import TYPE_CHECKING
 from omh_git_memory.actions.lint import note_refusals
 from omh_git_memory.actions.near_duplicate import fold_command
 from omh_git_memory.expiry.triggers import trigger_problem
-from omh_git_memory.model.errors import InvalidKey, KeyConflict, NoteRefused, StoreError
+from omh_git_memory.model.errors import (
+    InvalidKey,
+    KeyConflict,
+    KeyTaken,
+    NoteParseError,
+    NoteRefused,
+    RepeatsANote,
+    StoreError,
+)
 from omh_git_memory.model.keys import Key, KeyTemplates, shell_word, slug
 from omh_git_memory.model.layers import Layer
 from omh_git_memory.model.note import (
     MAX_NOTE_BYTES,
     Note,
-    NoteParseError,
     char_problem,
     compose,
     render,
@@ -103,66 +110,42 @@ TOPIC_WHERE = "the repository's files (the repository topic; its key is [repo] n
     ".omh/memory.toml)"
 
 
-class KeyTaken(KeyConflict):
-    """`remember` found its key taken. The message is the command line's; an agent,
-    which has no `--if-exists`, gets :meth:`for_agent`."""
-
-    def __init__(self, key: Key, layer: Layer, where: str, derived: bool = False,
-                 if_exists: IfExists = IfExists.ERROR) -> None:
-        self.key, self.layer, self.where, self.derived = key, layer, where, derived
-        super().__init__(self._for_cli(if_exists))
-
-    def _for_cli(self, if_exists: IfExists) -> str:
-        key = self.key
-        if self.layer is Layer.LOCAL:
-            return (f"note {key} already exists in the local layer; update it instead: "
-                    f"`omh memory update {shell_word(key)}` changes the sections you give (or "
-                    "run the command again with --if-exists override to replace it, or "
-                    f"--if-exists suffix to keep both; `omh memory show {shell_word(key)}` "
-                    "shows it)")
-        beside = "to record something new beside it, choose --if-exists suffix"
-        if if_exists is IfExists.OVERRIDE:
-            head = (f"--if-exists override would hide team/{key} behind a local note of the "
-                    "same key, so it is refused")
-        elif self.derived and self.where == TOPIC_WHERE:
-            head = f"{key} is the repository topic, a derived team note"
-        elif self.derived:
-            head = f"{key} is a derived team note (the stub of {self.where})"
-        else:
-            head = f"note {key} already exists in the team layer ({self.where})"
-        if self.derived:
-            return (f"{head}; its text comes from {self.where}: edit that to change it; "
-                    f"{beside}")
-        return (f"{head}; to change it, `omh memory update {shell_word(key)}` commits the "
-                f"change (or edit {self.where} and commit it); {beside}")
-
-    def for_agent(self, own: bool = False) -> str:
-        """The message for an agent; `own` when the local note holding the key is one
-        this agent's session wrote (so `replaces` may correct it)."""
-        new = ("to record something new, word the first sentence of `observed` so it says "
-               "what is new (it becomes the key)")
-        if self.layer is Layer.LOCAL:
-            mine = (f"it is your own note: pass replaces={self.key} to correct it; " if own
-                    else "another writer recorded it, so you cannot change it; ")
-            return (f"note {self.key} already exists in your local layer (recall shows it); "
-                    f"{mine}{new}")
-        if self.derived:
-            return (f"{self.key} is a derived team note whose text comes from {self.where}; "
-                    f"{new}")
-        return (f"note {self.key} already exists in the team layer ({self.where}) and a local "
-                f"note may not shadow it; a person changes it by editing {self.where} and "
-                f"committing it; {new}")
+def _key_taken(key: Key, layer: Layer, where: str, derived: bool = False,
+              if_exists: IfExists = IfExists.ERROR) -> KeyTaken:
+    """The refusal of a key `layer` holds, worded for the command line: what to run
+    instead, given the `--if-exists` asked for."""
+    if layer is Layer.LOCAL:
+        said = (f"note {key} already exists in the local layer; update it instead: "
+                f"`omh memory update {shell_word(key)}` changes the sections you give (or "
+                "run the command again with --if-exists override to replace it, or "
+                f"--if-exists suffix to keep both; `omh memory show {shell_word(key)}` "
+                "shows it)")
+        return KeyTaken(said, key, layer, where, derived)
+    beside = "to record something new beside it, choose --if-exists suffix"
+    if if_exists is IfExists.OVERRIDE:
+        head = (f"--if-exists override would hide team/{key} behind a local note of the "
+                "same key, so it is refused")
+    elif derived and where == TOPIC_WHERE:
+        head = f"{key} is the repository topic, a derived team note"
+    elif derived:
+        head = f"{key} is a derived team note (the stub of {where})"
+    else:
+        head = f"note {key} already exists in the team layer ({where})"
+    if derived:
+        said = f"{head}; its text comes from {where}: edit that to change it; {beside}"
+    else:
+        said = (f"{head}; to change it, `omh memory update {shell_word(key)}` commits the "
+                f"change (or edit {where} and commit it); {beside}")
+    return KeyTaken(said, key, layer, where, derived)
 
 
-class RepeatsANote(NoteRefused):
-    """`remember --strict` found the new note saying what a note of the store says."""
-
-    def __init__(self, repeats: Sequence[Pair]) -> None:
-        self.repeats = tuple(repeats)
-        first = self.repeats[0].original
-        super().__init__(
-            f"{repeated_line(self.repeats[0])}, so nothing was written (--strict): "
-            f"{fold_command(first)}; run without --strict to write the new note anyway")
+def _repeats_a_note(repeats: Sequence[Pair]) -> RepeatsANote:
+    """The refusal of `remember --strict` when the new note says what `repeats`
+    (most alike first) already say."""
+    first = repeats[0].original
+    return RepeatsANote(
+        f"{repeated_line(repeats[0])}, so nothing was written (--strict): "
+        f"{fold_command(first)}; run without --strict to write the new note anyway", repeats)
 
 
 def repeated_line(pair: Pair) -> str:
@@ -333,7 +316,8 @@ def remember(
     repeats_of: Callable[[Note], Sequence[Pair]] | None = None,
     refuse_repeats: bool = False,
 ) -> Remembered:
-    """Write the note to the local layer (and only there: invariant 3).
+    """Write the note to the local layer, and only there (invariant: remember writes
+    only to the local layer).
 
     Strict mode is `known_keys` given: every `relates_to` must name a note that
     exists (one a link from the local layer reaches), so a writer cannot leave
@@ -367,7 +351,7 @@ def write_local(
     repeats = tuple(p for p in (repeats_of(note) if repeats_of is not None else ())
                     if not _replaced_or_refused(p, note, if_exists))
     if repeats and refuse_repeats:
-        raise RepeatsANote(repeats)
+        raise _repeats_a_note(repeats)
     done = _write_local(store, note, if_exists, known_keys, team=team)
     return dataclasses.replace(done, repeats=repeats) if repeats else done
 
@@ -401,7 +385,7 @@ def _write_local(store: LocalStore, note: Note, if_exists: IfExists,
         if if_exists is IfExists.SKIP:
             location = f"derived from {where}" if derived else where
             return Remembered(note.key, Layer.TEAM, location, False, note)
-        raise KeyTaken(note.key, Layer.TEAM, where, derived, if_exists)
+        raise _key_taken(note.key, Layer.TEAM, where, derived, if_exists)
     def still_there() -> None:
         # Under the store's lock: a local note linked in strict mode may have been
         # renamed (`mv`) or removed since the keys were read; the link would dangle.
@@ -424,7 +408,7 @@ def _write_local(store: LocalStore, note: Note, if_exists: IfExists,
                                    check=still_there)
     except KeyConflict as err:
         if if_exists is IfExists.ERROR:
-            raise KeyTaken(note.key, Layer.LOCAL, str(store.path_for(note.key))) from None
+            raise _key_taken(note.key, Layer.LOCAL, str(store.path_for(note.key))) from None
         raise err from None
     final = note if key == note.key else with_field(note, "key", key.value)
     return Remembered(key, Layer.LOCAL, str(store.path_for(key)), written, final)

@@ -11,7 +11,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from omh_git_memory.actions.lookup import find_notes, written
-from omh_git_memory.model.errors import OmhError
+from omh_git_memory.model.errors import (
+    AmbiguousKey,
+    BadArguments,
+    ChangedMeanwhile,
+    NotUpdatable,
+)
 from omh_git_memory.model.keys import Key, shell_word
 from omh_git_memory.model.layers import Layer
 
@@ -38,10 +43,10 @@ def remove(ws: Workspace, key: str, layer: Layer | None = None,
     finish_team_commit(ws)  # a team verb killed mid-way: finished before anything is read
     graph = ws.graph()
     if not written(graph, key, layer) and key in graph.derived and layer in (None, Layer.TEAM):
-        raise OmhError(_why_derived_stays(ws, key))
+        raise NotUpdatable(_why_derived_stays(ws, key))
     found = find_notes(graph, key, layer)
     if len(found) > 1:
-        raise OmhError(f"{key} is in both layers; say which with --layer team or --layer local")
+        raise AmbiguousKey(f"{key} is in both layers; say which with --layer team or --layer local")
     entry = found[0]
     linkers = tuple(sorted(graph.inbound().get((entry.layer, key), [])))
     if entry.layer is Layer.TEAM:
@@ -58,7 +63,7 @@ def _remove_local(ws: Workspace, entry: StoredNote, key: str, signoff: bool) -> 
     from omh_git_memory.model.note import render
 
     if signoff:
-        raise OmhError(f"--signoff signs a commit, and removing local/{key} makes none; "
+        raise BadArguments(f"--signoff signs a commit, and removing local/{key} makes none; "
                        "run it again without --signoff")
     assert entry.note is not None
     faults.point("rm:local")
@@ -66,7 +71,7 @@ def _remove_local(ws: Workspace, entry: StoredNote, key: str, signoff: bool) -> 
     removed = ws.local.remove_if(Key(entry.relpath.removesuffix(".md")),
                                  render(entry.note).encode("utf-8"))
     if removed is None:
-        raise OmhError(f"local/{key} changed while rm ran, so nothing was removed; "
+        raise ChangedMeanwhile(f"local/{key} changed while rm ran, so nothing was removed; "
                        f"look at it (omh memory show {shell_word(key)} --layer local) and "
                        "run rm again")
     return str(removed)

@@ -31,7 +31,7 @@ from omh_git_memory.git.obstacles import write_obstacle
 from omh_git_memory.git.staging import index_change, path_is_dirty
 from omh_git_memory.git.trees import blob_in_tree, path_in_tree, tree_file
 from omh_git_memory.model import faults
-from omh_git_memory.model.errors import KeyConflict, NoteNotFound, OmhError
+from omh_git_memory.model.errors import KeyConflict, NoteNotFound, RenameRefused
 from omh_git_memory.model.keys import Key
 from omh_git_memory.model.layers import Layer
 from omh_git_memory.model.note import Note, render, retarget_links, with_field
@@ -41,10 +41,6 @@ from omh_git_memory.stores.graph import Graph
 from omh_git_memory.stores.journal import prune_empty_dirs
 from omh_git_memory.stores.reading import StoredNote
 from omh_git_memory.stores.team import NOTES_DIR, team_path
-
-
-class RenameRefused(OmhError):
-    """The rename cannot be made as asked; nothing was changed."""
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
-from omh_git_memory.model.errors import NoteNotFound, OmhError
+from omh_git_memory.model.errors import ChangedMeanwhile, NoteNotFound
 from omh_git_memory.model.keys import Key, shell_word
 from omh_git_memory.model.layers import Layer
 from omh_git_memory.model.note import MAX_NOTE_BYTES, render
@@ -155,10 +155,6 @@ def reread(store: LocalStore, item: Pending) -> Pending | None:
     again = pending([read_note_bytes(Layer.LOCAL, item.entry.relpath, item.entry.location,
                                      data)])
     return again[0] if again else None
-
-
-class ChangedMeanwhile(OmhError):
-    """The note was rewritten or removed after review read it; nothing was removed."""
 
 
 def remove_pending(store: LocalStore, item: Pending) -> str:

@@ -50,12 +50,23 @@ from omh_git_memory.git.history import resolve_commit
 from omh_git_memory.git.staging import in_index, index_change
 from omh_git_memory.git.trees import blob_in_tree, tree_file
 from omh_git_memory.model import faults
-from omh_git_memory.model.errors import InvalidKey, NoteNotFound, NoteRefused, OmhError, StoreError
+from omh_git_memory.model.errors import (
+    AmbiguousKey,
+    ChangedMeanwhile,
+    InvalidKey,
+    NoteNotFound,
+    NoteParseError,
+    NoteRefused,
+    NotUpdatable,
+    NotYourNote,
+    StoreError,
+    UncommittedTeamEdit,
+    UnsafePath,
+)
 from omh_git_memory.model.keys import Key, KeyTemplates, shell_word
 from omh_git_memory.model.layers import Layer
 from omh_git_memory.model.note import (
     Note,
-    NoteParseError,
     char_problem,
     decode,
     encode,
@@ -71,26 +82,6 @@ from omh_git_memory.stores.store import LocalStore
 from omh_git_memory.stores.team import team_path
 
 SURPRISE_ONLY = ("expected", "observed", "evidence")
-
-
-class NotUpdatable(OmhError):
-    """The key names a note that is computed, not written (a stub, the topic)."""
-
-
-class ChangedMeanwhile(OmhError):
-    """The note changed after it was read; nothing was written."""
-
-
-class UncommittedTeamEdit(OmhError):
-    """The team note's index or working-tree copy holds bytes HEAD does not."""
-
-
-class NotYourNote(OmhError):
-    """An agent asked to replace a note it did not write; `reason` says which case."""
-
-    def __init__(self, key: Key | str, reason: str, where: str = "") -> None:
-        self.key, self.reason, self.where = str(key), reason, where
-        super().__init__(f"{key}: {reason}")
 
 
 @dataclass(frozen=True)
@@ -159,12 +150,13 @@ def find_target(graph: Graph, derived: Mapping[str, str], key: str,
         raise NoteNotFound(f"no note {key} in {'any' if layer is None else f'the {layer}'} "
                            f"layer{_nearest(graph, key)}")
     if len(holding) > 1:
-        raise OmhError(f"{key} is in both layers; say which with --layer team or --layer local")
+        raise AmbiguousKey(f"{key} is in both layers; say which with --layer team or --layer "
+                           "local")
     entries = found[holding[0]]
     if len(entries) > 1:
         where = ", ".join(e.location for e in entries)
-        raise OmhError(f"{key} is claimed by {len(entries)} files ({where}); `omh memory lint` "
-                       "reports it (DuplicateKey): fix that first")
+        raise AmbiguousKey(f"{key} is claimed by {len(entries)} files ({where}); `omh memory "
+                           "lint` reports it (DuplicateKey): fix that first")
     entry = entries[0]
     assert entry.note is not None
     try:
@@ -542,7 +534,7 @@ def record_agent_write(store: LocalStore, key: Key, data: bytes) -> None:
                              "file": _identity(written)}).encode("utf-8")
         try:  # the folder reached from the store's root without following a link
             fd = nofollow.open_folder(store.root, AGENT_RECORDS)
-        except nofollow.UnsafePath as err:
+        except UnsafePath as err:
             raise StoreError(str(err)) from None
         if fd is None:
             raise FileNotFoundError(errno.ENOENT, "No such file or directory", str(folder))

@@ -45,7 +45,7 @@ class Workspace:
     checkout: Path  # this worktree's top level
     local: LocalStore
     mounted: bool = False  # the local store is named by OMH_LOCAL_STORE, not by the path
-    notes: NoteCache | None = None  # the local notes as parsed before (issue 23, item 19)
+    notes: NoteCache | None = None  # the local notes as parsed before
 
     def left_behind(self, every: bool = False) -> list[LeftBehind]:
         """Stores this clone may have left behind by moving, while its own store holds

@@ -130,7 +130,7 @@ def _server_checks(ws: Workspace, env: dict[str, str], total: int,
     command, args = server.command, server.args
     shown = shown_command(command, args)
     from omh_git_memory.agent.probe import ProbeFailed, probe
-    from omh_git_memory.recall.semantic import SemanticUnavailable
+    from omh_git_memory.model.errors import SemanticUnavailable
 
     with _start_dir(ws, args) as cwd:
         found, via = resolve(command, env, cwd)

@@ -28,7 +28,7 @@ from omh_git_memory.agent.config_edit import (
     toml_unappend,
 )
 from omh_git_memory.git import nofollow
-from omh_git_memory.model.errors import ConfigError
+from omh_git_memory.model.errors import ConfigError, ForeignServer
 from omh_git_memory.model.keys import printable
 
 SERVER_NAME: Final = "omh"
@@ -356,7 +356,7 @@ def merge(checkout: Path, h: Harness, command: str | None = None) -> tuple[Path,
     existing = _read(checkout, h)
     found = h.command_in(existing) if existing and command is None else None
     if found is not None and not written_by_omh(checkout, *found):
-        raise ForeignServer(h, ServerCommand(found[0], found[1], h.path))
+        raise _foreign(h, ServerCommand(found[0], found[1], h.path))
     updated = h.add(existing or "", command)
     if updated == existing:
         return path, False
@@ -474,17 +474,14 @@ def written_by_omh(checkout: Path, command: str, args: list[str]) -> bool:
     return own_args(args) and omh_program(checkout, command)
 
 
-class ForeignServer(ConfigError):
-    """A harness file's omh entry starts something other than omh's own server."""
-
-    def __init__(self, h: Harness, server: ServerCommand) -> None:
-        super().__init__(
-            f"{server.source} names `{server.shown}` as the omh server: not the command "
-            f"omh writes for its own server (`omh mcp serve`), so omh left the file as it "
-            f"is; read that entry, and to replace it with omh's own run `omh mcp config "
-            f"{h.name} --write --command omh` (or --command PATH for an omh installed "
-            "elsewhere)")
-        self.server = server
+def _foreign(h: Harness, server: ServerCommand) -> ForeignServer:
+    """The refusal of a harness file whose omh entry starts `server`, not omh's own."""
+    return ForeignServer(
+        f"{server.source} names `{server.shown}` as the omh server: not the command "
+        f"omh writes for its own server (`omh mcp serve`), so omh left the file as it "
+        f"is; read that entry, and to replace it with omh's own run `omh mcp config "
+        f"{h.name} --write --command omh` (or --command PATH for an omh installed "
+        "elsewhere)", server)
 
 
 def own_args(args: list[str]) -> bool:

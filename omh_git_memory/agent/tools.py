@@ -1,9 +1,10 @@
 """The agent's two tools, as the agent sees them: their descriptions and limits,
 and the answer each call gives (agent/sdk.py puts them behind the MCP SDK).
 
-- `remember` writes a surprise note to the local layer only (invariant 3), always
-  strict, with `source` set here from `OMH_SESSION` and the connecting client's
-  name and version — the caller cannot set it.
+- `remember` writes a surprise note to the local layer only (invariant: remember
+  writes only to the local layer), always strict, with `source` set here from
+  `OMH_SESSION` and the connecting client's name and version — the caller cannot
+  set it.
 - `recall` returns the tree, every line with its layer and date, the note's title
   and where to read it in full, then short excerpts of the best results. Its
   description is generated at launch from the store's census (counts, never titles).
@@ -23,17 +24,12 @@ from typing import Any, Final
 from omh_git_memory.actions.ask import Question, ask
 from omh_git_memory.actions.near_duplicate import NAMED, Pair, fold_command, more_than_named
 from omh_git_memory.actions.record import record
-from omh_git_memory.actions.remember import KeyTaken, Observation
-from omh_git_memory.actions.update import (
-    ChangedMeanwhile,
-    NotYourNote,
-    agent_owned,
-    record_agent_write,
-)
+from omh_git_memory.actions.remember import Observation
+from omh_git_memory.actions.update import agent_owned, record_agent_write
 from omh_git_memory.actions.workspace import Workspace
 from omh_git_memory.agent.census import Census, own_prefixes, take_census
 from omh_git_memory.model import faults
-from omh_git_memory.model.errors import OmhError
+from omh_git_memory.model.errors import ChangedMeanwhile, KeyTaken, NotYourNote, OmhError
 from omh_git_memory.model.keys import Key, shell_word
 from omh_git_memory.model.layers import Layer
 from omh_git_memory.model.note import Note, render
@@ -113,7 +109,8 @@ class _State:
             return None
         searcher = self.searcher()
         if self.view is None:
-            from omh_git_memory.recall.semantic import Embedder, SemanticUnavailable
+            from omh_git_memory.model.errors import SemanticUnavailable
+            from omh_git_memory.recall.semantic import Embedder
 
             try:
                 self.embedder = self.embedder or Embedder()

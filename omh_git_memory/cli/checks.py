@@ -72,10 +72,10 @@ def lint(
     secret), four warn. Fails on a refusal, and with --ref or --worktree on a team
     link no team note answers."""
     from omh_git_memory.actions.lint import RULES, Severity, lint_workspace
-    from omh_git_memory.model.errors import OmhError
+    from omh_git_memory.model.errors import BadArguments
 
     if ref is not None and worktree:
-        raise OmhError("--ref and --worktree name two different sets of notes; give one")
+        raise BadArguments("--ref and --worktree name two different sets of notes; give one")
     ws = here()
     whole_store = ref is None and not worktree
     mark = None

@@ -20,7 +20,7 @@ from typing import Final
 
 import typer
 
-from omh_git_memory.model.errors import OmhError
+from omh_git_memory.model.errors import BrokenInstall
 
 
 def fixtures_dir() -> Path:
@@ -31,7 +31,7 @@ def fixtures_dir() -> Path:
     source = Path(__file__).resolve().parents[2] / "fixtures" / "demo"
     if source.is_dir():
         return source
-    raise OmhError("the demo fixtures are missing from this installation; reinstall omh")
+    raise BrokenInstall("the demo fixtures are missing from this installation; reinstall omh")
 
 
 # (caption, arguments, plant the hand-edited fixture note in the store first)

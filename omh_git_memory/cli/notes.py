@@ -32,7 +32,7 @@ def show(
     for index, n in enumerate(shown):
         if index:
             typer.echo("")
-        say(f"{key}  {n.layer} · {n.recorded}  {n.where}")  # invariant 1: layer and date
+        say(f"{key}  {n.layer} · {n.recorded}  {n.where}")  # invariant: every answer shows its layer and date
         typer.echo(n.text, nl=False)
 
 

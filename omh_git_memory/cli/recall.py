@@ -87,7 +87,7 @@ def _semantic_view(ws: Workspace, searcher: Searcher, asked: bool) -> SemanticVi
     """The semantic view; when only the settings turned it on and the extra is
     missing, one warning on stderr and None (recall by words). `--semantic` asked
     for it: then the missing extra is the error."""
-    from omh_git_memory.recall.semantic import SemanticUnavailable
+    from omh_git_memory.model.errors import SemanticUnavailable
 
     try:
         return ws.semantic(searcher, progress=progress_bar())

@@ -158,9 +158,9 @@ def _edit(ws: Workspace, item: Pending) -> Pending:
 
 
 def _ask(ws: Workspace, items: list[Pending], signoff: bool) -> None:
-    from omh_git_memory.actions.promote import PromoteRefused, promote
+    from omh_git_memory.actions.promote import promote
     from omh_git_memory.actions.review import remove_pending
-    from omh_git_memory.model.errors import OmhError
+    from omh_git_memory.model.errors import OmhError, PromoteRefused
     from omh_git_memory.model.note import render
 
     done = {"promoted": 0, "removed": 0, "kept": 0}

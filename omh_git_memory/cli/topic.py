@@ -19,8 +19,8 @@ def _split(option: str, value: str) -> tuple[str, str]:
 
 
 def _read_section_file(name: str, path: str) -> str:
-    from omh_git_memory.model.errors import NoteRefused
-    from omh_git_memory.model.note import MAX_NOTE_BYTES, NoteParseError, decode
+    from omh_git_memory.model.errors import NoteParseError, NoteRefused
+    from omh_git_memory.model.note import MAX_NOTE_BYTES, decode
 
     if path == "-":
         data = sys.stdin.buffer.read(MAX_NOTE_BYTES + 1)

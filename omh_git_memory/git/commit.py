@@ -250,7 +250,7 @@ def _on_disk(repo: GitRepo, path: str, data: bytes, tree: pygit2.Tree | None
              ) -> tuple[bytes, bytes | None]:
     """The new bytes of `path` and HEAD's, each as the working tree holds (or git
     would write) them, so that a clean copy under line-ending filters is seen as
-    clean (item 15 of issue 23)."""
+    clean."""
     new = disk_form(repo, path, data)
     assert new is not None
     return new, disk_form(repo, path, _blob_at(repo.repo, tree, path))

@@ -23,7 +23,7 @@ import secrets
 import stat
 from pathlib import Path
 
-from omh_git_memory.model.errors import OmhError
+from omh_git_memory.model.errors import UnsafePath
 
 TMP_PREFIX = ".omh-tmp-"
 
@@ -33,10 +33,6 @@ def describe(err: BaseException) -> str:
     from omh_git_memory.git.gitfiles import describe as said
 
     return said(err)
-
-
-class UnsafePath(OmhError):
-    """A path omh will not write (or read) because of what is at it or on the way."""
 
 
 def _kind(mode: int) -> str:

@@ -1,9 +1,10 @@
 """The two layers a note can live in, and what a link can reach from each.
 
 The layer is part of a note's identity: `team/deploy` and `local/deploy` are
-two notes. :func:`reachable_layers` is the one place invariant 2 lives: a team
-note is read by teammates who do not have your local notes, so a link from
-`team` reaches `team` only.
+two notes. :func:`reachable_layers` is the one place where "invariant: team notes
+link only to team notes" (docs/invariants.md) lives: a team note is read by
+teammates who do not have your local notes, so a link from `team` reaches `team`
+only.
 """
 
 from __future__ import annotations

@@ -20,19 +20,11 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from omh_git_memory.model.errors import InvalidKey, OmhError
+from omh_git_memory.model.errors import InvalidKey, NoteParseError
 from omh_git_memory.model.keys import Key
 
 if TYPE_CHECKING:
     from mistune.block_parser import BlockParser
-
-
-class NoteParseError(OmhError):
-    """Text that does not read back as a note; `line` is 1-based when known."""
-
-    def __init__(self, message: str, line: int | None = None) -> None:
-        super().__init__(message)
-        self.line = line
 
 
 @dataclass(frozen=True)
@@ -425,7 +417,7 @@ def _parse_body(
     tokens, at = _block_tokens(src)
 
     # Line numbers and token positions looked up in one pass each, not counted
-    # from the start per section: a note of many sections stays linear (issue 23).
+    # from the start per section: a note of many sections stays linear.
     newlines = [m.start() for m in _NEWLINE.finditer(src)]
     position = {id(t): i for i, t in enumerate(tokens)}
 

@@ -320,7 +320,7 @@ def shape(config: Config) -> str:
     on: the settings the build reads (the checkout's `.omh/memory.toml`, as
     :func:`~omh_git_memory.model.config.load_config` gives them — committed or not: the
     stub and topic key templates, `[stubs] exclude`), the cache format, and the code
-    that parses, derives and tokenises (issue 23, item 16). A snapshot of another
+    that parses, derives and tokenises. A snapshot of another
     shape is never loaded, nor patched as a base: it is built again."""
     templates = config.keys.templates
     settings = (templates.get("stub", DEFAULT_TEMPLATES["stub"]),
@@ -736,7 +736,7 @@ _NOTES_FORMAT: Final = 1
 
 class NoteCache:
     """The local layer's files as parsed and analysed before, by the SHA-256 of each
-    file's bytes (issue 23, item 19): parsing a large note costs seconds, and every
+    file's bytes: parsing a large note costs seconds, and every
     `omh memory`, recall and remember reads every local note. A file read again
     with the same bytes is taken from the cache; any other is parsed afresh. Only
     what the last read found is kept, so the cache is never larger than the store.

@@ -11,7 +11,8 @@ match alone). At
 most eight are returned, each with its one-hop neighbourhood (best match first, a
 hub named once, LINE_BUDGET notes in all), and the answer says how many more
 passed the floor. Every line of the rendered answer carries the note's layer and
-date (invariant 1), then its title and where to read it in full.
+date (invariant: every answer shows its layer and date), then its title and where
+to read it in full.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from omh_git_memory.recall.tokens import is_function_word, without_links, words
 
 K1: Final = 1.2
 B: Final = 0.75
-MAX_RESULTS: Final = 8  # the seed's budget: eight matched notes
+MAX_RESULTS: Final = 8  # rule: recall names at most eight matched notes
 MAX_NEIGHBOURS: Final = MAX_RESULTS  # the same budget for one note's neighbourhood
 LINE_BUDGET: Final = 24  # notes named in one answer: results plus neighbours
 FLOOR: float = 0.35  # a note is returned only when it scores this share of the best
@@ -494,7 +495,7 @@ def what_it_is(doc: Doc) -> str:
 
 def render_tree(answer: Answer, stale: Mapping[tuple[str, str], str] | None = None,
                 also: str = "--also") -> str:
-    """The seed's tree. Every line that names a note carries its layer and date, and
+    """Recall's answer as a tree. Every line that names a note carries its layer and date, and
     `· stale` when the note's trigger has fired (`stale`: (layer, key) → why), then
     what the note is (its title) and where to read it in full. `also` is how the
     asker adds a phrasing (`--also` on the command line, `also_phrased_as` over MCP)."""

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from omh_git_memory.git.repository import GitRepo
 from omh_git_memory.model.config import Config
-from omh_git_memory.model.errors import OmhError
+from omh_git_memory.model.errors import SemanticUnavailable
 from omh_git_memory.model.note import Note
 from omh_git_memory.recall.index import (
     Doc,
@@ -62,19 +62,7 @@ CACHED_MODEL: Final = "all-MiniLM-L6-v2-int8-matmul"  # + f"{REWRITE}-{source di
 KEEP_MODELS: Final = 3  # cached rewrites kept (other installs may share the home)
 
 
-EXTRA: Final = "pip install 'omh-git-memory[semantic]'"
-
-
-class SemanticUnavailable(OmhError):
-    """Semantic recall was asked for, but its extra is not installed."""
-
-    @staticmethod
-    def fallback() -> str:
-        """What is said, once, when the repository's settings turn semantic recall on
-        and this machine lacks the extra: recall goes on by words alone (a committed
-        setting must not take recall away from a teammate without the extra)."""
-        return (f"semantic recall is on in .omh/memory.toml but its extra is not installed: "
-                f"{EXTRA}; recalling by words only until then")
+EXTRA: Final = SemanticUnavailable.EXTRA
 
 
 def cores() -> int:

@@ -18,7 +18,7 @@ from pathlib import Path
 from omh_git_memory.git import nofollow
 from omh_git_memory.git.history import first_root
 from omh_git_memory.git.repository import GitRepo
-from omh_git_memory.model.errors import StoreError
+from omh_git_memory.model.errors import ForeignStore, StoreError
 from omh_git_memory.stores.fileops import TMP_PREFIX, make_private
 from omh_git_memory.stores.journal import DIR_MODE, FILE_MODE, make_private_dirs
 from omh_git_memory.stores.left_behind import find_left_behind, is_plain_dir, note_files
@@ -35,10 +35,6 @@ from omh_git_memory.stores.record import (
     still_there,
     write_record,
 )
-
-
-class ForeignStore(StoreError):
-    """The store's record names another repository or clone: it is not opened."""
 
 
 def _rootless(store: Path, record: StoreRecord) -> str:

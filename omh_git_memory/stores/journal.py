@@ -37,7 +37,14 @@ from pathlib import Path
 from typing import Final
 
 from omh_git_memory.model import faults
-from omh_git_memory.model.errors import InvalidKey, KeyConflict, StoreError
+from omh_git_memory.model.errors import (
+    BadLockTimeout,
+    ChangedMeanwhile,
+    InvalidKey,
+    KeyConflict,
+    StoreBusy,
+    StoreError,
+)
 from omh_git_memory.model.keys import Key
 
 LOCK_NAME: Final = ".omh-lock"
@@ -61,10 +68,6 @@ class FileChange:
     relpath: str
     old: bytes | None
     new: bytes | None
-
-
-class ChangedMeanwhile(StoreError):
-    """A file of the switch no longer holds what the caller read; nothing changed."""
 
 
 def _digest(data: bytes | None) -> str | None:
@@ -135,14 +138,6 @@ def _open_lock(root: Path, create: bool) -> int | None:
         with contextlib.suppress(OSError):
             os.fchmod(fd, FILE_MODE)
     return fd
-
-
-class StoreBusy(StoreError):
-    """The store's lock stayed taken for the whole wait; nothing was read or changed."""
-
-
-class BadLockTimeout(StoreError):
-    """OMH_LOCK_TIMEOUT is set to something that is not a number of seconds."""
 
 
 def lock_timeout(environ: Mapping[str, str] | None = None) -> float:

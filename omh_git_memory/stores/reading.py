@@ -10,10 +10,10 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from omh_git_memory.model.errors import InvalidKey
+from omh_git_memory.model.errors import InvalidKey, NoteParseError
 from omh_git_memory.model.keys import NOTE_SUFFIX, Key
 from omh_git_memory.model.layers import Layer
-from omh_git_memory.model.note import MAX_NOTE_BYTES, Note, NoteParseError, decode, parse
+from omh_git_memory.model.note import MAX_NOTE_BYTES, Note, decode, parse
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from omh_git_memory.git import nofollow
-from omh_git_memory.model.errors import KeyConflict, NoteNotFound, StoreError
+from omh_git_memory.model.errors import ChangedMeanwhile, KeyConflict, NoteNotFound, StoreError
 from omh_git_memory.model.keys import NOTE_SUFFIX, Key, shell_word
 from omh_git_memory.model.layers import Layer
 from omh_git_memory.model.note import MAX_NOTE_BYTES, encode
@@ -93,7 +93,7 @@ class LocalStore:
         return True
 
     # How a file's bytes become a note: parsed afresh, unless a cache of parsed notes
-    # (recall/index.py's NoteCache, issue 23 item 19) is put in its place.
+    # (recall/index.py's NoteCache) is put in its place.
     read_bytes: Callable[[Layer, str, str, bytes], StoredNote] = staticmethod(read_note_bytes)
 
     def create_root(self) -> bool:
@@ -337,7 +337,7 @@ class LocalStore:
             try:
                 journal.switch(self.root, [journal.FileChange(key.relpath().as_posix(),
                                                               expected, data)])
-            except journal.ChangedMeanwhile:
+            except ChangedMeanwhile:
                 if not os.path.lexists(path):
                     raise NoteNotFound(f"no local note {key}; `omh memory` lists the "
                                        "notes") from None
