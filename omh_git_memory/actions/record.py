@@ -35,7 +35,8 @@ def record(ws: Workspace, draft: Observation | TopicDraft, *, searcher: Searcher
            progress: Progress | None = None, if_exists: IfExists = IfExists.ERROR,
            strict: bool = False, refuse_repeats: bool = False,
            replaces: str | None = None) -> Remembered:
-    """Write the note `draft` describes to `ws`'s local layer (invariant: remember writes only to the local layer).
+    """Write the note `draft` describes to `ws`'s local layer (invariant: remember
+    writes only to the local layer).
 
     `searcher` is the store the note is checked against (by default the store as
     it is now, indexed with `progress`): with `strict`, every link must name one of

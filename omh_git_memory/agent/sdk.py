@@ -23,9 +23,9 @@ from omh_git_memory.agent.tools import (
     MAX_KEY,
     MAX_TEXT,
     REMEMBER_DESCRIPTION,
-    ToolRefused,
     Tools,
 )
+from omh_git_memory.model.errors import ToolRefused
 
 if TYPE_CHECKING:
     from omh_git_memory.actions.workspace import Workspace

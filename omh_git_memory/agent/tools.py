@@ -29,7 +29,13 @@ from omh_git_memory.actions.update import agent_owned, record_agent_write
 from omh_git_memory.actions.workspace import Workspace
 from omh_git_memory.agent.census import Census, own_prefixes, take_census
 from omh_git_memory.model import faults
-from omh_git_memory.model.errors import ChangedMeanwhile, KeyTaken, NotYourNote, OmhError
+from omh_git_memory.model.errors import (
+    ChangedMeanwhile,
+    KeyTaken,
+    NotYourNote,
+    OmhError,
+    ToolRefused,
+)
 from omh_git_memory.model.keys import Key, shell_word
 from omh_git_memory.model.layers import Layer
 from omh_git_memory.model.note import Note, render
@@ -62,10 +68,6 @@ REMEMBER_DESCRIPTION: Final = (
 )
 
 INSTRUCTIONS: Final = "Repository memory: recall before assuming; remember what surprised you."
-
-
-class ToolRefused(OmhError):
-    """A call the tool answers with an error: the message is what the agent reads."""
 
 
 def recall_description(census: Census) -> str:

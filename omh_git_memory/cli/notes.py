@@ -32,7 +32,8 @@ def show(
     for index, n in enumerate(shown):
         if index:
             typer.echo("")
-        say(f"{key}  {n.layer} · {n.recorded}  {n.where}")  # invariant: every answer shows its layer and date
+        # invariant: every answer shows its layer and date
+        say(f"{key}  {n.layer} · {n.recorded}  {n.where}")
         typer.echo(n.text, nl=False)
 
 

@@ -235,6 +235,10 @@ class ForeignServer(ConfigError):
         self.server = server
 
 
+class ToolRefused(OmhError):
+    """A call an MCP tool answers with an error: the message is what the agent reads."""
+
+
 # --- commands: what the command line refuses before any verb runs ------------------
 
 
