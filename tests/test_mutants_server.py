@@ -328,8 +328,8 @@ def test_recall_sees_a_local_note_and_a_commit_made_while_it_runs(served: Path) 
 
 
 def test_the_written_notes_are_files_not_stubs_or_the_topic(served: Path) -> None:
-    from omh_git_memory.recall.index import local_docs
-    from omh_git_memory.recall.rank import Searcher
+    from omh_git_memory.recall.bm25 import Searcher
+    from omh_git_memory.recall.local_notes import local_docs
 
     (served / ".omh/notes/ports.md").write_text(note_text("ports", body="CI uses 8080.\n"))
     git(served, "add", "-A")
@@ -570,7 +570,7 @@ def test_a_character_a_line_cannot_show_is_cut_even_when_it_is_not_unsafe() -> N
 def test_an_unchanged_store_is_not_read_again_between_calls(
     served: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from omh_git_memory.recall.rank import Searcher
+    from omh_git_memory.recall.bm25 import Searcher
 
     built: list[int] = []
 
@@ -694,7 +694,7 @@ def test_semantic_on_loads_the_model_once_and_its_view_once_per_store_state(
         views.append(object())
         return views[-1]
 
-    from omh_git_memory.recall.rank import recall as real_recall
+    from omh_git_memory.recall.floor import recall as real_recall
 
     def by_words(searcher: Any, question: str, also: Any = (), semantic: Any = None) -> Any:
         asked_with.append(semantic)

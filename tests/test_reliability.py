@@ -27,7 +27,7 @@ from omh_git_memory.model.faults import POINTS
 from omh_git_memory.model.keys import Key, KeyTemplates, slug
 from omh_git_memory.model.note import NoteParseError, compose, parse, render
 from omh_git_memory.model.secret_scan import find_secrets
-from omh_git_memory.recall.rank import recall
+from omh_git_memory.recall.floor import recall
 from omh_git_memory.stores.store import IfExists, LocalStore
 from tests.helpers import FIXTURES, git, note_text, omh
 

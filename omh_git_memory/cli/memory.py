@@ -25,7 +25,7 @@ from omh_git_memory.model.plural import count as _count
 if TYPE_CHECKING:
     from omh_git_memory.actions.update import Updated
     from omh_git_memory.actions.workspace import Workspace
-    from omh_git_memory.recall.rank import Searcher
+    from omh_git_memory.recall.bm25 import Searcher
     from omh_git_memory.recall.semantic import SemanticView
 
 app = typer.Typer(
@@ -68,7 +68,7 @@ def list_notes(as_json: JsonFlag = False) -> None:
     """List the notes by layer, with how many notes link to each."""
     from omh_git_memory.model.layers import Layer
     from omh_git_memory.recall.note_path import json_path
-    from omh_git_memory.recall.rank import date_of
+    from omh_git_memory.recall.render import date_of
 
     ws = here()
     warn_left_behind(ws)
@@ -175,9 +175,10 @@ def recall(
 ) -> None:
     """The notes that best answer a question, each with the notes linked to it."""
     from omh_git_memory.expiry.stale import stale_marks
+    from omh_git_memory.recall.answer import shown_docs
+    from omh_git_memory.recall.floor import recall as do_recall
     from omh_git_memory.recall.note_path import json_path
-    from omh_git_memory.recall.rank import date_of, render_tree, shown_docs
-    from omh_git_memory.recall.rank import recall as do_recall
+    from omh_git_memory.recall.render import date_of, render_tree
 
     if not question.strip():  # as the MCP recall refuses it
         from omh_git_memory.model.errors import OmhError
@@ -230,7 +231,7 @@ def stale(
     """The notes whose invalidated_by has fired at HEAD, and those omh cannot tell about."""
     from omh_git_memory.expiry.stale import Finding
     from omh_git_memory.expiry.stale import check as run_check
-    from omh_git_memory.recall.rank import date_of
+    from omh_git_memory.recall.render import date_of
 
     ws = here()
     report = run_check(ws.searcher(progress=progress_bar()).docs, ws.facts())
@@ -460,8 +461,8 @@ def show(
     layers' notes when both hold the key)."""
     from omh_git_memory.model.layers import Layer
     from omh_git_memory.model.note import render
-    from omh_git_memory.recall.index import derived_note
     from omh_git_memory.recall.note_path import json_path
+    from omh_git_memory.recall.reread import derived_note
 
     ws = here()
     graph = all_notes(ws)

@@ -18,7 +18,7 @@ from omh_git_memory.expiry.triggers import PinError, State, Verdict, evaluate, p
 from omh_git_memory.git.repository import GitRepo, list_tree, read_blob, resolve_commit
 from omh_git_memory.model.config import Config
 from omh_git_memory.model.errors import NoteRefused
-from omh_git_memory.recall.index import Doc
+from omh_git_memory.recall.document import Doc
 
 # Definition patterns per language: each group captures a name being defined.
 # Every pattern must stay linear in the file's size, whatever the file holds (a
