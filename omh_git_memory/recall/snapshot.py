@@ -73,9 +73,9 @@ def save(folder: Path, snap: Snapshot, made_by: str) -> None:
 def load(folder: Path, sha: str, made_by: str) -> Snapshot | None:
     """The snapshot of `sha` from disk, only if both of its files pass their checks,
     belong together and were built with the shape `made_by` (see
-    :func:`~omh_git_memory.recall.shape.shape`);
-    files of another version, or that fail a check, are discarded. A snapshot of
-    another shape is left for its own settings (another worktree's) and not used."""
+    :func:`~omh_git_memory.recall.shape.shape`); files of another version, or that
+    fail a check, are discarded. A snapshot of another shape is left for its own
+    settings (another worktree's) and not used."""
     raw = read_checked(folder / f"{sha}.idx")
     if raw is None:
         return None
