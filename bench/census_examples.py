@@ -23,7 +23,7 @@ from pathlib import Path
 
 from omh_git_memory.actions.workspace import open_workspace
 from omh_git_memory.agent.census import own_prefixes, take_census
-from omh_git_memory.recall.index import Doc
+from omh_git_memory.recall.document import Doc
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPORA = [Path("/work/shared/bench/recall-dev"), Path("/work/shared/bench/recall-dev-libgit2")]

@@ -44,18 +44,11 @@ sys.path.insert(0, str(ROOT))
 
 from omh_git_memory.actions.workspace import Workspace, open_workspace  # noqa: E402
 from omh_git_memory.model.note import Note, parse  # noqa: E402
-from omh_git_memory.recall import index as index_module  # noqa: E402
-from omh_git_memory.recall import rank as recall_module  # noqa: E402
-from omh_git_memory.recall.rank import (  # noqa: E402
-    FLOOR,
-    MAX_RESULTS,
-    MIN_SHARE,
-    Answer,
-    Searcher,
-    area_label,
-    recall,
-    shown_docs,
-)
+from omh_git_memory.recall import bm25 as bm25_module  # noqa: E402
+from omh_git_memory.recall import build as build_module  # noqa: E402
+from omh_git_memory.recall.answer import MAX_RESULTS, Answer, shown_docs  # noqa: E402
+from omh_git_memory.recall.bm25 import Searcher, area_label  # noqa: E402
+from omh_git_memory.recall.floor import FLOOR, MIN_SHARE, recall  # noqa: E402
 from omh_git_memory.recall.tokens import stem, without_links, words  # noqa: E402
 
 # ../shared/bench beside the checkout (or beside a parent folder of worktrees)
@@ -151,16 +144,16 @@ def top8(rows: Sequence[Row]) -> list[bool]:
 
 def reindexed(ws: Workspace, analyse: Callable[..., Counter[str]]) -> Searcher:
     """A searcher over the index rebuilt with `analyse` in place of omh's."""
-    shipped = index_module.analyse
-    index_module.analyse = analyse
+    shipped = build_module.analyse
+    build_module.analyse = analyse
     try:
         snap = ws.snapshot(rebuild=True)
     finally:
-        index_module.analyse = shipped
+        build_module.analyse = shipped
     return Searcher(snap, [])
 
 
-SHIPPED_ANALYSE = index_module.analyse
+SHIPPED_ANALYSE = build_module.analyse
 
 
 def with_title(note: Note, document: str | None = None) -> Counter[str]:
@@ -184,14 +177,14 @@ def omh_ranker(searcher: Searcher, **options: float) -> Ranker:
 
 
 def with_setting(ranker: Ranker, name: str, value: float) -> Ranker:
-    """`ranker` with the ranking module's constant `name` set to `value` while it asks."""
+    """`ranker` with the scoring module's constant `name` set to `value` while it asks."""
     def ask(question: str) -> tuple[list[str], int, int]:
-        shipped = getattr(recall_module, name)
-        setattr(recall_module, name, value)
+        shipped = getattr(bm25_module, name)
+        setattr(bm25_module, name, value)
         try:
             return ranker(question)
         finally:
-            setattr(recall_module, name, shipped)
+            setattr(bm25_module, name, shipped)
     return ask
 
 
@@ -311,9 +304,9 @@ def docs_benchmark(checkout: Path) -> None:
         headings = reindexed(ws, headings_only)
         text = reindexed(ws, SHIPPED_ANALYSE)
         variants = [
-            ("stub = title, path, headings", headings, recall_module.FUNCTION_WEIGHT),
+            ("stub = title, path, headings", headings, bm25_module.FUNCTION_WEIGHT),
             ("stub = title, path, headings + the document's text (shipped)", text,
-             recall_module.FUNCTION_WEIGHT),
+             bm25_module.FUNCTION_WEIGHT),
             ("the same, function words at full weight (before)", text, 1.0),
         ]
         print(f"\nThis project's docs ({len(questions)} questions, bench/docs_questions.tsv, "
@@ -321,9 +314,9 @@ def docs_benchmark(checkout: Path) -> None:
         print("| stubs indexed as | P@1 | top-3 | top-8 | notes returned |")
         print("|---|---:|---:|---:|---:|")
         checks: list[str] = []
-        shipped_weight = recall_module.FUNCTION_WEIGHT
+        shipped_weight = bm25_module.FUNCTION_WEIGHT
         for name, searcher, weight in variants:
-            recall_module.FUNCTION_WEIGHT = weight
+            bm25_module.FUNCTION_WEIGHT = weight
             try:
                 rows: list[Row] = []
                 for q in questions:
@@ -338,7 +331,7 @@ def docs_benchmark(checkout: Path) -> None:
                     clone, recall(searcher, "why does the build fail?"),
                     recall(searcher, "how do I run the tests")))
             finally:
-                recall_module.FUNCTION_WEIGHT = shipped_weight
+                bm25_module.FUNCTION_WEIGHT = shipped_weight
         print("\n" + "\n".join(checks))
 
 

@@ -55,8 +55,9 @@ sys.path.insert(0, str(CODE))
 
 from omh_git_memory.actions.workspace import open_workspace  # noqa: E402
 from omh_git_memory.model.keys import slug  # noqa: E402
-from omh_git_memory.recall.index import snapshot_for  # noqa: E402
-from omh_git_memory.recall.rank import Searcher, recall  # noqa: E402
+from omh_git_memory.recall.bm25 import Searcher  # noqa: E402
+from omh_git_memory.recall.build import snapshot_for  # noqa: E402
+from omh_git_memory.recall.floor import recall  # noqa: E402
 
 CORPUS = next((p / "shared" / "bench" / "recall-dev" for p in ROOT.parents
                if (p / "shared" / "bench").is_dir()),

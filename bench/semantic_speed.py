@@ -53,7 +53,7 @@ from recall_quality import mcnemar  # noqa: E402
 
 from omh_git_memory.actions.workspace import open_workspace  # noqa: E402
 from omh_git_memory.model.note import parse  # noqa: E402
-from omh_git_memory.recall.rank import recall  # noqa: E402
+from omh_git_memory.recall.floor import recall  # noqa: E402
 from omh_git_memory.recall.semantic import DIMENSIONS, Embedder, cores, note_text  # noqa: E402
 from omh_git_memory.recall.tokens import without_links, words  # noqa: E402
 from omh_git_memory.recall.wordpiece import encode  # noqa: E402

@@ -6,7 +6,7 @@ import random
 
 from omh_git_memory.agent.census import MAX_GROUPS, own_prefixes, take_census
 from omh_git_memory.model.keys import DEFAULT_TEMPLATES
-from omh_git_memory.recall.index import Doc
+from omh_git_memory.recall.document import Doc
 
 
 def _doc(key: str, kind: str = "surprise", title: str = "", links: tuple[str, ...] = (),

@@ -368,8 +368,9 @@ def test_every_memory_subcommand_takes_the_groups_json() -> None:
 
 def test_counts_agree_with_their_noun() -> None:
     # "1 more notes matched well enough", "… and 1 more linked notes".
-    from omh_git_memory.recall.index import Doc
-    from omh_git_memory.recall.rank import Answer, Hit, render_tree
+    from omh_git_memory.recall.answer import Answer, Hit
+    from omh_git_memory.recall.document import Doc
+    from omh_git_memory.recall.render import render_tree
 
     a, b = (Doc("team", k, "topic", 739000, k, (), "x", 1, k) for k in ("a", "b"))
     text = render_tree(Answer((Hit(a, 1.0, (b,), 1),), left_out=1))

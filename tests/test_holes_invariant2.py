@@ -16,7 +16,7 @@ import pytest
 from omh_git_memory.actions.lint import lint
 from omh_git_memory.actions.workspace import open_workspace
 from omh_git_memory.model.layers import Layer, reachable_layers
-from omh_git_memory.recall.rank import recall
+from omh_git_memory.recall.floor import recall
 from omh_git_memory.stores.graph import Graph
 from omh_git_memory.stores.store import LocalStore
 from tests.helpers import git, note_text, omh

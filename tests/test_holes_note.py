@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from omh_git_memory.model.config import load_config
-from omh_git_memory.model.errors import ConfigError
-from omh_git_memory.model.note import NoteParseError, parse, render, retarget_links, with_field
+from omh_git_memory.model.errors import ConfigError, NoteParseError
+from omh_git_memory.model.note import parse, render, retarget_links, with_field
 from tests.helpers import SEED_ARGS, git, omh
 
 # A note as a person types it: no space after a colon, spaces after a value, a

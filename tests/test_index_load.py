@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 
 from omh_git_memory.actions.workspace import open_workspace
-from omh_git_memory.recall.index import (
-    VERSION,
+from omh_git_memory.recall.build import snapshot_for
+from omh_git_memory.recall.cache_files import (
     collector_paused,
     index_dir,
     read_checked,
-    snapshot_for,
     write_checked,
 )
+from omh_git_memory.recall.snapshot import VERSION
 from tests.helpers import make_repo, note_text
 
 

@@ -199,7 +199,7 @@ def test_remember_pins_a_file_trigger_over_mcp(served: Path) -> None:
 def test_recall_says_what_each_result_is_and_quotes_the_best_within_a_budget(
     served: Path,
 ) -> None:
-    from omh_git_memory.recall.rank import EXCERPT_BUDGET, EXCERPT_EACH
+    from omh_git_memory.recall.render import EXCERPT_BUDGET, EXCERPT_EACH
 
     long = {**GOOD, "observed": "CI already listens on 8080. " + "It is the runner's proxy. " * 40,
             "evidence": "bind: address already in use\nsecond line never quoted"}

@@ -22,17 +22,12 @@ import pytest
 from omh_git_memory.actions.remember import TeamKeys
 from omh_git_memory.actions.workspace import open_workspace
 from omh_git_memory.model.errors import OmhError
-from omh_git_memory.recall.index import (
-    Postings,
-    Snapshot,
-    cache_files,
-    index_dir,
-    note_of,
-    read_checked,
-    snapshot_for,
-    write_checked,
-)
-from omh_git_memory.recall.rank import recall
+from omh_git_memory.recall.build import snapshot_for
+from omh_git_memory.recall.cache_files import cache_files, index_dir, read_checked, write_checked
+from omh_git_memory.recall.floor import recall
+from omh_git_memory.recall.postings import Postings
+from omh_git_memory.recall.reread import note_of
+from omh_git_memory.recall.snapshot import Snapshot
 from omh_git_memory.stores.team import scan_team
 from tests.helpers import commit_files, git, make_repo, note_text
 

@@ -9,9 +9,9 @@ import re
 
 import pytest
 
+from omh_git_memory.model.errors import NoteParseError
 from omh_git_memory.model.note import (
     MAX_NOTE_BYTES,
-    NoteParseError,
     char_problem,
     compose,
     decode,

@@ -17,15 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from omh_git_memory.actions.promote import (
-    PromoteRefused,
-    UncommittedEdit,
-    promote,
-    refuse_symlinked_dirs,
-    remove_team_note,
-)
+from omh_git_memory.actions.promote import promote, refuse_symlinked_dirs, remove_team_note
 from omh_git_memory.actions.workspace import open_workspace
-from omh_git_memory.model.errors import GitFailure, NoteNotFound
+from omh_git_memory.model.errors import GitFailure, NoteNotFound, PromoteRefused, UncommittedEdit
 from omh_git_memory.model.keys import Key
 from tests.helpers import (
     git,

@@ -21,27 +21,25 @@ from collections.abc import Sequence
 import pytest
 
 from omh_git_memory.model.note import parse
+from omh_git_memory.recall import bm25 as bm25_module
 from omh_git_memory.recall import content_id
-from omh_git_memory.recall import rank as rank_module
-from omh_git_memory.recall.index import Doc, Postings, Snapshot
-from omh_git_memory.recall.rank import (
-    Answer,
-    Hit,
-    Scan,
-    Searcher,
-    _Term,
-    area_label,
+from omh_git_memory.recall import floor as floor_module
+from omh_git_memory.recall import render as render_module
+from omh_git_memory.recall.answer import Answer, Hit, shown_docs
+from omh_git_memory.recall.bm25 import Scan, Searcher, _Term, area_label, question_words
+from omh_git_memory.recall.document import Doc
+from omh_git_memory.recall.floor import recall
+from omh_git_memory.recall.neighbours import is_hub
+from omh_git_memory.recall.postings import Postings
+from omh_git_memory.recall.render import (
     date_of,
     excerpt,
-    is_hub,
-    question_words,
     read_at,
-    recall,
     render_excerpts,
     render_tree,
-    shown_docs,
     what_it_is,
 )
+from omh_git_memory.recall.snapshot import Snapshot
 from omh_git_memory.recall.tokens import words
 from tests.helpers import note_text
 
@@ -432,7 +430,7 @@ def test_excerpts_quote_the_best_three_results_within_their_byte_budget() -> Non
     out = render_excerpts(Answer(tuple(hits), 0, ("why",)), notes)
     parts = out.split("n")[1:]
     assert [p.split("  ")[0] for p in parts] == ["0", "1", "2"]
-    assert len(out.encode()) <= rank_module.EXCERPT_BUDGET
+    assert len(out.encode()) <= render_module.EXCERPT_BUDGET
     for part in ("n" + p for p in parts):
         assert len(part.encode()) <= 400
         assert part.rstrip("\n").endswith("…")
@@ -455,7 +453,7 @@ def test_the_area_label_in_front_of_a_question(question: str, label: str | None)
 
 def test_a_word_only_in_the_area_label_weighs_as_the_label_weight_says(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(rank_module, "AREA_WEIGHT", 0.5)  # the mechanism, not the tuned value
+    monkeypatch.setattr(bm25_module, "AREA_WEIGHT", 0.5)  # the mechanism, not the tuned value
     assert question_words("zstream: fix zstream reading") == {
         "zstream": 1.0, "fix": 1.0, "read": 1.0}
     assert question_words("fix(zstream): reading") == {"read": 1.0, "fix": 0.5, "zstream": 0.5}
@@ -527,12 +525,12 @@ def test_only_a_notes_length_against_the_stores_average_counts() -> None:
 def test_with_full_length_normalisation_a_note_said_twice_over_scores_as_once(
         monkeypatch: pytest.MonkeyPatch) -> None:
     # b = 1 (the mechanism, not the tuned value): a word's count is read per length.
-    monkeypatch.setattr(rank_module, "B", 1.0)
+    monkeypatch.setattr(bm25_module, "B", 1.0)
     s = searcher([doc("once", "okapi zebra pad"), doc("twice", "okapi zebra pad " * 2),
                   *[doc(f"x{i}", "filler words") for i in range(4)]])
     scores = {h.doc.key: h.score for h in recall(s, "okapi").results}
     assert scores["once"] == pytest.approx(scores["twice"])
-    monkeypatch.setattr(rank_module, "B", 0.0)  # b = 0: length does not count at all
+    monkeypatch.setattr(bm25_module, "B", 0.0)  # b = 0: length does not count at all
     s = searcher([doc("short", "okapi"), doc("long", "okapi pad pad pad pad"),
                   *[doc(f"x{i}", "filler words") for i in range(4)]])
     scores = {h.doc.key: h.score for h in recall(s, "okapi").results}
@@ -574,7 +572,7 @@ def test_scoring_in_one_pass_equals_scoring_every_document_by_its_definition() -
             scan = s.scan(terms)
             assert scan.scores == [full(s, terms, d) for d in range(len(s.docs))], question
             assert scan.held == [held(terms, d) for d in range(len(s.docs))], question
-            for floor, least in ((rank_module.FLOOR, rank_module.MIN_SHARE), (0.0, 0.0),
+            for floor, least in ((floor_module.FLOOR, floor_module.MIN_SHARE), (0.0, 0.0),
                                  (0.7, 0.5), (0.2, 1.0)):
                 got = recall(s, question, also, floor=floor, min_share=least)
                 want = _reference(s, question, also, floor, least)
@@ -603,7 +601,7 @@ def test_a_common_words_column_is_kept_within_the_cache_and_computed_again_after
     notes = [doc(f"n{i}", "build fails tool") for i in range(10)]
     s = searcher(notes)
     n = len(s.docs)
-    monkeypatch.setattr(rank_module, "COLUMN_CACHE", 4 * n)  # two content columns exactly
+    monkeypatch.setattr(bm25_module, "COLUMN_CACHE", 4 * n)  # two content columns exactly
     build, fails, tool = (s.terms(w)[0] for w in ("build", "fails", "tool"))
     first = s._column(build)
     assert s._column(build) is first  # kept
@@ -754,7 +752,7 @@ def test_the_last_line_of_the_budget_goes_to_the_next_result_in_rank_order() -> 
 def test_a_long_title_is_cut_to_the_width_and_a_colon_in_a_path_kept() -> None:
     team, _ = doc("a/b")
     assert what_it_is(team._replace(title="x" * 61)) == "x" * 59 + "…"
-    assert len(what_it_is(team._replace(title="y" * 200))) == rank_module.TITLE_WIDTH
+    assert len(what_it_is(team._replace(title="y" * 200))) == render_module.TITLE_WIDTH
     # Only the commit is cut off a team note's location, at the first colon.
     assert read_at(team._replace(location="abcdef123456:.omh/notes/odd:name.md")) == (
         ".omh/notes/odd:name.md")
@@ -790,7 +788,7 @@ def test_a_plain_notes_excerpt_starts_after_its_title_line() -> None:
 
 
 def test_cut_lines_fit_their_byte_limit_and_share_it_fairly() -> None:
-    from omh_git_memory.recall.rank import _cut
+    from omh_git_memory.recall.render import _cut
 
     rng = random.Random(47)
     overhead = len("  ") + 1  # each line is indented and ends in a newline
@@ -813,7 +811,7 @@ def test_cut_lines_fit_their_byte_limit_and_share_it_fairly() -> None:
 
 
 def test_a_cut_line_keeps_more_than_eight_bytes_of_text() -> None:
-    from omh_git_memory.recall.rank import _cut
+    from omh_git_memory.recall.render import _cut
 
     line = "abcdefghijklmnopqrstuvwxyz"
     room = len("  ") + 1 + 9  # nine bytes of text: eight and the `…` (three bytes)

@@ -204,7 +204,7 @@ def test_a_correction_says_what_it_did_and_a_no_change_says_so(served: Path) -> 
 def test_a_note_changed_while_it_is_replaced_is_said_and_nothing_written(
     served: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from omh_git_memory.actions.update import ChangedMeanwhile
+    from omh_git_memory.model.errors import ChangedMeanwhile
 
     def raced(*_: Any) -> Any:
         raise ChangedMeanwhile("changed meanwhile")
@@ -326,8 +326,8 @@ def test_recall_sees_a_local_note_and_a_commit_made_while_it_runs(served: Path) 
 
 
 def test_the_written_notes_are_files_not_stubs_or_the_topic(served: Path) -> None:
-    from omh_git_memory.recall.index import local_docs
-    from omh_git_memory.recall.rank import Searcher
+    from omh_git_memory.recall.bm25 import Searcher
+    from omh_git_memory.recall.local_notes import local_docs
 
     (served / ".omh/notes/ports.md").write_text(note_text("ports", body="CI uses 8080.\n"))
     git(served, "add", "-A")
@@ -568,7 +568,7 @@ def test_a_character_a_line_cannot_show_is_cut_even_when_it_is_not_unsafe() -> N
 def test_an_unchanged_store_is_not_read_again_between_calls(
     served: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from omh_git_memory.recall.rank import Searcher
+    from omh_git_memory.recall.bm25 import Searcher
 
     built: list[int] = []
 
@@ -692,7 +692,7 @@ def test_semantic_on_loads_the_model_once_and_its_view_once_per_store_state(
         views.append(object())
         return views[-1]
 
-    from omh_git_memory.recall.rank import recall as real_recall
+    from omh_git_memory.recall.floor import recall as real_recall
 
     def by_words(searcher: Any, question: str, also: Any = (), semantic: Any = None) -> Any:
         asked_with.append(semantic)

@@ -16,7 +16,7 @@ from omh_git_memory.expiry.stale import TreeFacts, check, pin_trigger, stale_mar
 from omh_git_memory.expiry.triggers import State
 from omh_git_memory.git.repository import open_repo
 from omh_git_memory.model.errors import GitFailure, NoteRefused
-from omh_git_memory.recall.index import Doc
+from omh_git_memory.recall.document import Doc
 from tests.helpers import make_repo
 
 

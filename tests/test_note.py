@@ -5,9 +5,9 @@ import datetime as dt
 import pytest
 
 from omh_git_memory.actions.remember import Observation, build_surprise
+from omh_git_memory.model.errors import NoteParseError
 from omh_git_memory.model.keys import DEFAULT_KEY_TEMPLATES
 from omh_git_memory.model.note import (
-    NoteParseError,
     compose,
     decode,
     link_line,

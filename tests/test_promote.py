@@ -8,10 +8,10 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from omh_git_memory.actions.promote import PromoteRefused, promote
+from omh_git_memory.actions.promote import promote
 from omh_git_memory.actions.workspace import open_workspace
 from omh_git_memory.git.repository import open_repo
-from omh_git_memory.model.errors import GitFailure
+from omh_git_memory.model.errors import GitFailure, PromoteRefused
 from tests.helpers import git, omh
 
 A = "surprise/ports-are-taken"

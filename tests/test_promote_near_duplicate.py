@@ -9,7 +9,8 @@ from pathlib import Path
 from omh_git_memory.actions.near_duplicate import repeated, team_repeats
 from omh_git_memory.actions.workspace import open_workspace
 from omh_git_memory.model.note import Note
-from omh_git_memory.recall.index import Doc, note_of
+from omh_git_memory.recall.document import Doc
+from omh_git_memory.recall.reread import note_of
 from tests.helpers import git, local_store, note_text, omh
 from tests.test_newcomer_near_duplicate import (
     AGAIN,

@@ -9,8 +9,12 @@ import pytest
 
 from omh_git_memory.actions.workspace import open_workspace
 from omh_git_memory.model.note import parse
-from omh_git_memory.recall.index import Doc, analyse, index_dir, snapshot_for
-from omh_git_memory.recall.rank import FLOOR, MIN_SHARE, Answer, Hit, recall, render_tree
+from omh_git_memory.recall.answer import Answer, Hit
+from omh_git_memory.recall.build import snapshot_for
+from omh_git_memory.recall.cache_files import index_dir
+from omh_git_memory.recall.document import Doc, analyse
+from omh_git_memory.recall.floor import FLOOR, MIN_SHARE, recall
+from omh_git_memory.recall.render import render_tree
 from omh_git_memory.recall.tokens import words
 from tests.helpers import git, make_repo, note_text, omh
 

@@ -16,10 +16,14 @@ from pathlib import Path
 import pytest
 
 from omh_git_memory.actions.workspace import open_workspace
-from omh_git_memory.recall import rank as recall_module
+from omh_git_memory.recall import bm25 as bm25_module
+from omh_git_memory.recall import floor as floor_module
 from omh_git_memory.recall import tokens
-from omh_git_memory.recall.index import Doc, docs_from_tuples, index_dir, snapshot_for
-from omh_git_memory.recall.rank import Searcher, phrasings, recall
+from omh_git_memory.recall.bm25 import Searcher
+from omh_git_memory.recall.build import snapshot_for
+from omh_git_memory.recall.cache_files import index_dir
+from omh_git_memory.recall.document import Doc, docs_from_tuples
+from omh_git_memory.recall.floor import phrasings, recall
 from tests.helpers import git, make_repo, note_text
 
 
@@ -45,7 +49,7 @@ def _store(tmp_path: Path, notes: int = 150, seed: int = 3) -> Path:
     return repo
 
 
-def full(searcher: Searcher, terms: Sequence[recall_module._Term], slot: int) -> float:
+def full(searcher: Searcher, terms: Sequence[bm25_module._Term], slot: int) -> float:
     """One document's score, its words' contributions summed rarest first."""
     score = 0.0
     for term in sorted(terms, key=lambda t: -t.idf):
@@ -53,7 +57,7 @@ def full(searcher: Searcher, terms: Sequence[recall_module._Term], slot: int) ->
     return score
 
 
-def held(terms: Sequence[recall_module._Term], slot: int) -> float:
+def held(terms: Sequence[bm25_module._Term], slot: int) -> float:
     """The weight of the content words a document holds, summed rarest first."""
     weight = 0.0
     for term in sorted(terms, key=lambda t: -t.idf):
@@ -99,7 +103,7 @@ def _reference(searcher: Searcher, question: str, also: Sequence[str], floor: fl
 def test_one_pass_scoring_equals_scoring_every_document(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, area_weight: float,
 ) -> None:
-    monkeypatch.setattr(recall_module, "AREA_WEIGHT", area_weight)
+    monkeypatch.setattr(bm25_module, "AREA_WEIGHT", area_weight)
     repo = _store(tmp_path)
     searcher = open_workspace(repo).searcher()  # one searcher: its columns are reused
     rng = random.Random(9)
@@ -115,7 +119,7 @@ def test_one_pass_scoring_equals_scoring_every_document(
         scan = searcher.scan(terms)  # every document, to the last bit
         assert scan.scores == [full(searcher, terms, s) for s in range(len(searcher.docs))]
         assert scan.held == [held(terms, s) for s in range(len(searcher.docs))]
-        for floor, least in ((recall_module.FLOOR, recall_module.MIN_SHARE), (0.0, 0.0),
+        for floor, least in ((floor_module.FLOOR, floor_module.MIN_SHARE), (0.0, 0.0),
                              (0.7, 0.5), (0.0, 1.0)):  # 1.0: held == total exactly
             got = recall(searcher, question, also, floor=floor, min_share=least)
             want = _reference(searcher, question, also, floor, least)

@@ -22,12 +22,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from omh_git_memory.actions.workspace import open_workspace
-from omh_git_memory.model.errors import InvalidKey, OmhError
+from omh_git_memory.model.errors import InvalidKey, NoteParseError, OmhError
 from omh_git_memory.model.faults import POINTS
 from omh_git_memory.model.keys import Key, KeyTemplates, slug
-from omh_git_memory.model.note import NoteParseError, compose, parse, render
+from omh_git_memory.model.note import compose, parse, render
 from omh_git_memory.model.secret_scan import find_secrets
-from omh_git_memory.recall.rank import recall
+from omh_git_memory.recall.floor import recall
 from omh_git_memory.stores.store import IfExists, LocalStore
 from tests.helpers import FIXTURES, git, note_text, omh
 

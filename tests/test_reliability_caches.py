@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from omh_git_memory.actions.workspace import open_workspace
-from omh_git_memory.recall.index import index_dir, snapshot_for
-from omh_git_memory.recall.rank import recall
+from omh_git_memory.recall.build import snapshot_for
+from omh_git_memory.recall.cache_files import index_dir
+from omh_git_memory.recall.floor import recall
 from tests.helpers import ROOT, git, note_text, omh
 
 # --- wrong: a corrupt cache file is discarded and rebuilt, never trusted ----------

@@ -339,8 +339,8 @@ def test_dataloss_promote_refuses_a_key_another_team_file_claims(ready: Path) ->
 
 
 def test_wrong_a_note_that_cannot_be_encoded_leaves_no_temporary_file(tmp_path: Path) -> None:
+    from omh_git_memory.model.errors import NoteParseError
     from omh_git_memory.model.keys import Key
-    from omh_git_memory.model.note import NoteParseError
     from omh_git_memory.stores.store import LocalStore
 
     store = LocalStore(tmp_path)

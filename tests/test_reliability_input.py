@@ -22,10 +22,10 @@ from hypothesis import strategies as st
 
 from omh_git_memory.actions.lint import lint
 from omh_git_memory.actions.remember import Observation, TeamKeys, remember
-from omh_git_memory.model.errors import InvalidKey, OmhError
+from omh_git_memory.model.errors import InvalidKey, NoteParseError, OmhError
 from omh_git_memory.model.keys import DEFAULT_KEY_TEMPLATES, Key, slug
 from omh_git_memory.model.layers import Layer
-from omh_git_memory.model.note import NoteParseError, compose, render
+from omh_git_memory.model.note import compose, render
 from omh_git_memory.stores.graph import Graph
 from omh_git_memory.stores.reading import read_note_bytes
 from omh_git_memory.stores.store import LocalStore

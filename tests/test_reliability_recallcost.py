@@ -9,16 +9,12 @@ from pathlib import Path
 import pytest
 
 from omh_git_memory.actions.workspace import open_workspace
-from omh_git_memory.recall import index as index_module
-from omh_git_memory.recall.index import (
-    VERSION,
-    index_dir,
-    read_checked,
-    shape,
-    snapshot_for,
-    write_checked,
-)
-from omh_git_memory.recall.rank import recall
+from omh_git_memory.recall import shape as shape_module
+from omh_git_memory.recall.build import snapshot_for
+from omh_git_memory.recall.cache_files import index_dir, read_checked, write_checked
+from omh_git_memory.recall.floor import recall
+from omh_git_memory.recall.shape import shape
+from omh_git_memory.recall.snapshot import VERSION
 from tests.helpers import commit_files, git
 
 # --- item 16: the settings that shape the per-commit index ---------------------
@@ -115,11 +111,11 @@ def test_wrong_tokeniser_or_code_change_rebuilds(documented: Path,
     ws = open_workspace(documented)
     before = shape(ws.config())
     assert snapshot_for(ws.repo, ws.config()).analysed == 0  # cached
-    monkeypatch.setattr(index_module, "TOKENS_VERSION", index_module.TOKENS_VERSION + 1)
+    monkeypatch.setattr(shape_module, "TOKENS_VERSION", shape_module.TOKENS_VERSION + 1)
     assert shape(ws.config()) != before
     assert snapshot_for(ws.repo, ws.config()).analysed == 4  # all built again, no base
     monkeypatch.undo()
-    monkeypatch.setattr(index_module, "code_digest", lambda: "another release")
+    monkeypatch.setattr(shape_module, "code_digest", lambda: "another release")
     assert shape(ws.config()) != before
     assert snapshot_for(ws.repo, ws.config()).analysed == 4
 

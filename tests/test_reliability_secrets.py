@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from omh_git_memory.actions.promote import PromoteRefused, promote
+from omh_git_memory.actions.promote import promote
 from omh_git_memory.actions.workspace import open_workspace
+from omh_git_memory.model.errors import PromoteRefused
 from omh_git_memory.model.secret_scan import find_secrets
 from tests.helpers import commit_files, git, note_text, omh, promote_ready, remember_linked
 
@@ -247,7 +248,8 @@ def test_secret_mv_refuses_a_team_key_holding_a_token(repo_dir: Path) -> None:
     """`omh memory mv` of a team note to a key holding a token would commit it as the
     path and the commit subject; and renaming away from one named the old key in
     the commit message (outside review A)."""
-    from omh_git_memory.actions.rename import RenameRefused, rename
+    from omh_git_memory.actions.rename import rename
+    from omh_git_memory.model.errors import RenameRefused
     promote_ready(repo_dir)
     commit_files(repo_dir, {".omh/notes/deploy.md": note_text("deploy", body="clean\n")})
     head = git(repo_dir, "rev-parse", "HEAD")

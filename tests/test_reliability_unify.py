@@ -16,7 +16,7 @@ import pytest
 from omh_git_memory.git import nofollow
 from omh_git_memory.git.gitfiles import WorkdirUndo, _replace_text
 from omh_git_memory.model.errors import GitFailure, StoreError
-from omh_git_memory.recall.index import write_checked
+from omh_git_memory.recall.cache_files import write_checked
 from omh_git_memory.stores import adopt, record
 
 PACKAGE = Path(__file__).resolve().parents[1] / "omh_git_memory"

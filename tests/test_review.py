@@ -189,8 +189,9 @@ def test_json_on_a_terminal_never_asks(store: Path) -> None:
 
 
 def test_remove_in_review_leaves_a_note_rewritten_meanwhile(store: Path) -> None:
-    from omh_git_memory.actions.review import ChangedMeanwhile, remove_pending
+    from omh_git_memory.actions.review import remove_pending
     from omh_git_memory.actions.workspace import open_workspace
+    from omh_git_memory.model.errors import ChangedMeanwhile
 
     ws = open_workspace(store)
     item = pending(ws.local.scan())[0]

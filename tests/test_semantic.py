@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from omh_git_memory.actions.workspace import open_workspace
 from omh_git_memory.recall import semantic as semantic_module
-from omh_git_memory.recall.rank import recall
+from omh_git_memory.recall.floor import recall
 from omh_git_memory.recall.semantic import MAX_TOKENS, Embedder
 from omh_git_memory.recall.wordpiece import basic_tokens, encode, general_basic_tokens
 from tests.helpers import git, note_text, omh

@@ -10,14 +10,17 @@ from typing import TYPE_CHECKING
 
 from omh_git_memory.expiry.stale import stale_marks
 from omh_git_memory.model.errors import BadArguments
-from omh_git_memory.recall.index import note_of
-from omh_git_memory.recall.rank import recall, shown_docs
+from omh_git_memory.recall.answer import shown_docs
+from omh_git_memory.recall.floor import recall
+from omh_git_memory.recall.reread import note_of
 
 if TYPE_CHECKING:
     from omh_git_memory.actions.workspace import Workspace
     from omh_git_memory.model.note import Note
-    from omh_git_memory.recall.index import Progress
-    from omh_git_memory.recall.rank import Answer, Searcher, Semantic
+    from omh_git_memory.recall.answer import Answer
+    from omh_git_memory.recall.bm25 import Searcher
+    from omh_git_memory.recall.build import Progress
+    from omh_git_memory.recall.fusion import Semantic
 
 
 @dataclass(frozen=True)

@@ -64,8 +64,8 @@ def shown_notes(ws: Workspace, key: str, layer: Layer | None) -> list[Shown]:
     derived from the tree at HEAD, then the written notes — these alone when a file
     claims the key beside a derived note. NoteNotFound when there is none."""
     from omh_git_memory.model.note import render
-    from omh_git_memory.recall.index import derived_note
     from omh_git_memory.recall.note_path import json_path
+    from omh_git_memory.recall.reread import derived_note
 
     graph = ws.graph()
     shown: list[Shown] = []

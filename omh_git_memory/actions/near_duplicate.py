@@ -34,8 +34,8 @@ from omh_git_memory.model.layers import Layer
 from omh_git_memory.model.note import Note
 
 if TYPE_CHECKING:
-    from omh_git_memory.recall.index import Doc
-    from omh_git_memory.recall.rank import Searcher
+    from omh_git_memory.recall.bm25 import Searcher
+    from omh_git_memory.recall.document import Doc
 
 # Calibrated by bench/near_duplicate.py (docs/lint.md, "NearDuplicate"): the lowest
 # similarity (0-100, the Dice coefficient of the two notes' word pairs) reported.

@@ -20,15 +20,15 @@ from omh_git_memory.actions.topic import TopicDraft, build_topic
 from omh_git_memory.actions.update import replace_own
 from omh_git_memory.expiry.stale import pin_trigger
 from omh_git_memory.model.layers import Layer
-from omh_git_memory.recall.index import note_of
+from omh_git_memory.recall.reread import note_of
 from omh_git_memory.stores.store import IfExists
 
 if TYPE_CHECKING:
     from omh_git_memory.actions.near_duplicate import Pair
     from omh_git_memory.actions.workspace import Workspace
     from omh_git_memory.model.note import Note
-    from omh_git_memory.recall.index import Progress
-    from omh_git_memory.recall.rank import Searcher
+    from omh_git_memory.recall.bm25 import Searcher
+    from omh_git_memory.recall.build import Progress
 
 
 def record(ws: Workspace, draft: Observation | TopicDraft, *, searcher: Searcher | None = None,

@@ -42,7 +42,7 @@ from omh_git_memory.model.note import (
     with_field,
 )
 from omh_git_memory.model.secret_scan import without_secret_words
-from omh_git_memory.recall.index import Doc
+from omh_git_memory.recall.document import Doc
 from omh_git_memory.stores.store import IfExists, LocalStore
 from omh_git_memory.stores.team import NOTES_DIR
 

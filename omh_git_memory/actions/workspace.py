@@ -10,15 +10,10 @@ from typing import TYPE_CHECKING
 
 from omh_git_memory.git.repository import GitRepo, open_repo
 from omh_git_memory.model.config import Config, load_config
-from omh_git_memory.recall.index import (
-    NoteCache,
-    Progress,
-    Snapshot,
-    collector_paused,
-    local_docs,
-    notes_cache,
-    snapshot_for,
-)
+from omh_git_memory.recall.build import Progress, snapshot_for
+from omh_git_memory.recall.cache_files import collector_paused
+from omh_git_memory.recall.local_notes import NoteCache, local_docs, notes_cache
+from omh_git_memory.recall.snapshot import Snapshot
 from omh_git_memory.stores.adopt import check_owner
 from omh_git_memory.stores.graph import Graph
 from omh_git_memory.stores.left_behind import (
@@ -32,7 +27,7 @@ from omh_git_memory.stores.record import keep_record
 if TYPE_CHECKING:
     from omh_git_memory.recall.semantic import Embedder, SemanticView
 from omh_git_memory.expiry.stale import TreeFacts
-from omh_git_memory.recall.rank import Searcher
+from omh_git_memory.recall.bm25 import Searcher
 from omh_git_memory.stores.location import local_store_root
 from omh_git_memory.stores.reading import StoredNote
 from omh_git_memory.stores.store import LocalStore

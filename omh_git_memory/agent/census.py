@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from itertools import chain, compress
 from typing import Final
 
-from omh_git_memory.recall.index import Doc
+from omh_git_memory.recall.document import Doc
 from omh_git_memory.recall.tokens import is_function_word, stem
 
 MAX_GROUPS: Final = 5  # named groups in a census; the rest are "other"

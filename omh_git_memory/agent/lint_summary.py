@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from omh_git_memory.model.errors import OmhError
-from omh_git_memory.recall.index import index_dir, read_checked, write_checked
+from omh_git_memory.recall.cache_files import index_dir, read_checked, write_checked
 
 if TYPE_CHECKING:
     from omh_git_memory.actions.lint import Report

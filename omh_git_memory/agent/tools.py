@@ -40,8 +40,9 @@ from omh_git_memory.model.keys import Key, shell_word
 from omh_git_memory.model.layers import Layer
 from omh_git_memory.model.note import Note, render
 from omh_git_memory.model.plural import agree
-from omh_git_memory.recall.index import Doc
-from omh_git_memory.recall.rank import EXCERPTS, Searcher, render_excerpts, render_tree
+from omh_git_memory.recall.bm25 import Searcher
+from omh_git_memory.recall.document import Doc
+from omh_git_memory.recall.render import EXCERPTS, render_excerpts, render_tree
 from omh_git_memory.stores.store import LocalStore
 
 # A note is a page of prose; an argument this long is a pasted log, not a note.

@@ -21,7 +21,7 @@ def stale(
     """The notes whose invalidated_by has fired at HEAD, and those omh cannot tell about."""
     from omh_git_memory.expiry.stale import Finding
     from omh_git_memory.expiry.stale import check as run_check
-    from omh_git_memory.recall.rank import date_of
+    from omh_git_memory.recall.render import date_of
 
     ws = here()
     report = run_check(ws.searcher(progress=progress_bar()).docs, ws.facts())

@@ -13,7 +13,7 @@ def list_notes(as_json: JsonFlag = False) -> None:
     """List the notes by layer, with how many notes link to each."""
     from omh_git_memory.model.layers import Layer
     from omh_git_memory.recall.note_path import json_path
-    from omh_git_memory.recall.rank import date_of
+    from omh_git_memory.recall.render import date_of
 
     ws = here()
     warn_left_behind(ws)

@@ -15,7 +15,7 @@ from omh_git_memory.model.plural import count as _count
 
 if TYPE_CHECKING:
     from omh_git_memory.actions.workspace import Workspace
-    from omh_git_memory.recall.rank import Searcher
+    from omh_git_memory.recall.bm25 import Searcher
     from omh_git_memory.recall.semantic import SemanticView
 
 
@@ -35,7 +35,7 @@ def recall(
     """The notes that best answer a question, each with the notes linked to it."""
     from omh_git_memory.actions.ask import Question, ask
     from omh_git_memory.recall.note_path import json_path
-    from omh_git_memory.recall.rank import date_of, render_tree
+    from omh_git_memory.recall.render import date_of, render_tree
 
     asked = Question(question, also or [])  # refused when empty, as the MCP recall is
     ws = here()

@@ -12,13 +12,13 @@ if TYPE_CHECKING:
     from omh_git_memory.actions.near_duplicate import Pair
     from omh_git_memory.actions.workspace import Workspace
     from omh_git_memory.model.note import Note
-    from omh_git_memory.recall.rank import Searcher
+    from omh_git_memory.recall.bm25 import Searcher
 
 
 def repeats_of(ws: Workspace, searcher: Searcher) -> Callable[[Note], Sequence[Pair]]:
     """What `remember` asks before a write: the notes of `searcher`'s store a note repeats."""
     from omh_git_memory.actions.near_duplicate import repeated
-    from omh_git_memory.recall.index import note_of
+    from omh_git_memory.recall.reread import note_of
 
     config = ws.config()
     return lambda note: repeated(
@@ -32,7 +32,7 @@ def team_repeats_of(ws: Workspace, keys: Sequence[str],
     cannot read or index leaves it silent."""
     from omh_git_memory.actions.near_duplicate import team_repeats
     from omh_git_memory.model.errors import OmhError
-    from omh_git_memory.recall.index import note_of
+    from omh_git_memory.recall.reread import note_of
 
     try:
         searcher = ws.searcher()

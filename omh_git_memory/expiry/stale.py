@@ -20,7 +20,7 @@ from omh_git_memory.git.repository import GitRepo
 from omh_git_memory.git.trees import list_tree, read_blob
 from omh_git_memory.model.config import Config
 from omh_git_memory.model.errors import NoteRefused
-from omh_git_memory.recall.index import Doc
+from omh_git_memory.recall.document import Doc
 
 # Definition patterns per language: each group captures a name being defined.
 # Every pattern must stay linear in the file's size, whatever the file holds (a

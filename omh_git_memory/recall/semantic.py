@@ -28,17 +28,17 @@ from omh_git_memory.git.repository import GitRepo
 from omh_git_memory.model.config import Config
 from omh_git_memory.model.errors import SemanticUnavailable
 from omh_git_memory.model.note import Note
-from omh_git_memory.recall.index import (
-    Doc,
-    Snapshot,
+from omh_git_memory.recall.cache_files import (
     cache_files,
-    derived_note,
     discard,
     index_dir,
     read_checked,
     write_checked,
-    written_or_stub,
 )
+from omh_git_memory.recall.document import Doc
+from omh_git_memory.recall.reread import derived_note
+from omh_git_memory.recall.snapshot import Snapshot
+from omh_git_memory.recall.sources import written_or_stub
 from omh_git_memory.recall.tokens import without_links
 from omh_git_memory.recall.wordpiece import encode
 

@@ -15,7 +15,7 @@ from functools import lru_cache
 from itertools import chain
 from typing import Final
 
-# What words a text yields: part of every index's shape (recall/index.py), so a
+# What words a text yields: part of every index's shape (recall/shape.py), so a
 # change to the splitting or the stemmer rebuilds indexes made by the old rules.
 VERSION: Final = 1
 

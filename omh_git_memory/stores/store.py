@@ -93,7 +93,7 @@ class LocalStore:
         return True
 
     # How a file's bytes become a note: parsed afresh, unless a cache of parsed notes
-    # (recall/index.py's NoteCache) is put in its place.
+    # (recall/local_notes.py's NoteCache) is put in its place.
     read_bytes: Callable[[Layer, str, str, bytes], StoredNote] = staticmethod(read_note_bytes)
 
     def create_root(self) -> bool:

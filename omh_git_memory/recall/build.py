@@ -1,0 +1,212 @@
+"""A commit's snapshot: read from the cache, or built (incrementally) and saved.
+
+Building the snapshot of a new commit starts from the newest one on disk of the
+same shape: a document whose content id (blob id and path) is unchanged keeps its
+analysis and postings, so a one-note commit costs one parse. A base that cannot
+be patched (a document of it gone from git), or would leave mostly holes, gives
+way to a build from nothing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+from collections import Counter
+from collections.abc import Callable
+
+from omh_git_memory.git.history import commit_date, commit_id, resolve_commit
+from omh_git_memory.git.repository import GitRepo
+from omh_git_memory.git.trees import TreeEntry, list_tree, read_blob, require_blobs
+from omh_git_memory.model.config import Config
+from omh_git_memory.model.errors import GitFailure
+from omh_git_memory.model.layers import Layer
+from omh_git_memory.recall import content_id
+from omh_git_memory.recall.cache_files import index_dir
+from omh_git_memory.recall.document import Doc, analyse, doc_for
+from omh_git_memory.recall.postings import EMPTY, changes_for
+from omh_git_memory.recall.shape import shape
+from omh_git_memory.recall.snapshot import Snapshot, load, newest, save
+from omh_git_memory.recall.sources import CONFIG_PATH, derive_topic, written_or_stub
+from omh_git_memory.recall.stubs import is_document, one_per_key, stub_note, tree_facts
+from omh_git_memory.stores.reading import StoredNote
+from omh_git_memory.stores.team import NOTES_DIR, is_team_entry, tree_note
+
+Progress = Callable[[int, int], None]  # (done, total) while analysing documents
+
+
+def snapshot_for(
+    repo: GitRepo, config: Config, rev: str = "HEAD", progress: Progress | None = None,
+    rebuild: bool = False,
+) -> Snapshot:
+    """The snapshot of `rev`: read from the cache, or built (incrementally) and saved."""
+    commit = resolve_commit(repo, rev)
+    if commit is None:
+        return Snapshot(None, [], EMPTY)
+    sha = commit_id(commit)
+    folder = index_dir(repo)
+    made_by = shape(config)
+    if not rebuild:
+        cached = load(folder, sha, made_by)
+        if cached is not None:
+            return cached
+    base = None if rebuild else newest(folder, made_by)
+    try:
+        snap = _Builder(repo, config, sha, commit_date(commit), list_tree(repo, commit),
+                        base, progress).build()
+    except _BaseGone:  # a document of the base pruned from git: build without it
+        base = None
+        snap = _Builder(repo, config, sha, commit_date(commit), list_tree(repo, commit),
+                        None, progress).build()
+    if base is not None and sum(d is None for d in snap.docs) * 2 > len(snap.docs):
+        # Mostly tombstones: start afresh rather than carry the holes.
+        snap = _Builder(repo, config, sha, commit_date(commit), list_tree(repo, commit),
+                        None, progress).build()
+    save(folder, snap, made_by)
+    return snap
+
+
+class _BaseGone(Exception):
+    """A document the base snapshot indexed is no longer in git (an amended or
+    rebased commit, then `git gc`): the base cannot be patched, only replaced."""
+
+
+class _Builder:
+    """One commit's snapshot, from a base snapshot when there is one."""
+
+    def __init__(self, repo: GitRepo, config: Config, sha: str, day: dt.date,
+                 entries: list[TreeEntry], base: Snapshot | None,
+                 progress: Progress | None) -> None:
+        self.repo, self.config, self.sha, self.day = repo, config, sha, day
+        self.entries, self.base, self.progress = entries, base, progress
+        self.docs: list[Doc | None] = list(base.docs) if base else []
+        self.by_source = {d.source: slot for slot, d in base.live()} if base else {}
+        self.keep: set[int] = set()
+        self.added: dict[int, dict[str, int]] = {}
+        self.done = 0
+        self.total = 0
+
+    def build(self) -> Snapshot:
+        prefix = NOTES_DIR + "/"
+        notes = [e for e in self.entries if is_team_entry(e.path, e.kind)]
+        candidates = {e.path: e for e in self.entries if e.kind == "file"
+                      and is_document(e.path, self.config.stub_exclude)}
+        kept, clashes = one_per_key(list(candidates), self.config.keys)
+        documents = [candidates[path] for path in kept]
+        self.total = sum(f"{_kind(e, prefix)}:{e.blob_id}:{e.path}" not in self.by_source
+                         for e in (*notes, *documents))
+        # A partial clone may lack some: name them all before reading any.
+        require_blobs(self.repo, self.sha, {
+            e.path: e.blob_id for e in (*notes, *documents) if e.kind == "file"
+            and f"{_kind(e, prefix)}:{e.blob_id}:{e.path}" not in self.by_source
+        }, f"{NOTES_DIR} '*.md'")
+        for e in notes:
+            self._put(content_id.note_id(e.blob_id, e.path),
+                      functools.partial(self._note, e, prefix))
+        stub_keys: list[str] = []
+        for e in documents:
+            slot = self._put(content_id.stub_id(e.blob_id, e.path),
+                             functools.partial(self._stub, e))
+            doc = self.docs[slot] if slot is not None else None
+            if doc is not None:
+                stub_keys.append(doc.key)
+        topic_terms = self._put_topic(stub_keys)
+        base_slots = len(self.base.docs) if self.base else 0
+        removed = [s for s in range(base_slots) if self.docs[s] is not None and s not in self.keep]
+        try:
+            gone_terms = {s: self._terms_of(self.docs[s]) for s in removed}
+        except GitFailure:
+            raise _BaseGone from None
+        for slot in removed:
+            self.docs[slot] = None
+        today = self.day.toordinal()
+        for slot, d in enumerate(self.docs):  # derived notes are dated as of this commit
+            if d is not None and d.derived and d.recorded != today:
+                self.docs[slot] = d._replace(recorded=today)
+        base = self.base.postings if self.base else EMPTY
+        postings = base.patched(changes_for(base, gone_terms, self.added))
+        return Snapshot(self.sha, self.docs, postings, topic_terms,
+                        len(self.keep), len(self.added),
+                        tuple((c.key, c.path, c.kept_by) for c in clashes))
+
+    def _put(self, source: str, make: Callable[[], tuple[Doc, dict[str, int]] | None]
+             ) -> int | None:
+        if source in self.by_source:
+            self.keep.add(self.by_source[source])
+            return self.by_source[source]
+        made = make()
+        if made is None:
+            return None
+        doc, terms = made
+        self.docs.append(doc)
+        self.added[len(self.docs) - 1] = terms
+        return len(self.docs) - 1
+
+    def _tick(self) -> None:
+        self.done += 1
+        if self.progress is not None:
+            self.progress(self.done, self.total)
+
+    def _note(self, e: TreeEntry, prefix: str) -> tuple[Doc, dict[str, int]]:
+        self._tick()
+        stored = tree_note(self.repo, e.path, e.kind, e.blob_id, f"{self.sha[:12]}:{e.path}")
+        return _stored_doc(stored, content_id.note_id(e.blob_id, e.path))
+
+    def _stub(self, e: TreeEntry) -> tuple[Doc, dict[str, int]] | None:
+        self._tick()
+        text = read_blob(self.repo, e.blob_id, e.path).decode("utf-8", errors="replace")
+        note = stub_note(e.path, text, self.config.keys, self.day)
+        if note is None:
+            return None
+        terms = analyse(note, text)
+        source = content_id.stub_id(e.blob_id, e.path)
+        return doc_for(note, Layer.TEAM, source, e.path, terms), dict(terms)
+
+    def _put_topic(self, stub_keys: list[str]) -> dict[str, int]:
+        readme = next((e for e in self.entries if e.path.lower() == "readme.md"), None)
+        top_level = sorted(e.path for e in self.entries
+                           if "/" not in e.path or e.path.startswith(".github/"))
+        config = next((e.blob_id for e in self.entries if e.path == CONFIG_PATH), None)
+        # Everything the topic is made of (docs/recall.md), the facts the whole
+        # tree's paths give included: a file added in a folder can change them.
+        facts = tree_facts([e.path for e in self.entries])
+        identity = repr((config, readme.blob_id if readme else None, top_level, stub_keys,
+                         facts))
+        source = content_id.topic_id(identity)
+        if source in self.by_source and self.base is not None:
+            self.keep.add(self.by_source[source])
+            return self.base.topic_terms
+        note = derive_topic(self.repo, self.config, self.entries, stub_keys, self.day)
+        if note is None:
+            return {}
+        terms = dict(analyse(note))
+        self.docs.append(doc_for(note, Layer.TEAM, source, "derived from the repository",
+                                 Counter(terms)))
+        self.added[len(self.docs) - 1] = terms
+        return terms
+
+    def _terms_of(self, doc: Doc | None) -> dict[str, int]:
+        """The words a removed document was indexed under, re-read from git."""
+        if doc is None or doc.problem:
+            return {}
+        if doc.is_topic:
+            return self.base.topic_terms if self.base else {}
+        if doc.is_stub:
+            blob_id, path = doc.content.blob_id, doc.content.path
+            text = read_blob(self.repo, blob_id, path).decode("utf-8", errors="replace")
+            stub = stub_note(path, text, self.config.keys, self.day)
+            return dict(analyse(stub, text)) if stub is not None else {}
+        note = written_or_stub(self.repo, self.config, doc, self.day)
+        return dict(analyse(note)) if note is not None else {}
+
+
+def _kind(e: TreeEntry, prefix: str) -> str:
+    return "n" if e.path.startswith(prefix) else "s"
+
+
+def _stored_doc(stored: StoredNote, source: str) -> tuple[Doc, dict[str, int]]:
+    if stored.note is None:
+        doc = Doc(Layer.TEAM.value, stored.key, "unreadable", 0, "", (), source, 0,
+                  stored.location, stored.problem or "unreadable")
+        return doc, {}
+    terms = analyse(stored.note)
+    return doc_for(stored.note, stored.layer, source, stored.location, terms), dict(terms)
