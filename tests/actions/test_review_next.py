@@ -1,0 +1,36 @@
+"""What `omh memory review` says to do next: off a terminal, how to act on the list;
+after a quit, how many notes it never reached."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.actions.test_review import _on_a_terminal, store  # noqa: F401  (the fixture)
+from tests.helpers import omh
+
+NEXT = ("promote with `omh memory promote KEY…`, drop with `omh memory rm KEY`; "
+        "on a terminal, `omh memory review` asks about each")
+
+
+def test_off_a_terminal_the_list_ends_with_what_to_do(store: Path) -> None:  # noqa: F811
+    done = subprocess.run([sys.executable, "-m", "omh_git_memory", "memory", "review"],
+                          cwd=store, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == NEXT
+    empty = omh(store, "memory", "review", "--session", "nobody")
+    assert NEXT not in empty.out  # nothing to act on, nothing to say
+
+
+def test_on_a_terminal_the_list_does_not_repeat_it_and_a_quit_counts_the_rest(
+    store: Path,  # noqa: F811
+) -> None:
+    code, out = _on_a_terminal(store, ["k", "q"])
+    assert code == 0, out
+    assert NEXT not in out
+    assert "promoted 0, removed 0, kept 1, not reached 2" in out
+    code, out = _on_a_terminal(store, ["k", "k", "k"])
+    assert code == 0, out
+    assert out.rstrip().endswith("promoted 0, removed 0, kept 3"), out
