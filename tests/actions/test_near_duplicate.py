@@ -3,45 +3,22 @@
 
 from __future__ import annotations
 
-import asyncio
-import os
-import sys
 from pathlib import Path
 from typing import Any
-
-from mcp import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.types import Implementation
 
 from omh_git_memory.actions.lint import lint
 from omh_git_memory.actions.near_duplicate import THRESHOLD, compared, pairs, said
 from omh_git_memory.actions.workspace import open_workspace
 from omh_git_memory.model.layers import Layer
 from omh_git_memory.model.note import parse
-from tests.helpers import ROOT, git, note_text, omh
+from tests.helpers import ROOT, note_text, omh
+from tests.helpers.mcp import mcp_args, remember_over_mcp
+from tests.helpers.near_duplicate import RETRIES, RETRIES_AGAIN, team_notes, topic_note
 
-RETRIES = ("A timeout on the first attempt is normal on a busy runner, so the test waits "
-           "two seconds and tries again; only the third timeout fails the build.\n")
 # The same observation recorded again: title reworded, a typo, another evidence line.
-RETRIES_AGAIN = ("A timeout on the first attempt is normal on a busy runner, so the test "
-                 "waits two seconds and tries agian; only the third timeout fails the build. "
-                 "Seen in CI run 4821.\n")
 # Same topic, same rare words, another fact.
 UPLOAD_LIMIT = ("The upload test sends a file of 12 MB because the runner's proxy refuses "
                 "bodies over 16 MB; a larger fixture fails with 413 before the test starts.\n")
-
-
-def _team(repo: Path, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        path = repo / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "notes")
-
-
-def _topic(key: str, title: str, body: str, recorded: str = "2026-11-01") -> str:
-    return note_text(key, body=body, recorded=recorded).replace(f"# {key}\n", f"# {title}\n")
 
 
 def _near(repo: Path) -> list[dict[str, Any]]:
@@ -50,11 +27,11 @@ def _near(repo: Path) -> list[dict[str, Any]]:
 
 
 def test_a_near_copy_of_a_team_note_is_reported_on_the_local_copy_only(repo_dir: Path) -> None:
-    _team(repo_dir, {".omh/notes/upload-retries.md": _topic(
+    team_notes(repo_dir, {".omh/notes/upload-retries.md": topic_note(
         "upload-retries", "The upload test retries three times before it fails", RETRIES)})
     root = open_workspace(repo_dir).local.root
     root.mkdir(parents=True)
-    (root / "retries-again.md").write_text(_topic(
+    (root / "retries-again.md").write_text(topic_note(
         "retries-again", "Upload test retries 3 times before failing", RETRIES_AGAIN,
         recorded="2026-10-01"))  # older than the team note: still the local one's finding
     found = _near(repo_dir)
@@ -69,12 +46,12 @@ def test_a_near_copy_of_a_team_note_is_reported_on_the_local_copy_only(repo_dir:
 
 
 def test_two_team_notes_alike_are_reported_on_the_later_one(repo_dir: Path) -> None:
-    _team(repo_dir, {
-        ".omh/notes/a.md": _topic("a", "The upload test retries three times", RETRIES,
-                                  recorded="2026-11-02"),
-        ".omh/notes/b.md": _topic("b", "Upload test retries 3 times", RETRIES_AGAIN,
-                                  recorded="2026-11-05"),
-        ".omh/notes/c.md": _topic("c", "The upload test sends a 12 MB file", UPLOAD_LIMIT),
+    team_notes(repo_dir, {
+        ".omh/notes/a.md": topic_note("a", "The upload test retries three times", RETRIES,
+                                      recorded="2026-11-02"),
+        ".omh/notes/b.md": topic_note("b", "Upload test retries 3 times", RETRIES_AGAIN,
+                                      recorded="2026-11-05"),
+        ".omh/notes/c.md": topic_note("c", "The upload test sends a 12 MB file", UPLOAD_LIMIT),
     })
     found = _near(repo_dir)
     assert [(f["layer"], f["key"]) for f in found] == [("team", "b")]
@@ -84,22 +61,22 @@ def test_two_team_notes_alike_are_reported_on_the_later_one(repo_dir: Path) -> N
 
 
 def test_an_unrelated_note_on_the_same_topic_is_not_reported(repo_dir: Path) -> None:
-    _team(repo_dir, {
-        ".omh/notes/upload/retries.md": _topic("upload/retries", "The upload test retries",
-                                               RETRIES),
-        ".omh/notes/upload/limit.md": _topic("upload/limit", "The upload test's size",
-                                             UPLOAD_LIMIT),
+    team_notes(repo_dir, {
+        ".omh/notes/upload/retries.md": topic_note("upload/retries", "The upload test retries",
+                                                   RETRIES),
+        ".omh/notes/upload/limit.md": topic_note("upload/limit", "The upload test's size",
+                                                 UPLOAD_LIMIT),
     })
     assert _near(repo_dir) == []
 
 
 def test_a_stub_is_never_reported_against_its_document_or_a_copy(repo_dir: Path) -> None:
     page = "# Deploying\n\n## From the release branch\n\n" + RETRIES + "\n## Rolling back\n"
-    _team(repo_dir, {
+    team_notes(repo_dir, {
         "docs/deploy.md": page,
         "docs/deploy-copy.md": page,  # two identical documents: two stubs alike
         # A team note that says what the document says, word for word.
-        ".omh/notes/deploying.md": _topic("deploying", "Deploying", RETRIES),
+        ".omh/notes/deploying.md": topic_note("deploying", "Deploying", RETRIES),
     })
     assert _near(repo_dir) == []
 
@@ -131,12 +108,12 @@ def test_a_pasted_log_is_compared_by_its_first_words_only() -> None:
 
 
 def test_the_graph_rule_compares_both_layers_in_process(repo_dir: Path) -> None:
-    _team(repo_dir, {".omh/notes/r.md": _topic("r", "The upload test retries", RETRIES)})
+    team_notes(repo_dir, {".omh/notes/r.md": topic_note("r", "The upload test retries", RETRIES)})
     ws = open_workspace(repo_dir)
     ws.local.root.mkdir(parents=True)
-    (ws.local.root / "r2.md").write_text(_topic("r2", "Upload test retries", RETRIES_AGAIN))
-    (ws.local.root / "r3.md").write_text(_topic("r3", "The upload test retries", RETRIES,
-                                                recorded="2026-11-09"))
+    (ws.local.root / "r2.md").write_text(topic_note("r2", "Upload test retries", RETRIES_AGAIN))
+    (ws.local.root / "r3.md").write_text(topic_note("r3", "The upload test retries", RETRIES,
+                                                    recorded="2026-11-09"))
     found = [f for f in lint(ws.graph()).findings if f.rule == "NearDuplicate"]
     # Every local copy is reported against the team note, and r3 against r2 too;
     # the team note itself never names a local note.
@@ -147,10 +124,10 @@ def test_the_graph_rule_compares_both_layers_in_process(repo_dir: Path) -> None:
 def test_the_store_health_line_counts_it_like_the_other_rules(repo_dir: Path) -> None:
     from omh_git_memory.agent.lint_summary import lint_now
 
-    _team(repo_dir, {
-        ".omh/notes/a.md": _topic("a", "The upload test retries three times", RETRIES),
-        ".omh/notes/b.md": _topic("b", "Upload test retries 3 times", RETRIES_AGAIN,
-                                  recorded="2026-11-05"),
+    team_notes(repo_dir, {
+        ".omh/notes/a.md": topic_note("a", "The upload test retries three times", RETRIES),
+        ".omh/notes/b.md": topic_note("b", "Upload test retries 3 times", RETRIES_AGAIN,
+                                      recorded="2026-11-05"),
         ".omh/notes/index.md": note_text("index", body="- [[a]]\n- [[b]]\n"),
     })
     summary = lint_now(open_workspace(repo_dir))
@@ -233,36 +210,8 @@ def test_a_topic_that_repeats_a_note_is_named_too(repo_dir: Path) -> None:
     assert len(_local_keys(repo_dir)) == 2
 
 
-def _params(repo: Path, session: str) -> StdioServerParameters:
-    return StdioServerParameters(command=sys.executable,
-                                 args=["-m", "omh_git_memory", "mcp", "serve"], cwd=str(repo),
-                                 env={**os.environ, "OMH_SESSION": session})
-
-
-def _remember_over_mcp(repo: Path, session: str, *calls: dict[str, Any]) -> list[str]:
-    async def run() -> list[str]:
-        async with stdio_client(_params(repo, session)) as (read, write), ClientSession(
-            read, write, client_info=Implementation(name="claude-code", version="2.1")
-        ) as client:
-            await client.initialize()
-            out = []
-            for call in calls:
-                result = await client.call_tool("remember", call)
-                assert not result.is_error, result
-                out.append("".join(getattr(c, "text", "") for c in result.content))
-            return out
-
-    return asyncio.run(run())
-
-
-def _args(cli: list[str]) -> dict[str, Any]:
-    pairs_ = dict(zip(cli[::2], cli[1::2], strict=True))
-    return {"expected": pairs_["--expected"], "observed": pairs_["--observed"],
-            "evidence": pairs_["--evidence"], "answers": [pairs_["--answers"]]}
-
-
 def test_mcp_remember_warns_and_offers_replaces_for_its_own_note(repo_dir: Path) -> None:
-    first, again = _remember_over_mcp(repo_dir, "s1", _args(FIRST), _args(AGAIN))
+    first, again = remember_over_mcp(repo_dir, "s1", mcp_args(FIRST), mcp_args(AGAIN))
     key = "surprise/the-upload-test-retries-three-times-before-it-fails"
     assert "Warning" not in first
     assert "remembered local/" in again  # the write happened
@@ -271,8 +220,8 @@ def test_mcp_remember_warns_and_offers_replaces_for_its_own_note(repo_dir: Path)
 
 
 def test_mcp_remember_names_another_writer_s_note_without_replaces(repo_dir: Path) -> None:
-    _remember_over_mcp(repo_dir, "s1", _args(FIRST))
-    (theirs,) = _remember_over_mcp(repo_dir, "s2", _args(AGAIN))
+    remember_over_mcp(repo_dir, "s1", mcp_args(FIRST))
+    (theirs,) = remember_over_mcp(repo_dir, "s2", mcp_args(AGAIN))
     key = "surprise/the-upload-test-retries-three-times-before-it-fails"
     assert f"looks like {key} (local · " in theirs
     assert "replaces=" not in theirs
@@ -287,14 +236,14 @@ def _page_note(path: Path, key: str) -> str:
     lines = path.read_text(encoding="utf-8").splitlines()
     title = next((line[2:] for line in lines if line.startswith("# ")), path.stem)
     body = "\n".join(line for line in lines if not line.startswith("# ")).strip()
-    return _topic(key, title, body + "\n")
+    return topic_note(key, title, body + "\n")
 
 
 def test_two_long_unrelated_notes_are_not_reported(repo_dir: Path) -> None:
     # Two long pages share most of English's common words and many of the project's:
     # the character ratio of their sorted words called them 73% alike.
-    _team(repo_dir, {f".omh/notes/page/{p}.md": _page_note(DOCS / f"{p}.md", f"page/{p}")
-                     for p in ("mcp", "commands", "decisions")})
+    team_notes(repo_dir, {f".omh/notes/page/{p}.md": _page_note(DOCS / f"{p}.md", f"page/{p}")
+                          for p in ("mcp", "commands", "decisions")})
     assert _near(repo_dir) == []
 
 
@@ -318,7 +267,7 @@ def test_the_similarity_is_the_dice_of_the_word_pairs_and_its_cutoff_drops_nothi
     texts = [RETRIES, RETRIES_AGAIN, UPLOAD_LIMIT, RETRIES + UPLOAD_LIMIT,
              "the the the the the the the", "a b c d e f g h i j k l"]
     items = [c for i, t in enumerate(texts)
-             if (c := compared(Layer.TEAM, str(i), parse(_topic(str(i), "Note", t))))]
+             if (c := compared(Layer.TEAM, str(i), parse(topic_note(str(i), "Note", t))))]
     assert len(items) == len(texts)
     for a in items:
         for b in items:

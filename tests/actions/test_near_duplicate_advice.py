@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,46 +14,22 @@ from mcp import ClientSession
 from mcp.client.stdio import stdio_client
 from mcp.types import Implementation
 
-from tests.actions.test_near_duplicate import _params, _remember_over_mcp
 from tests.helpers import ROOT, omh
+from tests.helpers.mcp import mcp_args, remember_over_mcp, server_params
+from tests.helpers.near_duplicate import (
+    AGAIN,
+    FIRST,
+    NEW,
+    OLD,
+    UNRELATED,
+    UNRELATED_KEY,
+    commands,
+    do_what_it_says,
+    near_duplicates,
+)
 
-FIRST = ["--expected", "pytest -q passes offline", "--observed",
-         "The upload test retries three times before it fails. It waits 10 seconds "
-         "between tries.", "--evidence", "tests/test_upload.py: RETRIES = 3, time.sleep(10)",
-         "--answers", "why is the test suite slow offline?"]
 # The same surprise again, as an agent records it: a reworded title, a typo, another
 # evidence line.
-AGAIN = ["--expected", "pytest -q passes offline", "--observed",
-         "The upload test retries 3 times before failing. It waits 10 secnods between "
-         "tries.", "--evidence", "pytest --durations=3: test_upload 30.2s",
-         "--answers", "why is the test suite slow offline?"]
-OLD = "surprise/the-upload-test-retries-three-times-before-it-fails"
-NEW = "surprise/the-upload-test-retries-3-times-before-failing"
-
-
-def _commands(text: str) -> list[list[str]]:
-    """Every `omh …` command a message quotes, as argv, each once."""
-    return [shlex.split(c)[1:] for c in dict.fromkeys(re.findall(r"`(omh [^`]+)`", text))]
-
-
-def _do_what_it_says(repo: Path, text: str) -> list[str]:
-    """Run the commands the message quotes: an `update` with what the new note adds
-    (its evidence), an `rm` as it stands. Returns the commands' names."""
-    done = []
-    for argv in _commands(text):
-        if argv[:2] == ["memory", "update"]:
-            argv = [*argv, "--evidence", "pytest --durations=3: test_upload 30.2s"]
-        elif argv[:2] != ["memory", "rm"]:
-            continue
-        run = omh(repo, *argv)
-        assert run.code == 0, (argv, run.err)
-        done.append(argv[1])
-    return done
-
-
-def _near_duplicates(repo: Path) -> list[dict[str, Any]]:
-    found = omh(repo, "memory", "lint", "--json").json()["findings"]
-    return [f for f in found if f["rule"] == "NearDuplicate"]
 
 
 def _local_keys(repo: Path) -> list[str]:
@@ -70,8 +45,8 @@ def test_doing_what_remember_s_warning_says_leaves_one_note(repo_dir: Path) -> N
     assert run.code == 0, run.err
     (warning,) = [line for line in run.out.splitlines() if line.startswith("warning:")]
     assert f"looks like {OLD} (local · " in warning
-    assert _do_what_it_says(repo_dir, warning) == ["update", "rm"]
-    assert _near_duplicates(repo_dir) == []
+    assert do_what_it_says(repo_dir, warning) == ["update", "rm"]
+    assert near_duplicates(repo_dir) == []
     assert _local_keys(repo_dir) == [OLD]
 
 
@@ -81,19 +56,19 @@ def test_the_warning_about_a_team_note_says_how_to_fold_into_it(repo_dir: Path) 
     run = omh(repo_dir, "memory", "remember", *AGAIN)
     (warning,) = [line for line in run.out.splitlines() if line.startswith("warning:")]
     assert f"looks like {OLD} (team · " in warning
-    assert _do_what_it_says(repo_dir, warning) == ["update", "rm"]
-    assert _near_duplicates(repo_dir) == []
+    assert do_what_it_says(repo_dir, warning) == ["update", "rm"]
+    assert near_duplicates(repo_dir) == []
     assert _local_keys(repo_dir) == []
 
 
 def test_doing_what_lint_s_finding_says_leaves_one_note(repo_dir: Path) -> None:
     assert omh(repo_dir, "memory", "remember", *FIRST).code == 0
     assert omh(repo_dir, "memory", "remember", *AGAIN).code == 0
-    (finding,) = _near_duplicates(repo_dir)
+    (finding,) = near_duplicates(repo_dir)
     # Written on one day, the pair is reported on the key that sorts last (NEW < OLD).
     assert f"reads like local/{NEW} (" in finding["message"]
-    assert _do_what_it_says(repo_dir, finding["message"]) == ["update", "rm"]
-    assert _near_duplicates(repo_dir) == []
+    assert do_what_it_says(repo_dir, finding["message"]) == ["update", "rm"]
+    assert near_duplicates(repo_dir) == []
     assert _local_keys(repo_dir) == [NEW]
 
 
@@ -102,21 +77,16 @@ def test_lint_s_finding_against_a_team_note_names_both_layers(repo_dir: Path) ->
     assert omh(repo_dir, "memory", "remember", *FIRST).code == 0
     assert omh(repo_dir, "memory", "promote", OLD).code == 0
     assert omh(repo_dir, "memory", "remember", *AGAIN).code == 0
-    (finding,) = _near_duplicates(repo_dir)
+    (finding,) = near_duplicates(repo_dir)
     assert f"reads like team/{OLD} (" in finding["message"]
-    assert _do_what_it_says(repo_dir, finding["message"]) == ["update", "rm"]
-    assert _near_duplicates(repo_dir) == []
+    assert do_what_it_says(repo_dir, finding["message"]) == ["update", "rm"]
+    assert near_duplicates(repo_dir) == []
     assert _local_keys(repo_dir) == []
     shown = omh(repo_dir, "memory", "show", OLD, "--layer", "team")
     assert shown.code == 0 and "pytest --durations=3" in shown.out
 
 
 # --- the MCP server ---------------------------------------------------------------
-
-def _mcp_args(cli: list[str]) -> dict[str, Any]:
-    given = dict(zip(cli[::2], cli[1::2], strict=True))
-    return {"expected": given["--expected"], "observed": given["--observed"],
-            "evidence": given["--evidence"], "answers": [given["--answers"]]}
 
 
 def _agent(repo: Path, session: str, first: dict[str, Any] | None,
@@ -125,7 +95,7 @@ def _agent(repo: Path, session: str, first: dict[str, Any] | None,
     answer to `again` says over the tool (a `replaces=KEY` it offers is called with
     `again`'s text). Returns that answer."""
     async def run() -> str:
-        async with stdio_client(_params(repo, session)) as (read, write), ClientSession(
+        async with stdio_client(server_params(repo, session)) as (read, write), ClientSession(
             read, write, client_info=Implementation(name="claude-code", version="2.1")
         ) as client:
             await client.initialize()
@@ -145,21 +115,21 @@ def _agent(repo: Path, session: str, first: dict[str, Any] | None,
 def test_an_agent_doing_what_the_warning_says_about_its_own_note_leaves_one(
     repo_dir: Path,
 ) -> None:
-    answer = _agent(repo_dir, "s1", _mcp_args(FIRST), _mcp_args(AGAIN))
+    answer = _agent(repo_dir, "s1", mcp_args(FIRST), mcp_args(AGAIN))
     assert f"looks like {OLD} (local · " in answer
-    _do_what_it_says(repo_dir, answer)  # what a person is asked to run
-    assert _near_duplicates(repo_dir) == []
+    do_what_it_says(repo_dir, answer)  # what a person is asked to run
+    assert near_duplicates(repo_dir) == []
     assert _local_keys(repo_dir) == [OLD]
 
 
 def test_the_warning_about_another_writer_s_note_names_the_copy_to_remove(
     repo_dir: Path,
 ) -> None:
-    _agent(repo_dir, "s1", None, _mcp_args(FIRST))
-    answer = _agent(repo_dir, "s2", None, _mcp_args(AGAIN))
+    _agent(repo_dir, "s1", None, mcp_args(FIRST))
+    answer = _agent(repo_dir, "s2", None, mcp_args(AGAIN))
     assert f"looks like {OLD} (local · " in answer and "replaces=" not in answer
-    assert _do_what_it_says(repo_dir, answer) == ["update", "rm"]
-    assert _near_duplicates(repo_dir) == []
+    assert do_what_it_says(repo_dir, answer) == ["update", "rm"]
+    assert near_duplicates(repo_dir) == []
     assert _local_keys(repo_dir) == [OLD]
 
 
@@ -191,7 +161,7 @@ def test_the_documented_warning_is_the_one_printed(repo_dir: Path) -> None:
 
 
 def test_the_documented_mcp_warning_is_the_one_answered(repo_dir: Path) -> None:
-    answer = _agent(repo_dir, "s1", _mcp_args(FIRST), _mcp_args(AGAIN), follow=False)
+    answer = _agent(repo_dir, "s1", mcp_args(FIRST), mcp_args(AGAIN), follow=False)
     (warning,) = re.findall(r"Warning: .*", answer)
     assert _shape(_example("mcp.md", "Warning: this note looks like").strip()) == _shape(
         warning)
@@ -221,7 +191,7 @@ def test_suffix_names_the_note_whose_key_it_had_to_step_around(repo_dir: Path) -
     got = omh(repo_dir, "memory", "remember", *SUFFIXED, "--json").json()
     assert got["key"] == f"{OLD}-2" and got["written"]
     assert [n["key"] for n in got["near_duplicates"]] == [OLD]
-    (finding,) = _near_duplicates(repo_dir)  # what lint says of the same pair
+    (finding,) = near_duplicates(repo_dir)  # what lint says of the same pair
     assert OLD in finding["message"] and f"{OLD}-2" in (finding["key"], finding["message"])
 
 
@@ -243,37 +213,31 @@ def test_override_does_not_call_the_note_it_replaces_a_repeat(repo_dir: Path) ->
 
 # --- remember(replaces=KEY): a correction can repeat another note too ---------------
 
-UNRELATED = {"expected": "the deploy reads DEPLOY_TOKEN from the environment",
-             "observed": "The deploy job reads its token from the vault, not the environment.",
-             "evidence": "deploy/job.yml: token: vault://deploy/token",
-             "answers": ["where does the deploy token come from?"]}
-UNRELATED_KEY = "surprise/the-deploy-job-reads-its-token-from-the-vault-not-the-environment"
 
-
-_session = _remember_over_mcp  # one MCP client session calling remember
+_session = remember_over_mcp  # one MCP client session calling remember
 
 
 def test_a_correction_that_repeats_another_note_says_so(repo_dir: Path) -> None:
     first, unrelated, corrected = _session(
-        repo_dir, "s1", _mcp_args(FIRST), UNRELATED,
-        {**_mcp_args(AGAIN), "replaces": UNRELATED_KEY})
+        repo_dir, "s1", mcp_args(FIRST), UNRELATED,
+        {**mcp_args(AGAIN), "replaces": UNRELATED_KEY})
     assert "Warning" not in first + unrelated
     assert corrected.startswith(f"replaced local/{UNRELATED_KEY}")
     assert f"looks like {OLD} (local · " in corrected, corrected
-    _do_what_it_says(repo_dir, corrected)
-    assert _near_duplicates(repo_dir) == []
+    do_what_it_says(repo_dir, corrected)
+    assert near_duplicates(repo_dir) == []
     assert len(_local_keys(repo_dir)) == 1
 
 
 def test_the_fold_the_warning_asks_for_agrees_with_itself(repo_dir: Path) -> None:
     """remember NEW, then replaces=OLD as the warning says: the correction's answer
     must not ask to undo it (remove OLD), only to remove NEW, as the first did."""
-    again, fold = _session(repo_dir, "s1", _mcp_args(FIRST), _mcp_args(AGAIN),
-                           {**_mcp_args(AGAIN), "replaces": OLD})[1:]
+    again, fold = _session(repo_dir, "s1", mcp_args(FIRST), mcp_args(AGAIN),
+                           {**mcp_args(AGAIN), "replaces": OLD})[1:]
     assert f"`omh memory rm {NEW}`" in again
     assert f"omh memory rm {OLD}" not in fold and f"replaces={NEW}" not in fold
-    _do_what_it_says(repo_dir, fold + again)
-    assert _local_keys(repo_dir) == [OLD] and _near_duplicates(repo_dir) == []
+    do_what_it_says(repo_dir, fold + again)
+    assert _local_keys(repo_dir) == [OLD] and near_duplicates(repo_dir) == []
 
 
 # --- a topic repeated: `update` cannot change a topic's sections -------------------
@@ -301,12 +265,12 @@ def test_the_warning_about_a_topic_names_a_command_that_changes_it(
     run = omh(repo_dir, *TOPIC_AGAIN)
     (warning,) = [line for line in run.out.splitlines() if line.startswith("warning:")]
     assert "looks like running-the-tests-offline (local · " in warning
-    for argv in _commands(warning):  # what a newcomer would run, as it stands
+    for argv in commands(warning):  # what a newcomer would run, as it stands
         if argv[:2] == ["memory", "update"]:  # (`update` has no --section)
             argv = [*argv, "--section", "Summary=A proxy makes it worse."]
         done = omh(repo_dir, *argv, env=_editor(tmp_path))
         assert done.code == 0, (argv, done.err)
-    assert _near_duplicates(repo_dir) == []
+    assert near_duplicates(repo_dir) == []
     assert _local_keys(repo_dir) == ["running-the-tests-offline"]
     shown = omh(repo_dir, "memory", "show", "running-the-tests-offline").out
     assert "A proxy makes it worse." in shown

@@ -13,6 +13,8 @@ from omh_git_memory.actions import near_duplicate
 from omh_git_memory.actions.workspace import open_workspace
 from omh_git_memory.model.layers import Layer
 from tests.helpers import note_text, omh
+from tests.helpers.mcp import remember_over_mcp
+from tests.helpers.near_duplicate import RETRIES, RETRIES_AGAIN, team_notes, topic_note
 
 SAME = ("The upload test retries three times on a busy runner before it fails the build; "
         "the first timeout is normal there.\n")
@@ -139,10 +141,8 @@ def test_remember_names_a_few_of_many_repeats_and_counts_the_rest(repo_dir: Path
 
 
 def test_mcp_answer_names_a_few_of_many_repeats(repo_dir: Path) -> None:
-    from tests.actions.test_near_duplicate import _remember_over_mcp
-
     _copies(repo_dir, 6)
-    (answer,) = _remember_over_mcp(repo_dir, "s1", AGAIN)
+    (answer,) = remember_over_mcp(repo_dir, "s1", AGAIN)
     assert answer.count("Warning: this note looks like") == 3
     assert answer.endswith(" Warning: and 3 more notes look like it.")
 
@@ -150,12 +150,10 @@ def test_mcp_answer_names_a_few_of_many_repeats(repo_dir: Path) -> None:
 def test_mcp_advice_on_its_own_repeat_names_the_copy_just_written(repo_dir: Path) -> None:
     """Folding into the old note with replaces= leaves the note just written beside it:
     the answer must say so, or following it leaves the near-copy in the store."""
-    from tests.actions.test_near_duplicate import _remember_over_mcp
-
     first = dict(AGAIN, evidence="tests/test_upload.py: retries=3",
                  observed="The upload test retries 3 times before failing. A timeout on "
                           "the first attempt is normal on a busy runner.")
-    _done, again = _remember_over_mcp(repo_dir, "s1", first, AGAIN)
+    _done, again = remember_over_mcp(repo_dir, "s1", first, AGAIN)
     new = "surprise/the-upload-test-retries-three-times-before-it-fails"
     assert f"remembered local/{new} " in again
     assert "replaces=surprise/the-upload-test-retries-3-times-before-failing" in again
@@ -180,9 +178,8 @@ def test_a_copy_spelled_otherwise_is_still_a_copy(repo_dir: Path, spell: str) ->
     or in full-width forms are the same words (as keys are: keys.slug)."""
     import unicodedata
 
-    from tests.actions.test_near_duplicate import _team, _topic
-
-    _team(repo_dir, {".omh/notes/cafe.md": _topic("cafe", "Booking fails at noon", ACCENTED)})
+    team_notes(repo_dir,
+               {".omh/notes/cafe.md": topic_note("cafe", "Booking fails at noon", ACCENTED)})
     if spell == "NFD":
         copy = unicodedata.normalize("NFD", ACCENTED)
     elif spell == "zero-width":
@@ -190,7 +187,7 @@ def test_a_copy_spelled_otherwise_is_still_a_copy(repo_dir: Path, spell: str) ->
     else:
         copy = "".join(chr(ord(c) + 0xFEE0) if "a" <= c <= "z" else c for c in ACCENTED)
     (_store(repo_dir) / "cafe-again.md").write_text(
-        _topic("cafe-again", "Booking fails at noon", copy))
+        topic_note("cafe-again", "Booking fails at noon", copy))
     near = [f for f in omh(repo_dir, "memory", "lint", "--json").json()["findings"]
             if f["rule"] == "NearDuplicate"]
     assert [(f["layer"], f["key"]) for f in near] == [("local", "cafe-again")]
@@ -202,12 +199,10 @@ def test_a_copy_spelled_otherwise_is_still_a_copy(repo_dir: Path, spell: str) ->
 def test_a_local_copy_never_reaches_the_team_view(repo_dir: Path) -> None:
     """`lint --ref` and `--worktree` (the CI check) read team notes only: a local
     near-copy of a team note, or two local copies, are not in their counts."""
-    from tests.actions.test_near_duplicate import _team, _topic
-
-    _team(repo_dir, {".omh/notes/upload.md": _topic("upload", "Uploads retry", SAME)})
+    team_notes(repo_dir, {".omh/notes/upload.md": topic_note("upload", "Uploads retry", SAME)})
     root = _store(repo_dir)
     for key in ("upload-again", "upload-thrice"):
-        (root / f"{key}.md").write_text(_topic(key, "Uploads retry", SAME))
+        (root / f"{key}.md").write_text(topic_note(key, "Uploads retry", SAME))
     mine = omh(repo_dir, "memory", "lint", "--json").json()
     assert mine["counts"]["NearDuplicate"] == 2
     for view in (["--ref", "HEAD"], ["--worktree"]):
@@ -217,10 +212,8 @@ def test_a_local_copy_never_reaches_the_team_view(repo_dir: Path) -> None:
 
 
 def test_mcp_replaces_never_warns_about_the_note_it_replaces(repo_dir: Path) -> None:
-    from tests.actions.test_near_duplicate import _remember_over_mcp
-
     key = "surprise/the-upload-test-retries-three-times-before-it-fails"
-    first, replaced = _remember_over_mcp(repo_dir, "s1", AGAIN, dict(AGAIN, replaces=key))
+    first, replaced = remember_over_mcp(repo_dir, "s1", AGAIN, dict(AGAIN, replaces=key))
     assert "Warning" not in first
     assert replaced.startswith(f"local/{key} already says exactly that") or \
         replaced.startswith(f"replaced local/{key}")
@@ -244,8 +237,6 @@ def test_two_remembers_at_once_both_land_and_lint_names_the_pair(repo_dir: Path)
 
 def test_the_advice_for_a_topic_names_a_command_that_changes_a_topic(repo_dir: Path) -> None:
     """`update` changes a surprise's sections; a topic's sections only `edit` changes."""
-    from tests.actions.test_near_duplicate import RETRIES, RETRIES_AGAIN
-
     topic = ["memory", "remember", "--type", "topic", "--title",
              "The upload test retries three times before it fails"]
     assert omh(repo_dir, *topic, "--section", f"Why={RETRIES}").code == 0

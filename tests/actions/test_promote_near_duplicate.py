@@ -10,15 +10,16 @@ from omh_git_memory.actions.near_duplicate import repeated, team_repeats
 from omh_git_memory.actions.workspace import open_workspace
 from omh_git_memory.model.note import Note
 from omh_git_memory.recall.index import Doc, note_of
-from tests.actions.test_near_duplicate_advice import (
+from tests.helpers import git, local_store, note_text, omh
+from tests.helpers.near_duplicate import (
     AGAIN,
     FIRST,
     NEW,
     OLD,
-    _do_what_it_says,
-    _near_duplicates,
+    as_the_shell_reads_it,
+    do_what_it_says,
+    near_duplicates,
 )
-from tests.helpers import git, local_store, note_text, omh
 
 UNRELATED = ["--expected", "the cache is cleared on logout", "--observed",
              "Logging out keeps the thumbnail cache on disk until the next start.",
@@ -43,8 +44,8 @@ def test_promoting_a_repeat_of_a_team_note_says_how_to_keep_one(repo_dir: Path) 
     assert run.code == 0, run.err
     (warning,) = [line for line in run.out.splitlines() if line.startswith("warning:")]
     assert warning.startswith(f"warning: team/{NEW} now reads like team/{OLD} (")
-    assert _do_what_it_says(repo_dir, warning) == ["update", "rm"]
-    assert _near_duplicates(repo_dir) == []
+    assert do_what_it_says(repo_dir, warning) == ["update", "rm"]
+    assert near_duplicates(repo_dir) == []
     assert _team_keys(repo_dir) == [OLD]
     shown = omh(repo_dir, "memory", "show", OLD, "--layer", "team")
     assert "pytest --durations=3" in shown.out  # what the copy added was folded in
@@ -82,8 +83,8 @@ def test_two_copies_promoted_together_are_named(repo_dir: Path) -> None:
     (warning,) = [line for line in run.out.splitlines() if line.startswith("warning:")]
     # lint's owner of a same-day pair: the key that sorts last (OLD > NEW)
     assert warning.startswith(f"warning: team/{OLD} now reads like team/{NEW} (")
-    assert _do_what_it_says(repo_dir, warning) == ["update", "rm"]
-    assert _near_duplicates(repo_dir) == []
+    assert do_what_it_says(repo_dir, warning) == ["update", "rm"]
+    assert near_duplicates(repo_dir) == []
     assert _team_keys(repo_dir) == [NEW]
 
 
@@ -164,19 +165,6 @@ def test_a_promote_of_many_reads_each_team_note_once(repo_dir: Path) -> None:
         assert found[note.key.value] == repeated(note, searcher, read, local=False)
 
 
-def _as_the_shell_reads_it(repo: Path, text: str) -> list[list[str]]:
-    """Each `omh …` command `text` quotes, as bash would pass it on when pasted."""
-    import re
-    import subprocess
-
-    found = []
-    for command in dict.fromkeys(re.findall(r"`(omh [^`]+)`", text)):
-        run = subprocess.run(["bash", "-c", f"printf '%s\\n' {command}"], cwd=repo,
-                             capture_output=True, text=True, check=True)
-        found.append(run.stdout.splitlines())
-    return found
-
-
 def test_a_key_the_shell_would_expand_is_quoted_in_every_command(repo_dir: Path) -> None:
     # A team note's key may hold `$(...)`: pasted as it stands, the command runs it.
     key = "surprise/x$(pwd)"
@@ -192,12 +180,12 @@ def test_a_key_the_shell_would_expand_is_quoted_in_every_command(repo_dir: Path)
     git(repo_dir, "commit", "-qm", "a team note")
     written = omh(repo_dir, "memory", "remember", *AGAIN)
     assert written.code == 0, written.err
-    (finding,) = _near_duplicates(repo_dir)
+    (finding,) = near_duplicates(repo_dir)
     review = omh(repo_dir, "memory", "review").out
     promoted = omh(repo_dir, "memory", "promote", NEW)
     assert promoted.code == 0, promoted.err
     for text in (written.out, finding["message"], review, promoted.out):
-        argvs = _as_the_shell_reads_it(repo_dir, text)
+        argvs = as_the_shell_reads_it(repo_dir, text)
         assert any(argv[:2] == ["omh", "memory"] and key in argv for argv in argvs), (text, argvs)
         assert all(str(repo_dir) not in " ".join(argv) for argv in argvs), (text, argvs)
 

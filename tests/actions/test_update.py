@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.types import Implementation
 
 from tests.helpers import (
     SEED_ARGS,
@@ -32,6 +31,7 @@ from tests.helpers import (
     start_at_fault,
     wait_stopped,
 )
+from tests.helpers.mcp import GOOD, remember_calls, text_of
 
 SEED_KEY = "surprise/mounting-a-credential-file-returns-ebusy"
 
@@ -501,40 +501,18 @@ def test_the_cli_conflict_names_update(repo_dir: Path) -> None:
 
 # --- MCP: an agent corrects its own local note, never anything else ---------------------
 
-GOOD = {"expected": "port 8080 would be free", "observed": "CI already listens on 8080.",
-        "evidence": "bind: address already in use", "answers": ["why do tests fail on CI?"]}
 OWN = "surprise/ci-already-listens-on-8080"
-
-
-def _mcp(repo: Path, calls: list[dict[str, Any]], session: str = "s03") -> list[Any]:
-    env = {**os.environ, "OMH_SESSION": session}
-    params = StdioServerParameters(command=sys.executable,
-                                   args=["-m", "omh_git_memory", "mcp", "serve"],
-                                   cwd=str(repo), env=env)
-
-    async def run() -> list[Any]:
-        async with stdio_client(params) as (read, write), ClientSession(
-            read, write, client_info=Implementation(name="claude-code", version="2.1")
-        ) as session_:
-            await session_.initialize()
-            return [await session_.call_tool("remember", args) for args in calls]
-
-    return asyncio.run(run())
-
-
-def _text(result: Any) -> str:
-    return "".join(getattr(c, "text", "") for c in result.content)
 
 
 def test_an_agent_replaces_its_own_note_and_it_keeps_its_key(repo_dir: Path) -> None:
     fixed = {**GOOD, "observed": "CI runs a server on 8080 during the tests.",
              "evidence": "ss -ltnp shows it", "replaces": OWN}
-    first, again, second = _mcp(repo_dir, [GOOD, GOOD, fixed])
-    assert not first.is_error, _text(first)
-    assert again.is_error and f"pass replaces={OWN}" in _text(again)  # the way that exists
-    assert "--" not in _text(again)  # no command-line flag over MCP
-    assert not second.is_error, _text(second)
-    assert "replaced local/" in _text(second)
+    first, again, second = remember_calls(repo_dir, [GOOD, GOOD, fixed])
+    assert not first.is_error, text_of(first)
+    assert again.is_error and f"pass replaces={OWN}" in text_of(again)  # the way that exists
+    assert "--" not in text_of(again)  # no command-line flag over MCP
+    assert not second.is_error, text_of(second)
+    assert "replaced local/" in text_of(second)
     text = (local_store(repo_dir) / f"{OWN}.md").read_text()
     assert f"key: {OWN}\n" in text and "# CI runs a server on 8080 during the tests.\n" in text
     assert "ss -ltnp shows it" in text and "source: session s03, claude-code 2.1\n" in text
@@ -543,15 +521,16 @@ def test_an_agent_replaces_its_own_note_and_it_keeps_its_key(repo_dir: Path) -> 
 
 
 def test_an_agent_cannot_replace_another_sessions_note(repo_dir: Path) -> None:
-    (done,) = _mcp(repo_dir, [GOOD], session="s01")
+    (done,) = remember_calls(repo_dir, [GOOD], session="s01")
     assert not done.is_error
     path = local_store(repo_dir) / f"{OWN}.md"
     before = path.read_bytes()
-    again, replaced = _mcp(repo_dir, [GOOD, {**GOOD, "evidence": "x", "replaces": OWN}],
-                           session="s02")
-    assert again.is_error and "another writer" in _text(again) and "replaces=" not in _text(again)
-    assert replaced.is_error and "session s01" in _text(replaced), _text(replaced)
-    assert "not by this session" in _text(replaced)
+    again, replaced = remember_calls(repo_dir, [GOOD, {**GOOD, "evidence": "x", "replaces": OWN}],
+                                     session="s02")
+    assert again.is_error and "another writer" in text_of(again)
+    assert "replaces=" not in text_of(again)
+    assert replaced.is_error and "session s01" in text_of(replaced), text_of(replaced)
+    assert "not by this session" in text_of(replaced)
     assert path.read_bytes() == before
 
 
@@ -560,9 +539,9 @@ def test_an_agent_cannot_replace_a_cli_team_or_derived_note(team_repo: Path) -> 
               "--evidence", "e", "--answers", "q")
     assert cli.code == 0
     head = _head(team_repo)
-    results = _mcp(team_repo, [{**GOOD, "replaces": key} for key in
-                               ("surprise/by-hand", TEAM, "readme", "no/such")])
-    texts = [_text(r) for r in results]
+    results = remember_calls(team_repo, [{**GOOD, "replaces": key} for key in
+                                         ("surprise/by-hand", TEAM, "readme", "no/such")])
+    texts = [text_of(r) for r in results]
     assert all(r.is_error for r in results), texts
     assert "recorded by 'cli'" in texts[0]
     assert "team note" in texts[1] and "a person changes" in texts[1]
@@ -573,14 +552,14 @@ def test_an_agent_cannot_replace_a_cli_team_or_derived_note(team_repo: Path) -> 
 
 
 def test_replaces_passes_the_same_refusals_as_remember(repo_dir: Path) -> None:
-    first, dangling, broken = _mcp(repo_dir, [
+    first, dangling, broken = remember_calls(repo_dir, [
         GOOD, {**GOOD, "relates_to": ["no/such"], "replaces": OWN},
         {**GOOD, "evidence": "a\n## Heading", "replaces": OWN}])
     assert not first.is_error
     path = local_store(repo_dir) / f"{OWN}.md"
     before = path.read_bytes()
-    assert dangling.is_error and "names no note" in _text(dangling)
-    assert broken.is_error and "structure" in _text(broken)
+    assert dangling.is_error and "names no note" in text_of(dangling)
+    assert broken.is_error and "structure" in text_of(broken)
     assert path.read_bytes() == before
 
 
@@ -588,11 +567,11 @@ def test_replaces_refuses_a_dangling_link_the_old_note_already_had(repo_dir: Pat
     # Always strict, like remember: a dangling link is refused even when the note
     # being replaced already held it (the note it linked to was removed since).
     target = remember_linked(repo_dir, "The target note.")
-    (done,) = _mcp(repo_dir, [{**GOOD, "relates_to": [target]}])
-    assert not done.is_error, _text(done)
+    (done,) = remember_calls(repo_dir, [{**GOOD, "relates_to": [target]}])
+    assert not done.is_error, text_of(done)
     assert omh(repo_dir, "memory", "rm", target).code == 0
-    (kept,) = _mcp(repo_dir, [{**GOOD, "relates_to": [target], "replaces": OWN}])
-    assert kept.is_error and "names no note" in _text(kept), _text(kept)
+    (kept,) = remember_calls(repo_dir, [{**GOOD, "relates_to": [target], "replaces": OWN}])
+    assert kept.is_error and "names no note" in text_of(kept), text_of(kept)
 
 
 def test_the_replaces_argument_is_described_tightly(repo_dir: Path) -> None:

@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,31 +17,7 @@ from mcp.types import Implementation
 
 from omh_git_memory.agent.server import MAX_TEXT
 from tests.helpers import git, note_text, omh
-
-GOOD = {"expected": "port 8080 would be free", "observed": "CI already listens on 8080.",
-        "evidence": "bind: address already in use", "answers": ["why do tests fail on CI?"]}
-
-
-def _params(repo: Path, session: str = "s03") -> StdioServerParameters:
-    env = {**os.environ, "OMH_SESSION": session}
-    return StdioServerParameters(command=sys.executable,
-                                 args=["-m", "omh_git_memory", "mcp", "serve"],
-                                 cwd=str(repo), env=env)
-
-
-def _classic(repo: Path, body: Callable[[ClientSession], Awaitable[Any]]) -> Any:
-    async def run() -> Any:
-        async with stdio_client(_params(repo)) as (read, write), ClientSession(
-            read, write, client_info=Implementation(name="claude-code", version="2.1")
-        ) as session:
-            await session.initialize()
-            return await body(session)
-
-    return asyncio.run(run())
-
-
-def _text(result: Any) -> str:
-    return "".join(getattr(c, "text", "") for c in result.content)
+from tests.helpers.mcp import GOOD, over_stdio, server_params, text_of
 
 
 @pytest.fixture
@@ -61,7 +36,7 @@ def test_exactly_two_tools_and_the_census_in_recalls_description(served: Path) -
     async def body(session: ClientSession) -> Any:
         return await session.list_tools()
 
-    tools = {t.name: t for t in _classic(served, body).tools}
+    tools = {t.name: t for t in over_stdio(served, body).tools}
     assert sorted(tools) == ["recall", "remember"]
     description = tools["recall"].description or ""
     assert "4 notes (4 team)" in description  # deploy, the stub, README's stub, the topic
@@ -85,7 +60,7 @@ def test_the_description_stays_bounded_whatever_the_store_size(repo_dir: Path) -
     async def body(session: ClientSession) -> Any:
         return await session.list_tools()
 
-    tools = {t.name: t for t in _classic(repo_dir, body).tools}
+    tools = {t.name: t for t in over_stdio(repo_dir, body).tools}
     description = tools["recall"].description or ""
     assert "302 notes" in description and "other" in description
     assert len(description) < 800
@@ -96,9 +71,9 @@ def test_remember_writes_local_with_a_source_the_caller_cannot_set(served: Path)
         forged = await session.call_tool("remember", {**GOOD, "source": "the boss"})
         return forged, await session.call_tool("remember", GOOD)
 
-    forged, again = _classic(served, body)
-    assert not forged.is_error, _text(forged)  # the extra `source` is ignored, not obeyed
-    assert again.is_error and "already exists" in _text(again)  # invariant 5 over MCP
+    forged, again = over_stdio(served, body)
+    assert not forged.is_error, text_of(forged)  # the extra `source` is ignored, not obeyed
+    assert again.is_error and "already exists" in text_of(again)  # invariant 5 over MCP
     store = Path(omh(served, "memory", "--json").json()["local_store"])
     written = (store / "surprise/ci-already-listens-on-8080.md").read_text()
     assert "source: session s03, claude-code 2.1\n" in written
@@ -112,7 +87,7 @@ def test_recall_returns_the_tree_with_dates_and_layers(served: Path) -> None:
         return await session.call_tool("recall", {"question": "tests fail on CI",
                                                   "also_phrased_as": ["port taken"]})
 
-    text = _text(_classic(served, body))
+    text = text_of(over_stdio(served, body))
     first = text.splitlines()[0]
     assert first.startswith("surprise/ci-already-listens-on-8080 ")
     assert f"local · {__import__('datetime').date.today().isoformat()}  " in first
@@ -134,12 +109,12 @@ def test_bad_calls_are_tool_errors_and_the_server_keeps_serving(served: Path) ->
         after = await session.call_tool("recall", {"question": "deploy"})
         return results, after
 
-    results, after = _classic(served, body)
-    messages = [_text(r) for r in results]
+    results, after = over_stdio(served, body)
+    messages = [text_of(r) for r in results]
     assert all(r.is_error for r in results), messages
     assert "answers" in messages[2] and "nobody can find" in messages[2]
     assert "no-such-note names no note" in messages[4]
-    assert not after.is_error and "deploy" in _text(after)
+    assert not after.is_error and "deploy" in text_of(after)
 
 
 def test_a_flood_of_calls_is_answered(served: Path) -> None:
@@ -147,13 +122,13 @@ def test_a_flood_of_calls_is_answered(served: Path) -> None:
         return await asyncio.gather(*(session.call_tool("recall", {"question": f"deploy {i}"})
                                       for i in range(40)))
 
-    results = _classic(served, body)
+    results = over_stdio(served, body)
     assert len(results) == 40 and not any(r.is_error for r in results)
 
 
 def test_the_modern_client_mode_works_and_passes_its_name(served: Path) -> None:
     async def run() -> Any:
-        async with Client(_params(served, "s09"),
+        async with Client(server_params(served, "s09"),
                           client_info=Implementation(name="codex", version="0.9")) as client:
             tools = await client.list_tools()
             result = await client.call_tool("remember", GOOD)
@@ -188,8 +163,8 @@ def test_remember_pins_a_file_trigger_over_mcp(served: Path) -> None:
     async def body(session: ClientSession) -> Any:
         return await session.call_tool("remember", {**GOOD, "invalidated_by": "file:docs/build.md"})
 
-    result = _classic(served, body)
-    assert not result.is_error, _text(result)
+    result = over_stdio(served, body)
+    assert not result.is_error, text_of(result)
     store = Path(omh(served, "memory", "--json").json()["local_store"])
     blob = git(served, "rev-parse", "HEAD:docs/build.md").strip()
     written = (store / "surprise/ci-already-listens-on-8080.md").read_text()
@@ -210,7 +185,7 @@ def test_recall_says_what_each_result_is_and_quotes_the_best_within_a_budget(
                 await session.call_tool("recall", {"question": "running the tests"}),
                 await session.call_tool("recall", {"question": "what is it?"}))
 
-    surprise, stub, nothing = (_text(r) for r in _classic(served, body))
+    surprise, stub, nothing = (text_of(r) for r in over_stdio(served, body))
     store = Path(omh(served, "memory", "--json").json()["local_store"])
     first = surprise.splitlines()[0]
     assert first.startswith("surprise/ci-already-listens-on-8080 ")
@@ -236,7 +211,7 @@ def test_the_excerpt_heading_agrees_with_one_result(served: Path) -> None:
     async def body(session: ClientSession) -> Any:
         return await session.call_tool("recall", {"question": "release branch"})
 
-    text = _text(_classic(served, body))
+    text = text_of(over_stdio(served, body))
     assert text.splitlines()[0].startswith("deploy "), text
     assert "\nWhat the best note says:\n" in text, text
 def _surprise(key: str, related: str) -> str:
@@ -249,7 +224,7 @@ def _recall_description(repo: Path) -> str:
     async def body(session: ClientSession) -> Any:
         return await session.list_tools()
 
-    tools = {t.name: t for t in _classic(repo, body).tools}
+    tools = {t.name: t for t in over_stdio(repo, body).tools}
     return tools["recall"].description or ""
 
 
@@ -303,6 +278,6 @@ def test_serve_repo_finds_the_store_from_dir_whatever_the_folder(
     tools, answer = asyncio.run(run())
     recall_tool = next(t for t in tools.tools if t.name == "recall")
     assert "4 notes (4 team)" in (recall_tool.description or "")
-    assert "deploy" in _text(answer)
+    assert "deploy" in text_of(answer)
     bad = omh(elsewhere, "mcp", "serve", "--repo", str(tmp_path / "missing"))
     assert bad.code == 1 and bad.err.startswith("omh: ")

@@ -33,17 +33,17 @@ from omh_git_memory.agent.server import (
     unanswered,
     written_notes,
 )
-from tests.actions.test_near_duplicate_advice import (
+from tests.helpers import git, note_text, omh
+from tests.helpers.mcp import mcp_args, text_of
+from tests.helpers.near_duplicate import (
     AGAIN,
     FIRST,
     NEW,
     OLD,
     UNRELATED,
     UNRELATED_KEY,
+    as_the_shell_reads_it,
 )
-from tests.actions.test_near_duplicate_advice import _mcp_args as mcp_args
-from tests.actions.test_promote_near_duplicate import _as_the_shell_reads_it
-from tests.helpers import git, note_text, omh
 
 GOOD = {"expected": "port 8080 would be free", "observed": "CI already listens on 8080.",
         "evidence": "bind: address already in use", "answers": ["why do tests fail on CI?"]}
@@ -85,10 +85,6 @@ def _calls(repo: Path, *calls: tuple[str, dict[str, Any]], **client: str) -> lis
     return list(_serve(repo, body, **client))
 
 
-def _text(result: Any) -> str:
-    return "".join(getattr(c, "text", "") for c in result.content)
-
-
 def _local(repo: Path) -> Path:
     return open_workspace(repo).local.root
 
@@ -112,7 +108,7 @@ def _recall(question: str, *also: str) -> tuple[str, dict[str, Any]]:
 
 def test_the_source_names_the_session_and_the_client(served: Path) -> None:
     (done,) = _calls(served, _remember(GOOD))
-    assert not done.is_error, _text(done)
+    assert not done.is_error, text_of(done)
     assert _source_line(served) == "source: session s03, claude-code 2.1"
 
 
@@ -156,7 +152,7 @@ def test_a_long_client_name_in_the_written_note(served: Path) -> None:
 def test_a_key_taken_by_this_session_offers_replaces(served: Path) -> None:
     first, again = _calls(served, _remember(GOOD), _remember(GOOD))
     assert not first.is_error
-    assert again.is_error and f"it is your own note: pass replaces={OWN}" in _text(again)
+    assert again.is_error and f"it is your own note: pass replaces={OWN}" in text_of(again)
 
 
 def test_a_key_taken_by_another_session_or_client_does_not(
@@ -166,11 +162,11 @@ def test_a_key_taken_by_another_session_or_client_does_not(
     _calls(served, _remember(GOOD))
     monkeypatch.setenv("OMH_SESSION", "s02")
     (again,) = _calls(served, _remember(GOOD))
-    assert again.is_error and "another writer recorded it" in _text(again)
-    assert "replaces=" not in _text(again)
+    assert again.is_error and "another writer recorded it" in text_of(again)
+    assert "replaces=" not in text_of(again)
     monkeypatch.setenv("OMH_SESSION", "s01")  # the same session, another client
     (other,) = _calls(served, _remember(GOOD), name="codex")
-    assert "another writer recorded it" in _text(other)
+    assert "another writer recorded it" in text_of(other)
 
 
 def test_a_key_taken_in_the_team_layer_is_said_so(served: Path) -> None:
@@ -179,7 +175,7 @@ def test_a_key_taken_in_the_team_layer_is_said_so(served: Path) -> None:
     git(served, "add", "-A")
     git(served, "commit", "-qm", "the team knows")
     (taken,) = _calls(served, _remember(GOOD))
-    assert taken.is_error and "already exists in the team layer" in _text(taken), _text(taken)
+    assert taken.is_error and "already exists in the team layer" in text_of(taken), text_of(taken)
 
 
 # --- replaces: what an agent may correct, and the answers -----------------------------
@@ -189,7 +185,7 @@ def test_replaces_refusals_name_why(served: Path, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("OMH_SESSION", "s01")
     _calls(served, _remember(GOOD))
     monkeypatch.setenv("OMH_SESSION", "s03")
-    theirs, team, derived, missing = (_text(r) for r in _calls(
+    theirs, team, derived, missing = (text_of(r) for r in _calls(
         served, *(_remember({**GOOD, "replaces": key})
                   for key in (OWN, "deploy", "readme", "no/such"))))
     assert theirs.endswith(f"local/{OWN} was recorded by 'session s01, claude-code 2.1', not "
@@ -202,7 +198,7 @@ def test_replaces_refusals_name_why(served: Path, monkeypatch: pytest.MonkeyPatc
 
 def test_a_correction_says_what_it_did_and_a_no_change_says_so(served: Path) -> None:
     fixed = {**GOOD, "evidence": "ss -ltnp: 8080 LISTEN", "replaces": OWN}
-    _first, same, changed = (_text(r) for r in _calls(
+    _first, same, changed = (text_of(r) for r in _calls(
         served, _remember(GOOD), _remember({**GOOD, "replaces": OWN}), _remember(fixed)))
     assert same == f"local/{OWN} already says exactly that; nothing changed."
     # The note it was is in the searcher, and alike: it is not called a repeat of itself.
@@ -222,7 +218,7 @@ def test_a_note_changed_while_it_is_replaced_is_said_and_nothing_written(
     monkeypatch.setattr(srv, "replace_own", raced)
     (result,) = _calls(served, _remember({**GOOD, "replaces": OWN}))
     assert result.is_error and (f"local/{OWN} changed while it was being replaced, so nothing "
-                                "was written") in _text(result), _text(result)
+                                "was written") in text_of(result), text_of(result)
 
 
 # --- the repeat warnings and the commands they quote -----------------------------------
@@ -234,8 +230,8 @@ def _commands(text: str) -> list[list[str]]:
 
 
 def test_remember_of_a_repeat_of_its_own_note_offers_replaces(repo_dir: Path) -> None:
-    first, again = (_text(r) for r in _calls(repo_dir, _remember(mcp_args(FIRST)),
-                                             _remember(mcp_args(AGAIN))))
+    first, again = (text_of(r) for r in _calls(repo_dir, _remember(mcp_args(FIRST)),
+                                               _remember(mcp_args(AGAIN))))
     assert "Warning" not in first
     assert f"Warning: this note looks like {OLD} (local · {TODAY}, " in again
     assert f"It is your own note: if both record the same thing, keep that one: call " \
@@ -249,7 +245,7 @@ def test_remember_of_a_repeat_of_another_writer_s_note_does_not(
     monkeypatch.setenv("OMH_SESSION", "s01")
     _calls(repo_dir, _remember(mcp_args(FIRST)))
     monkeypatch.setenv("OMH_SESSION", "s02")
-    (again,) = (_text(r) for r in _calls(repo_dir, _remember(mcp_args(AGAIN))))
+    (again,) = (text_of(r) for r in _calls(repo_dir, _remember(mcp_args(AGAIN))))
     assert f"looks like {OLD} (local · " in again and "replaces=" not in again
     assert f"recall {OLD} and make sure the two agree" in again
 
@@ -265,12 +261,12 @@ def _odd_local_note(repo: Path) -> None:
 
 def test_a_correction_names_an_odd_key_to_remove_as_one_shell_word(repo_dir: Path) -> None:
     _odd_local_note(repo_dir)
-    _unrelated, corrected = (_text(r) for r in _calls(
+    _unrelated, corrected = (text_of(r) for r in _calls(
         repo_dir, _remember(UNRELATED), _remember({**mcp_args(AGAIN), "replaces": UNRELATED_KEY})))
     assert corrected.startswith(f"replaced local/{UNRELATED_KEY}"), corrected
     assert f"Warning: it now looks like {ODD} (local · " in corrected, corrected
     assert "keep this one: the other is a copy a person removes" in corrected
-    pasted = _as_the_shell_reads_it(repo_dir, corrected)  # bash, not shlex: `;` ends a command
+    pasted = as_the_shell_reads_it(repo_dir, corrected)  # bash, not shlex: `;` ends a command
     assert pasted[-1] == ["omh", "memory", "rm", ODD], (pasted, corrected)
     rm = omh(repo_dir, *pasted[-1][1:])  # and doing it removes that note, no other
     assert rm.code == 0, rm.err
@@ -286,7 +282,7 @@ def test_a_correction_that_repeats_a_team_note_says_how_to_fold_into_it(repo_dir
     (repo_dir / "first.md").rename(notes / f"{OLD.split('/')[1]}.md")
     git(repo_dir, "add", "-A")
     git(repo_dir, "commit", "-qm", "the team has it")
-    _unrelated, corrected = (_text(r) for r in _calls(
+    _unrelated, corrected = (text_of(r) for r in _calls(
         repo_dir, _remember(UNRELATED), _remember({**mcp_args(AGAIN), "replaces": UNRELATED_KEY})))
     assert f"Warning: it now looks like {OLD} (team · " in corrected, corrected
     assert "a person can merge them: fold in what this one adds" in corrected
@@ -298,7 +294,7 @@ def test_a_correction_that_repeats_a_team_note_says_how_to_fold_into_it(repo_dir
 
 def test_a_blank_question_is_refused(served: Path) -> None:
     (blank,) = _calls(served, _recall("  \t "))
-    assert blank.is_error and "`question` is empty" in _text(blank)
+    assert blank.is_error and "`question` is empty" in text_of(blank)
 
 
 def test_the_excerpt_heading_counts_at_most_three(served: Path) -> None:
@@ -307,7 +303,7 @@ def test_the_excerpt_heading_counts_at_most_three(served: Path) -> None:
         (notes / f"cache-{i}.md").write_text(note_text(f"cache-{i}", body="The cache is kept.\n"))
     git(served, "add", "-A")
     git(served, "commit", "-qm", "four cache notes")
-    two, many, none = (_text(r) for r in _calls(
+    two, many, none = (text_of(r) for r in _calls(
         served, _recall("cache-0 cache-1"), _recall("the cache is kept"), _recall("zzzqqq")))
     assert "\nWhat the best 3 say:\n" in many, many
     assert many.endswith("points at).\n")
@@ -318,14 +314,14 @@ def test_the_excerpt_heading_counts_at_most_three(served: Path) -> None:
 
 def test_recall_sees_a_local_note_and_a_commit_made_while_it_runs(served: Path) -> None:
     async def body(c: Client) -> list[str]:
-        said = [_text(await c.call_tool("recall", {"question": "listens on 8080"}))]
+        said = [text_of(await c.call_tool("recall", {"question": "listens on 8080"}))]
         await c.call_tool("remember", GOOD)
-        said.append(_text(await c.call_tool("recall", {"question": "listens on 8080"})))
+        said.append(text_of(await c.call_tool("recall", {"question": "listens on 8080"})))
         (served / ".omh/notes/ports.md").write_text(
             note_text("ports", body="The staging box listens on 9090.\n"))
         git(served, "add", "-A")
         git(served, "commit", "-qm", "ports")
-        said.append(_text(await c.call_tool("recall", {"question": "staging box 9090"})))
+        said.append(text_of(await c.call_tool("recall", {"question": "staging box 9090"})))
         return said
 
     before, local, committed = _serve(served, body)
@@ -371,7 +367,7 @@ def test_semantic_without_its_extra_warns_once_and_recalls_by_words(
     with caplog.at_level(logging.WARNING, logger="omh.mcp"):
         answers = _calls(served, _recall("release branch"), _recall("deploy"))
     assert [a.is_error for a in answers] == [False, False]
-    assert all(_text(a).startswith("deploy ") for a in answers), [_text(a) for a in answers]
+    assert all(text_of(a).startswith("deploy ") for a in answers), [text_of(a) for a in answers]
     warned = [r for r in caplog.records if r.name == "omh.mcp"]
     assert len(warned) == 1 and "extra" in warned[0].getMessage(), warned
     assert tries == [1]
@@ -387,7 +383,7 @@ def test_semantic_off_never_loads_the_model(served: Path, monkeypatch: pytest.Mo
     monkeypatch.setattr(semantic, "Embedder", never)
     with caplog.at_level(logging.WARNING, logger="omh.mcp"):
         (answer,) = _calls(served, _recall("release branch"))
-    assert not answer.is_error and _text(answer).startswith("deploy ")
+    assert not answer.is_error and text_of(answer).startswith("deploy ")
     assert not [r for r in caplog.records if r.name == "omh.mcp"]
 
 
@@ -529,7 +525,7 @@ def test_every_argument_limit_is_taken_at_its_number_and_refused_one_over(served
         ("recall", {"question": "q", "also_phrased_as": questions[:32]}),
         ("recall", {"question": "q", "also_phrased_as": questions}),
     )
-    texts = [_text(r)[:120] for r in results]
+    texts = [text_of(r)[:120] for r in results]
     assert [r.is_error for r in results] == [False, True] * 4 + [True, True, False, True] + [
         False, True], texts
     assert "no local note" in texts[8] and "no local note" not in texts[9]
@@ -560,7 +556,7 @@ def test_remember_refreshes_the_counts_only_over_the_start_limit(
     async def body(c: Client) -> list[str]:
         before = list(asked)
         done = await c.call_tool("remember", GOOD)
-        assert not done.is_error, _text(done)
+        assert not done.is_error, text_of(done)
         return asked[len(before):]
 
     assert _serve(served, body) == (["refresh"] if refreshed else [])
@@ -626,15 +622,15 @@ def test_relates_to_takes_a_note_and_refuses_a_file_that_is_not_one(served: Path
     git(served, "commit", "-qm", "a broken note")
     linked, broken = _calls(served, _remember({**GOOD, "relates_to": ["deploy"]}),
                             _remember({**GOOD, "observed": "Another.", "relates_to": ["broken"]}))
-    assert not linked.is_error, _text(linked)
-    assert broken.is_error and "broken names no note" in _text(broken), _text(broken)
+    assert not linked.is_error, text_of(linked)
+    assert broken.is_error and "broken names no note" in text_of(broken), text_of(broken)
 
 
 def test_more_repeats_than_named_are_counted(repo_dir: Path) -> None:
     base = mcp_args(FIRST)
     copies = [{**base, "observed": base["observed"].replace("three times", f"{n} times")}
               for n in ("two", "four", "five", "six")]
-    answers = [_text(r) for r in _calls(repo_dir, *(_remember(c) for c in [base, *copies]))]
+    answers = [text_of(r) for r in _calls(repo_dir, *(_remember(c) for c in [base, *copies]))]
     assert "more" not in answers[3], answers[3]  # three alike: each named
     assert answers[4].count("Warning: this note looks like") == 3, answers[4]
     assert answers[4].endswith(" Warning: and 1 more note looks like it."), answers[4]
@@ -650,7 +646,7 @@ def test_a_store_that_breaks_while_serving_is_a_refusal_in_its_own_words(
         return await c.call_tool("recall", {"question": "deploy"})
 
     answer = _serve(served, body)
-    assert answer.is_error and "semantic must be true or false" in _text(answer), _text(answer)
+    assert answer.is_error and "semantic must be true or false" in text_of(answer), text_of(answer)
 
 
 def test_probe_of_a_server_that_never_answers_names_the_timeout(tmp_path: Path) -> None:
@@ -715,7 +711,7 @@ def test_semantic_on_loads_the_model_once_and_its_view_once_per_store_state(
     config.write_text(config.read_text().replace("semantic = false", "semantic = true"))
     answers = _calls(served, _recall("deploy"), _recall("release branch"), _remember(GOOD),
                      _recall("deploy"))
-    assert not any(a.is_error for a in answers), [_text(a) for a in answers]
+    assert not any(a.is_error for a in answers), [text_of(a) for a in answers]
     assert loaded == [1]
     assert len(views) == 2  # at the start, and after remember changed the local store
     assert asked_with == [views[0], views[0], views[1]]

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from mcp import ClientSession
 
-from tests.agent.test_server import GOOD, _classic, _text
 from tests.helpers import git, make_repo, omh
+from tests.helpers.mcp import GOOD, over_stdio, text_of
 
 # docs/mcp.md: "every text argument is at most 16,384 characters and every list at
 # most 32 items"; `invalidated_by` at most 200 characters, `replaces` at most 512.
@@ -42,15 +42,15 @@ def test_mcp_recall_marks_a_fired_trigger_and_not_one_it_cannot_tell(app: Path) 
         for args in (_note("Headers parse lazily.", invalidated_by="file:src/app.py"),
                      _note("Headers parse on the base image.", invalidated_by="base:2026-09")):
             done = await session.call_tool("remember", args)
-            assert not done.is_error, _text(done)
+            assert not done.is_error, text_of(done)
         before = await session.call_tool("recall", {"question": "headers parse"})
         # The file changes in a commit while the server runs: it sees the new HEAD.
         (app / "src/app.py").write_text("def parse_header(x):\n    return x.strip()\n")
         git(app, "commit", "-qam", "parse_header strips")
         after = await session.call_tool("recall", {"question": "headers parse"})
-        return _text(before), _text(after)
+        return text_of(before), text_of(after)
 
-    before, after = _classic(app, body)
+    before, after = over_stdio(app, body)
     assert "· stale" not in before and "stale:" not in before
     tree = after.split("\nWhat the best ")[0]  # the tree, not the excerpts after it
     lines = {line.split()[0]: line for line in tree.splitlines()
@@ -92,9 +92,9 @@ def test_a_text_argument_of_the_documented_length_is_taken_and_one_more_is_not(
             "remember", _note("Wide evidence holds.", evidence=wide))
         return results
 
-    results = _classic(app, body)
+    results = over_stdio(app, body)
     for (name, where), result in results.items():
-        assert result.is_error is (where == "over"), (name, where, _text(result)[:200])
+        assert result.is_error is (where == "over"), (name, where, text_of(result)[:200])
 
 
 def test_a_list_of_the_documented_length_is_taken_and_one_more_is_not(app: Path) -> None:
@@ -116,9 +116,9 @@ def test_a_list_of_the_documented_length_is_taken_and_one_more_is_not(app: Path)
             "recall", {"question": "app", "also_phrased_as": questions})
         return results
 
-    results = _classic(app, body)
+    results = over_stdio(app, body)
     for (name, where), result in results.items():
-        assert result.is_error is (where == "over"), (name, where, _text(result)[:200])
+        assert result.is_error is (where == "over"), (name, where, text_of(result)[:200])
 
 
 def test_trigger_and_replaces_limits_are_the_documented_ones(app: Path) -> None:
@@ -135,10 +135,10 @@ def test_trigger_and_replaces_limits_are_the_documented_ones(app: Path) -> None:
             await session.call_tool("remember", _note("Replaces over.", replaces=key + "k")),
         )
 
-    trigger_at, trigger_over, replaces_at, replaces_over = _classic(app, body)
-    assert not trigger_at.is_error, _text(trigger_at)
+    trigger_at, trigger_over, replaces_at, replaces_over = over_stdio(app, body)
+    assert not trigger_at.is_error, text_of(trigger_at)
     assert trigger_over.is_error
     # A key of the limit's length passes the schema and is then looked for: no note.
-    assert replaces_at.is_error and "no local note" in _text(replaces_at)
-    assert replaces_over.is_error and "no local note" not in _text(replaces_over)
-    assert "512" in _text(replaces_over) and "200" in _text(trigger_over)
+    assert replaces_at.is_error and "no local note" in text_of(replaces_at)
+    assert replaces_over.is_error and "no local note" not in text_of(replaces_over)
+    assert "512" in text_of(replaces_over) and "200" in text_of(trigger_over)

@@ -7,8 +7,8 @@ from typing import Any
 
 from mcp import ClientSession
 
-from tests.agent.test_server import _classic, _text
 from tests.helpers import omh
+from tests.helpers.mcp import over_stdio, text_of
 
 
 def test_a_topic_is_quoted_section_by_section(repo_dir: Path) -> None:
@@ -20,7 +20,7 @@ def test_a_topic_is_quoted_section_by_section(repo_dir: Path) -> None:
     async def body(session: ClientSession) -> Any:
         return await session.call_tool("recall", {"question": "running the tests"})
 
-    said = _text(_classic(repo_dir, body)).split("What the best", 1)[1]
+    said = text_of(over_stdio(repo_dir, body)).split("What the best", 1)[1]
     quoted = said.split("running-the-tests  local · ", 1)[1].split("\n", 1)[1]
     first_two = quoted.splitlines()[:2]
     assert first_two == ["  Summary: Run one module at a time; the suite is slow.",

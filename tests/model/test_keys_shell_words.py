@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from omh_git_memory.model.keys import shell_word
-from tests.actions.test_promote_near_duplicate import _as_the_shell_reads_it
 from tests.helpers import git, local_store, note_text, omh, remember_linked
+from tests.helpers.near_duplicate import as_the_shell_reads_it
 
 KEY = "topic/x$(pwd);y"
 
@@ -28,7 +28,7 @@ def test_a_refused_update_of_a_topic_quotes_its_key_as_one_word(repo_dir: Path) 
     git(repo_dir, "commit", "-qm", "a hand-written topic")
     run = omh(repo_dir, "memory", "update", KEY, "--layer", "team", "--evidence", "more")
     assert run.code != 0
-    argvs = _as_the_shell_reads_it(repo_dir, run.err)
+    argvs = as_the_shell_reads_it(repo_dir, run.err)
     assert ["omh", "memory", "edit", KEY] in argvs, (run.err, argvs)
 
 

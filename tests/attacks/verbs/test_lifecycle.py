@@ -16,6 +16,7 @@ import pytest
 
 from omh_git_memory.model.faults import MV_POINTS
 from tests.helpers import local_store, omh, remember_linked
+from tests.helpers.mcp import GOOD, remember_calls
 
 TIMEOUT = 20
 _omh = functools.partial(omh, timeout=TIMEOUT)  # a hang fails the test, not the run
@@ -155,11 +156,10 @@ def test_wrong_summary_never_counts_a_session_that_only_starts_like_this_one(
         repo_dir: Path) -> None:
     """`s1` must not count the notes of `s10`, nor of a session named `s1, x` (whose
     source, `session s1, x, claude-code 2.1`, starts with `session s1, `)."""
-    from tests.actions.test_update import GOOD, _mcp
-
     for session in ("s10", "s1, x"):
-        (done,) = _mcp(repo_dir, [{**GOOD, "observed": f"Seen by {session}.",
-                                   "answers": [f"what did {session} see?"]}], session=session)
+        seen = {**GOOD, "observed": f"Seen by {session}.",
+                "answers": [f"what did {session} see?"]}
+        (done,) = remember_calls(repo_dir, [seen], session=session)
         assert not done.is_error, session
     run = _omh(repo_dir, "memory", "review", "--summary", "--json", env={"OMH_SESSION": "s1"})
     assert run.code == 0, run.err
