@@ -2,6 +2,8 @@
 notice: a list-only section after a free one, a list section with several
 paragraphs, a file whose name is no key, one key held by two files, and the
 findings about derived notes (stubs, the repo topic) whose key is held twice.
+
+Found by mutation testing (docs/records/mutation-passes.md); was tests/test_mutants_lint.py.
 """
 
 from __future__ import annotations

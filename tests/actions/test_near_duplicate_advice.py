@@ -1,6 +1,8 @@
 """NearDuplicate as a newcomer meets it: do what remember's warning says, on each
 surface, and the store must be left with one note, not a pair lint still names.
-The real CLI in a subprocess, the real MCP server through the SDK's client."""
+The real CLI in a subprocess, the real MCP server through the SDK's client.
+
+Found by a newcomer doing what the warnings say; was tests/test_newcomer_near_duplicate.py."""
 
 from __future__ import annotations
 

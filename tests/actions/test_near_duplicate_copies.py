@@ -1,6 +1,8 @@
 """NearDuplicate attacked: stores that blow the candidate blocking up, and remember's
 warning where a second note is written beside its twin (real repositories, the real
-CLI in a subprocess)."""
+CLI in a subprocess).
+
+Found by a hostile review of NearDuplicate; was tests/test_hostile_near_duplicate.py."""
 
 from __future__ import annotations
 

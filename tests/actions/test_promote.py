@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from functools import partial
 from pathlib import Path
 
 import pygit2
@@ -13,24 +14,19 @@ from omh_git_memory.actions.workspace import open_workspace
 from omh_git_memory.git.repository import open_repo
 from omh_git_memory.model.errors import GitFailure
 from tests.helpers import ROOT, git, omh
+from tests.helpers.notes import PORT_NOTE, remembered
+from tests.helpers.repo import head_of, init_committed
+
+_remember = partial(remembered, recorded="2026-11-01", **PORT_NOTE)
 
 A = "surprise/ports-are-taken"
 B = "surprise/ci-uses-port-8080"
 
 
-def _remember(repo: Path, observed: str, *extra: str) -> None:
-    run = omh(repo, "memory", "remember", "--expected", "a free port", "--observed", observed,
-              "--evidence", "bind: address in use", "--answers", "why is the port taken?",
-              "--recorded", "2026-11-01", *extra)
-    assert run.code == 0, run.err
-
-
 @pytest.fixture
 def linked(repo_dir: Path) -> Path:
     """A repository with omh set up and two local notes, B linking to A."""
-    omh(repo_dir, "init")
-    git(repo_dir, "add", ".omh")
-    git(repo_dir, "commit", "-qm", "omh init")
+    init_committed(repo_dir)
     _remember(repo_dir, "Ports are taken.")
     _remember(repo_dir, "CI uses port 8080.", "--relates-to", A)
     return repo_dir
@@ -42,17 +38,13 @@ def _layers(repo: Path) -> set[tuple[str, str]]:
     return {(n["layer"], n["key"]) for n in notes if not n["derived"]}
 
 
-def _head(repo: Path) -> str:
-    return git(repo, "rev-parse", "HEAD").strip()
-
-
 def test_a_link_that_would_dangle_for_a_teammate_is_refused(linked: Path) -> None:
-    head = _head(linked)
+    head = head_of(linked)
     run = omh(linked, "memory", "promote", B)
     assert run.code == 1
     assert f"[[{A}]] would dangle for a teammate" in run.err
     assert f"omh memory promote {B} {A}" in run.err
-    assert _head(linked) == head
+    assert head_of(linked) == head
     assert _layers(linked) == {("local", A), ("local", B)}
 
 
@@ -60,7 +52,7 @@ def test_promoting_both_is_one_commit_of_exactly_those_files(linked: Path) -> No
     (linked / "work.txt").write_text("unstaged work\n")
     (linked / "staged.txt").write_text("staged work\n")
     git(linked, "add", "staged.txt")
-    before = _head(linked)
+    before = head_of(linked)
     run = omh(linked, "memory", "promote", B, A, "--json")
     assert run.code == 0, run.err
     assert git(linked, "rev-parse", "HEAD~1").strip() == before
@@ -127,7 +119,7 @@ def test_a_branch_moved_meanwhile_makes_promote_fail_cleanly(
         git(linked, "update-ref", "refs/heads/main", other)
         return made
 
-    theirs_before = _head(linked)
+    theirs_before = head_of(linked)
     with monkeypatch.context() as patch, pytest.raises(GitFailure, match="could not move"):
         patch.setattr(pygit2.Repository, "create_commit", racing_create_commit)
         promote(ws, [A, B])
@@ -137,20 +129,20 @@ def test_a_branch_moved_meanwhile_makes_promote_fail_cleanly(
 
 
 def test_a_held_index_lock_refuses_and_changes_nothing(linked: Path) -> None:
-    head = _head(linked)
+    head = head_of(linked)
     lock = linked / ".git/index.lock"
     lock.write_text("")
     run = omh(linked, "memory", "promote", A, B)
     assert run.code == 1 and "index.lock" in run.err
     lock.unlink()
-    assert _head(linked) == head
+    assert head_of(linked) == head
     assert _layers(linked) == {("local", A), ("local", B)}
 
 
 def test_an_index_failure_after_the_commit_undoes_the_commit(
     linked: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    head = _head(linked)
+    head = head_of(linked)
 
     def failing_write(self):  # type: ignore[no-untyped-def]
         raise pygit2.GitError("could not lock index")
@@ -159,7 +151,7 @@ def test_an_index_failure_after_the_commit_undoes_the_commit(
     with monkeypatch.context() as patch, pytest.raises(GitFailure, match="nothing was committed"):
         patch.setattr(pygit2.Index, "write", failing_write)
         promote(open_workspace(linked), [A, B])
-    assert _head(linked) == head
+    assert head_of(linked) == head
     assert _layers(linked) == {("local", A), ("local", B)}
 
 
@@ -269,7 +261,7 @@ def test_the_pre_commit_hook_runs_the_worktree_lint() -> None:
 def test_a_working_tree_write_failure_undoes_the_commit(
     linked: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    head = _head(linked)
+    head = head_of(linked)
     real_replace, real_link = os.replace, os.link
 
     def refusing(real):  # type: ignore[no-untyped-def]
@@ -286,7 +278,7 @@ def test_a_working_tree_write_failure_undoes_the_commit(
         patch.setattr(os, "replace", refusing(real_replace))
         patch.setattr(os, "link", refusing(real_link))
         promote(open_workspace(linked), [A, B])
-    assert _head(linked) == head
+    assert head_of(linked) == head
     assert git(linked, "status", "--porcelain") == ""
     assert _layers(linked) == {("local", A), ("local", B)}
 
@@ -300,7 +292,7 @@ def test_a_key_the_team_already_has_is_refused(linked: Path) -> None:
     team_copy.write_text(stored.replace("a free port", "theirs"))
     git(linked, "add", "-A")
     git(linked, "commit", "-qm", "a teammate's note")
-    head = _head(linked)
+    head = head_of(linked)
     run = omh(linked, "memory", "promote", A)
     assert run.code == 1 and "the team layer already has" in run.err
-    assert _head(linked) == head
+    assert head_of(linked) == head

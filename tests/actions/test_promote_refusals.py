@@ -5,6 +5,8 @@ and `rm` of a team note whose working-tree copy is not a plain file.
 
 Each test states what a user or caller sees (the refusals, the result's fields, the
 branch, the files), not how promote gets there.
+
+Found by mutation testing (docs/records/mutation-passes.md); was tests/test_mutants_promote.py.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from tests.helpers import (
     start_at_fault,
     wait_stopped,
 )
+from tests.helpers.repo import head_of
 
 A = "surprise/mutants-note-a"
 B = "surprise/mutants-note-b"
@@ -52,10 +55,6 @@ def _store(repo: Path) -> Path:
     return open_workspace(repo).local.root
 
 
-def _head(repo: Path) -> str:
-    return git(repo, "rev-parse", "HEAD").strip()
-
-
 def _in_head(repo: Path, path: str) -> bool:
     return subprocess.run(["git", "cat-file", "-e", f"HEAD:{path}"], cwd=repo,
                           check=False).returncode == 0
@@ -66,10 +65,10 @@ def _path(key: str) -> str:
 
 
 def _refused(repo: Path, keys: list[str]) -> list[str]:
-    head = _head(repo)
+    head = head_of(repo)
     with pytest.raises(PromoteRefused) as refused:
         promote(open_workspace(repo), keys)
-    assert _head(repo) == head
+    assert head_of(repo) == head
     return refused.value.problems
 
 
@@ -210,10 +209,10 @@ def promoted(ready: Path) -> Path:
 
 
 def _rm_refused(repo: Path) -> str:
-    head = _head(repo)
+    head = head_of(repo)
     with pytest.raises(UncommittedEdit) as refused:
         remove_team_note(open_workspace(repo), Key(A))
-    assert _head(repo) == head and _in_head(repo, _path(A))
+    assert head_of(repo) == head and _in_head(repo, _path(A))
     return str(refused.value)
 
 
@@ -251,7 +250,7 @@ def test_rm_of_a_note_whose_folder_is_gone_commits_the_removal(promoted: Path) -
     (folder / f"{A.rsplit('/', 1)[1]}.md").unlink()
     folder.rmdir()
     commit = remove_team_note(open_workspace(promoted), Key(A))
-    assert commit == _head(promoted) and not _in_head(promoted, _path(A))
+    assert commit == head_of(promoted) and not _in_head(promoted, _path(A))
     assert git(promoted, "status", "--porcelain") == ""
     assert git(promoted, "log", "-1", "--format=%B").strip() == (
         f"omh: remove {A}\n\nRemoved from the team layer by `omh memory rm`.")  # no sign-off
@@ -276,12 +275,12 @@ def test_rm_puts_the_working_copy_back_when_the_commit_fails(
 ) -> None:
     path = promoted / _path(A)
     committed = path.read_bytes()
-    head = _head(promoted)
+    head = head_of(promoted)
     monkeypatch.setenv("OMH_FAULT", "commit:object")  # the commit's write fails (EIO)
     monkeypatch.setenv("OMH_FAULT_ERRNO", "EIO")
     with pytest.raises(GitFailure, match="nothing was committed"):
         remove_team_note(open_workspace(promoted), Key(A))
-    assert path.read_bytes() == committed and _head(promoted) == head
+    assert path.read_bytes() == committed and head_of(promoted) == head
     assert sorted(p.name for p in path.parent.iterdir()) == [path.name]  # nothing set aside
     monkeypatch.delenv("OMH_FAULT")
     remove_team_note(open_workspace(promoted), Key(A))
@@ -331,7 +330,7 @@ def test_a_note_changed_since_review_showed_it_is_refused_by_name(ready: Path) -
 def test_finishing_only_reports_the_commit_head_holds(ready: Path) -> None:
     _commit_by_hand(ready, A)
     done = promote(open_workspace(ready), [A])
-    assert done.commit == _head(ready)
+    assert done.commit == head_of(ready)
     assert done.finished == (Key(A),) and not (_store(ready) / f"{A}.md").exists()
 
 
@@ -382,8 +381,8 @@ def test_a_copy_that_cannot_be_hashed_is_put_back(
     monkeypatch.setattr(promote_module, "worktree_blob_id", unreadable)
     path = promoted / _path(A)
     committed = path.read_bytes()
-    head = _head(promoted)
+    head = head_of(promoted)
     with pytest.raises(GitFailure):
         remove_team_note(open_workspace(promoted), Key(A))
-    assert path.read_bytes() == committed and _head(promoted) == head
+    assert path.read_bytes() == committed and head_of(promoted) == head
     assert sorted(p.name for p in path.parent.iterdir()) == [path.name]

@@ -5,6 +5,9 @@ promote beside a user's own file, and a symlink committed under `.omh/notes`.
 
 Each test states what a user sees (the branch, the index, the files, the notes of
 each layer), not how promote gets there.
+
+Found by mutation testing (the holes of issue 14: docs/records/mutation-holes.md);
+was tests/test_holes_promote.py.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from tests.helpers import (
     start_at_fault,
     wait_stopped,
 )
+from tests.helpers.repo import git_state
 
 A = "surprise/holes-note-a"
 B = "surprise/holes-note-b"
@@ -54,12 +58,6 @@ def _store(repo: Path) -> Path:
 def _local_bytes(repo: Path) -> dict[str, bytes]:
     root = _store(repo)
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*.md")}
-
-
-def _state(repo: Path) -> tuple[str, bytes, str]:
-    """HEAD, the index's bytes and `git status`."""
-    return (git(repo, "rev-parse", "HEAD"), (repo / ".git/index").read_bytes(),
-            git(repo, "status", "--porcelain", "--untracked-files=all"))
 
 
 def _leftovers(repo: Path) -> set[str]:
@@ -101,7 +99,7 @@ def test_an_index_write_failing_after_the_commit_moves_the_branch_back(ready: Pa
     """The commit was created and the branch moved before the index write failed:
     the branch is moved back, the index, the working tree and the local notes are
     as they were, and the same promote run again succeeds."""
-    before, local = _state(ready), _local_bytes(ready)
+    before, local = git_state(ready), _local_bytes(ready)
     seen: list[str] = []
     real_point = __import__("omh_git_memory.model.faults", fromlist=["point"]).point
 
@@ -115,7 +113,7 @@ def test_an_index_write_failing_after_the_commit_moves_the_branch_back(ready: Pa
         with pytest.raises(GitFailure, match="the commit was undone"):
             promote(open_workspace(ready), [A, B])
     assert seen and seen[0] != before[0].strip()  # the branch had moved
-    assert _state(ready) == before
+    assert git_state(ready) == before
     assert git(ready, "branch", "--contains", seen[0]) == ""  # the commit is on no branch
     assert not (ready / _path(A)).exists() and not (ready / _path(B)).exists()
     assert _local_bytes(ready) == local  # nothing lost
@@ -218,7 +216,7 @@ def test_a_dead_omh_processs_lock_is_taken_over(ready: Path) -> None:
 
 def test_promote_refuses_a_note_whose_file_name_disagrees_with_its_key(ready: Path) -> None:
     (_store(ready) / "filed-as.md").write_text(note_text("claims-key"))
-    before, local = _state(ready), _local_bytes(ready)
+    before, local = git_state(ready), _local_bytes(ready)
     by_key = omh(ready, "memory", "promote", "claims-key")
     assert by_key.code == 1
     assert "claims-key: its key and its file name disagree" in by_key.err
@@ -226,7 +224,7 @@ def test_promote_refuses_a_note_whose_file_name_disagrees_with_its_key(ready: Pa
     by_file = omh(ready, "memory", "promote", "filed-as")
     assert by_file.code == 1
     assert "filed-as.md" in by_file.err and "claims-key" in by_file.err
-    assert _state(ready) == before and _local_bytes(ready) == local
+    assert git_state(ready) == before and _local_bytes(ready) == local
     assert not _in_head(ready, ".omh/notes/claims-key.md")
     assert not _in_head(ready, ".omh/notes/filed-as.md")
 

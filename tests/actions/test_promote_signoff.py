@@ -12,15 +12,14 @@ import pytest
 
 from omh_git_memory.git.repository import signed_off
 from tests.helpers import git, omh
+from tests.helpers.repo import init_committed
 
 KEY = "surprise/ports-are-taken"
 
 
 @pytest.fixture
 def one_note(repo_dir: Path) -> Path:
-    omh(repo_dir, "init")
-    git(repo_dir, "add", ".omh")
-    git(repo_dir, "commit", "-qm", "omh init")
+    init_committed(repo_dir)
     run = omh(repo_dir, "memory", "remember", "--expected", "a free port", "--observed",
               "Ports are taken.", "--evidence", "bind: address in use", "--answers", "why?")
     assert run.code == 0, run.err

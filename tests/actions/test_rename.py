@@ -28,6 +28,7 @@ from tests.helpers import (
     start_at_fault,
     wait_stopped,
 )
+from tests.helpers.repo import head_of
 
 
 def _files(root: Path) -> dict[str, bytes]:
@@ -38,10 +39,6 @@ def _files(root: Path) -> dict[str, bytes]:
 
 def _notes(root: Path) -> dict[str, bytes]:
     return {k: v for k, v in _files(root).items() if not k.startswith(".")}
-
-
-def _head(repo: Path) -> str:
-    return git(repo, "rev-parse", "HEAD").strip()
 
 
 A = "surprise/alpha-fails"
@@ -206,7 +203,7 @@ def team_repo(repo_dir: Path) -> Path:
 
 def test_team_mv_is_one_commit_with_exactly_the_paths_it_touches(team_repo: Path) -> None:
     mine = remember_linked(team_repo, "Local thing.", "deploy")
-    head = _head(team_repo)
+    head = head_of(team_repo)
     run = omh(team_repo, "memory", "mv", "deploy", "ops/deploy", "--json")
     assert run.code == 0, run.err
     out = run.json()
@@ -235,12 +232,12 @@ def test_team_mv_reports_local_links_it_leaves(team_repo: Path) -> None:
 
 def _refused(repo: Path, run: Run, head: str) -> None:
     assert run.code == 1, (run.out, run.err)
-    assert _head(repo) == head
+    assert head_of(repo) == head
     assert (repo / ".omh/notes/deploy.md").exists()
 
 
 def test_team_mv_refuses_an_uncommitted_edit_of_a_linking_note(team_repo: Path) -> None:
-    head = _head(team_repo)
+    head = head_of(team_repo)
     ci = team_repo / ".omh/notes/ci.md"
     ci.write_text(ci.read_text() + "an edit\n")
     run = omh(team_repo, "memory", "mv", "deploy", "ops/deploy")
@@ -250,7 +247,7 @@ def test_team_mv_refuses_an_uncommitted_edit_of_a_linking_note(team_repo: Path) 
 
 
 def test_team_mv_refuses_a_staged_edit(team_repo: Path) -> None:
-    head = _head(team_repo)
+    head = head_of(team_repo)
     ci = team_repo / ".omh/notes/ci.md"
     ci.write_text(ci.read_text() + "staged\n")
     git(team_repo, "add", str(ci))
@@ -263,7 +260,7 @@ def test_team_mv_refuses_a_staged_edit(team_repo: Path) -> None:
 
 def test_team_mv_refuses_a_held_index_lock_and_a_symlink(team_repo: Path,
                                                          tmp_path: Path) -> None:
-    head = _head(team_repo)
+    head = head_of(team_repo)
     lock = team_repo / ".git/index.lock"
     lock.write_text("")
     _refused(team_repo, omh(team_repo, "memory", "mv", "deploy", "ops/deploy"), head)
@@ -278,14 +275,14 @@ def test_team_mv_refuses_a_held_index_lock_and_a_symlink(team_repo: Path,
 
 def test_team_mv_refuses_a_key_a_local_note_holds(team_repo: Path) -> None:
     mine = remember_linked(team_repo, "Local thing.")
-    head = _head(team_repo)
+    head = head_of(team_repo)
     run = omh(team_repo, "memory", "mv", "deploy", mine)
     _refused(team_repo, run, head)
     assert "would shadow" in run.err
 
 
 def test_a_failed_team_commit_puts_the_changed_files_back(team_repo: Path) -> None:
-    head = _head(team_repo)
+    head = head_of(team_repo)
     before = _files(team_repo / ".omh/notes")
     run = omh(team_repo, "memory", "mv", "deploy", "ops/deploy",
               env={"OMH_FAULT": "commit:workdir", "OMH_FAULT_ERRNO": "EIO"})

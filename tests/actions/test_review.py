@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import pty
-import select
 import subprocess
 import sys
 import time
@@ -15,31 +13,18 @@ import pytest
 from omh_git_memory.actions.review import Source, pending, session_line
 from omh_git_memory.stores.store import LocalStore
 from tests.helpers import git, omh
+from tests.helpers.notes import PORT_NOTE, remembered
+from tests.helpers.review import on_a_terminal, waiting_notes
 
 OLD = "surprise/ports-are-taken"
 NEW = "surprise/ci-uses-port-8080"
 TOPIC = "credentials"
 
 
-def _remember(repo: Path, observed: str, recorded: str, source: str, *extra: str) -> None:
-    run = omh(repo, "memory", "remember", "--expected", "a free port", "--observed", observed,
-              "--evidence", "bind: address in use", "--answers", "why is the port taken?",
-              "--recorded", recorded, "--source", source, *extra)
-    assert run.code == 0, run.err
-
-
 @pytest.fixture
 def store(repo_dir: Path) -> Path:
     """Three local notes: two from session s1 (one older), one from the command line."""
-    omh(repo_dir, "init")
-    git(repo_dir, "add", ".omh")
-    git(repo_dir, "commit", "-qm", "omh init")
-    _remember(repo_dir, "Ports are taken.", "2026-11-01", "session s1, claude-code 2.1")
-    _remember(repo_dir, "CI uses port 8080.", "2026-11-03", "session s1, claude-code 2.1")
-    run = omh(repo_dir, "memory", "remember", "--type", "topic", "--title", "Credentials",
-              "--section", "Summary=A named volume.", "--recorded", "2026-11-02")
-    assert run.code == 0, run.err
-    return repo_dir
+    return waiting_notes(repo_dir)
 
 
 def test_source_reads_session_and_harness() -> None:
@@ -72,7 +57,7 @@ def test_the_list_is_newest_first_with_title_source_and_date(store: Path) -> Non
 def test_within_a_day_the_last_written_comes_first(repo_dir: Path) -> None:
     omh(repo_dir, "init")
     for observed in ("Apple first.", "Zebra second."):
-        _remember(repo_dir, observed, "2026-11-01", "cli")
+        remembered(repo_dir, observed, recorded="2026-11-01", source="cli", **PORT_NOTE)
         time.sleep(0.02)
     notes = omh(repo_dir, "memory", "review", "--json").json()["notes"]
     # Written last, so first — although a key order would put it last.
@@ -107,45 +92,10 @@ def test_unreadable_files_are_named(store: Path) -> None:
 
 # --- the interactive path, on a real pseudo-terminal -------------------------------
 
-def _on_a_terminal(cwd: Path, answers: list[str], *args: str,
-                   env: dict[str, str] | None = None) -> tuple[int, str]:
-    """Run `omh memory review` with stdin and stdout on a pty; type each answer when
-    the prompt for it appears. Returns the exit status and everything printed."""
-    master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "omh_git_memory", "memory", "review", *args],
-                            cwd=cwd, stdin=slave, stdout=slave, stderr=slave, close_fds=True,
-                            env=env)
-    os.close(slave)
-    out = b""
-    pending_answers = list(answers)
-    deadline = time.monotonic() + 60
-    prompts_seen = 0
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([master], [], [], 0.2)
-        if ready:
-            try:
-                chunk = os.read(master, 4096)
-            except OSError:  # the child closed the terminal
-                break
-            if not chunk:
-                break
-            out += chunk
-            while out.count(b"[p/e/r/k/q]") > prompts_seen:
-                prompts_seen += 1
-                if pending_answers:
-                    os.write(master, pending_answers.pop(0).encode() + b"\n")
-                else:
-                    os.write(master, b"\x04")  # end of input
-        elif proc.poll() is not None:
-            break
-    proc.wait(timeout=30)
-    os.close(master)
-    return proc.returncode, out.decode("utf-8", "replace").replace("\r\n", "\n")
-
 
 def test_on_a_terminal_each_note_is_promoted_removed_or_kept(store: Path) -> None:
     # Newest first: NEW links nothing, TOPIC, then OLD.
-    code, out = _on_a_terminal(store, ["p", "r", "k"])
+    code, out = on_a_terminal(store, ["p", "r", "k"])
     assert code == 0, out
     assert out.count("promote, edit, remove, keep or quit? [p/e/r/k/q]") == 3
     assert "committed " in out and f"{NEW} is now in team" in out
@@ -158,8 +108,9 @@ def test_on_a_terminal_each_note_is_promoted_removed_or_kept(store: Path) -> Non
 
 
 def test_a_refused_promote_prints_why_and_goes_on(store: Path) -> None:
-    _remember(store, "Links to a local note.", "2026-11-04", "cli", "--relates-to", OLD)
-    code, out = _on_a_terminal(store, ["promote", "q"])
+    remembered(store, "Links to a local note.", "--relates-to", OLD, recorded="2026-11-04",
+               source="cli", **PORT_NOTE)
+    code, out = on_a_terminal(store, ["promote", "q"])
     assert code == 0, out
     assert "promote refused, nothing was committed:" in out
     assert "would dangle for a teammate" in out
@@ -169,7 +120,7 @@ def test_a_refused_promote_prints_why_and_goes_on(store: Path) -> None:
 
 
 def test_an_unknown_answer_asks_again_and_end_of_input_quits(store: Path) -> None:
-    code, out = _on_a_terminal(store, ["x", ""])  # then ^D
+    code, out = on_a_terminal(store, ["x", ""])  # then ^D
     assert code == 0, out
     assert "'x' is not a choice: answer p, e, r, k or q" in out
     assert "promoted 0, removed 0, kept 1" in out  # Enter keeps
@@ -177,14 +128,14 @@ def test_an_unknown_answer_asks_again_and_end_of_input_quits(store: Path) -> Non
 
 
 def test_signoff_reaches_promotes_made_in_review(store: Path) -> None:
-    code, out = _on_a_terminal(store, ["p", "q"], "--signoff")
+    code, out = on_a_terminal(store, ["p", "q"], "--signoff")
     assert code == 0, out
     body = git(store, "log", "-1", "--format=%B")
     assert body.rstrip().endswith("Signed-off-by: Test Person <test@example.invalid>")
 
 
 def test_json_on_a_terminal_never_asks(store: Path) -> None:
-    code, out = _on_a_terminal(store, [], "--json")
+    code, out = on_a_terminal(store, [], "--json")
     assert code == 0 and "[p/e/r/k/q]" not in out and '"notes"' in out
 
 
@@ -213,7 +164,8 @@ def test_the_summary_counts_the_session_notes(store: Path) -> None:
 
 
 def test_one_note_is_singular_and_none_is_silence(store: Path) -> None:
-    _remember(store, "Only one here.", "2026-11-05", "session s7, codex")
+    remembered(store, "Only one here.", recorded="2026-11-05", source="session s7, codex",
+               **PORT_NOTE)
     one = omh(store, "memory", "review", "--summary", "--session", "s7")
     assert one.out == "1 note recorded during this session — `omh memory review` to review\n"
     for env in ({"OMH_SESSION": "s9"}, {"OMH_SESSION": ""}):
@@ -282,14 +234,16 @@ def test_a_session_is_cleaned_as_the_server_cleans_it(session: str) -> None:
 
 
 def test_the_summary_finds_a_session_the_server_had_to_clean(store: Path) -> None:
-    _remember(store, "Odd session.", "2026-11-05", "session my session, codex")
+    remembered(store, "Odd session.", recorded="2026-11-05", source="session my session, codex",
+               **PORT_NOTE)
     run = omh(store, "memory", "review", "--summary", env={"OMH_SESSION": "my   session"})
     assert run.out.startswith("1 note recorded")
 
 
 def test_the_summary_counts_by_source_not_by_words_in_the_text(store: Path) -> None:
-    _remember(store, "Quotes a session.", "2026-11-05", "cli",
-              "--answers", "what did session s1, claude-code 2.1 see?")
+    remembered(store, "Quotes a session.", "--answers",
+               "what did session s1, claude-code 2.1 see?", recorded="2026-11-05", source="cli",
+               **PORT_NOTE)
     run = omh(store, "memory", "review", "--summary", "--json", env={"OMH_SESSION": "s1"})
     assert run.json()["count"] == 2
 
@@ -301,7 +255,7 @@ def test_edit_in_review_opens_the_editor_then_asks_again_about_the_note_as_saved
                       "t = open(p).read().replace('## Evidence\\n', '## Evidence\\nEDITED. ')\n"
                       "open(p, 'w').write(t)\n")
     env = {**os.environ, "VISUAL": f"{sys.executable} {editor}"}
-    code, out = _on_a_terminal(store, ["e", "r", "q"], env=env)
+    code, out = on_a_terminal(store, ["e", "r", "q"], env=env)
     assert code == 0, out
     assert f"edited local/{NEW}" in out
     assert out.count("[p/e/r/k/q]") == 3  # asked again after the edit, then the next note

@@ -7,14 +7,22 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.actions.test_review import _on_a_terminal, store  # noqa: F401  (the fixture)
+import pytest
+
 from tests.helpers import omh
+from tests.helpers.review import on_a_terminal, waiting_notes
 
 NEXT = ("promote with `omh memory promote KEY…`, drop with `omh memory rm KEY`; "
         "on a terminal, `omh memory review` asks about each")
 
 
-def test_off_a_terminal_the_list_ends_with_what_to_do(store: Path) -> None:  # noqa: F811
+@pytest.fixture
+def store(repo_dir: Path) -> Path:
+    """Three local notes waiting for review."""
+    return waiting_notes(repo_dir)
+
+
+def test_off_a_terminal_the_list_ends_with_what_to_do(store: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "omh_git_memory", "memory", "review"],
                           cwd=store, stdin=subprocess.DEVNULL, capture_output=True, text=True,
                           check=False)
@@ -25,12 +33,12 @@ def test_off_a_terminal_the_list_ends_with_what_to_do(store: Path) -> None:  # n
 
 
 def test_on_a_terminal_the_list_does_not_repeat_it_and_a_quit_counts_the_rest(
-    store: Path,  # noqa: F811
+    store: Path,
 ) -> None:
-    code, out = _on_a_terminal(store, ["k", "q"])
+    code, out = on_a_terminal(store, ["k", "q"])
     assert code == 0, out
     assert NEXT not in out
     assert "promoted 0, removed 0, kept 1, not reached 2" in out
-    code, out = _on_a_terminal(store, ["k", "k", "k"])
+    code, out = on_a_terminal(store, ["k", "k", "k"])
     assert code == 0, out
     assert out.rstrip().endswith("promoted 0, removed 0, kept 3"), out

@@ -12,7 +12,8 @@ from omh_git_memory.actions.topic import TopicDraft, build_topic
 from omh_git_memory.model.errors import NoteRefused
 from omh_git_memory.model.keys import KeyTemplates
 from omh_git_memory.model.note import parse, render
-from tests.helpers import SEED_ARGS, git, omh
+from tests.helpers import SEED_ARGS, omh
+from tests.helpers.repo import init_committed
 
 TOPIC = """\
 ---
@@ -47,9 +48,7 @@ TOPIC_ARGS = [
 
 @pytest.fixture
 def ready(repo_dir: Path) -> Path:
-    assert omh(repo_dir, "init").code == 0
-    git(repo_dir, "add", ".omh")
-    git(repo_dir, "commit", "-qm", "omh init")
+    init_committed(repo_dir)
     return repo_dir
 
 

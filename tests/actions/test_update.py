@@ -32,6 +32,7 @@ from tests.helpers import (
     wait_stopped,
 )
 from tests.helpers.mcp import GOOD, remember_calls, text_of
+from tests.helpers.repo import head_of
 
 SEED_KEY = "surprise/mounting-a-credential-file-returns-ebusy"
 
@@ -74,10 +75,6 @@ def _plant(repo: Path, key: str, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return path
-
-
-def _head(repo: Path) -> str:
-    return git(repo, "rev-parse", "HEAD").strip()
 
 
 def _remember_seed(repo: Path) -> Path:
@@ -287,12 +284,12 @@ def team_repo(repo_dir: Path) -> Path:
 
 
 def test_update_of_a_team_note_is_a_commit_of_its_own(team_repo: Path) -> None:
-    head = _head(team_repo)
+    head = head_of(team_repo)
     (team_repo / "other.txt").write_text("a change of the user's, not committed\n")
     run = omh(team_repo, "memory", "update", TEAM, "--evidence", "the new evidence", "--json")
     assert run.code == 0, run.err
     commit = run.json()["commit"]
-    assert _head(team_repo) == commit and git(team_repo, "rev-parse", "HEAD~1").strip() == head
+    assert head_of(team_repo) == commit and git(team_repo, "rev-parse", "HEAD~1").strip() == head
     assert git(team_repo, "show", "--name-only", "--format=%s", commit).split() == [
         "omh:", "update", TEAM, TEAM_PATH]
     expected = HAND_NOTE.replace("the first evidence", "the new evidence")
@@ -305,23 +302,23 @@ def test_update_of_a_team_note_refuses_an_uncommitted_edit(team_repo: Path) -> N
     path = team_repo / TEAM_PATH
     edited = HAND_NOTE + "\nan edit nobody committed\n"
     path.write_text(edited)
-    head = _head(team_repo)
+    head = head_of(team_repo)
     run = omh(team_repo, "memory", "update", TEAM, "--evidence", "x")
     assert run.code == 1 and "not committed" in run.err, run.err
     assert "git commit" in run.err and "git restore" in run.err
-    assert path.read_text() == edited and _head(team_repo) == head
+    assert path.read_text() == edited and head_of(team_repo) == head
     git(team_repo, "add", TEAM_PATH)
     run = omh(team_repo, "memory", "update", TEAM, "--evidence", "x")
     assert run.code == 1 and "staged" in run.err, run.err
-    assert path.read_text() == edited and _head(team_repo) == head
+    assert path.read_text() == edited and head_of(team_repo) == head
 
 
 def test_update_of_a_team_note_refuses_a_staged_removal(team_repo: Path) -> None:
     git(team_repo, "rm", "-q", "--cached", TEAM_PATH)
-    head = _head(team_repo)
+    head = head_of(team_repo)
     run = omh(team_repo, "memory", "update", TEAM, "--evidence", "x")
     assert run.code == 1 and "staged for removal" in run.err, run.err
-    assert _head(team_repo) == head
+    assert head_of(team_repo) == head
 
 
 def test_update_of_a_team_note_never_writes_through_a_symlink(team_repo: Path,
@@ -334,11 +331,11 @@ def test_update_of_a_team_note_never_writes_through_a_symlink(team_repo: Path,
         child.unlink()
     notes.rmdir()
     notes.symlink_to(outside)
-    head = _head(team_repo)
+    head = head_of(team_repo)
     touched = outside.stat().st_mtime_ns
     run = omh(team_repo, "memory", "update", TEAM, "--evidence", "x")
     assert run.code == 1 and "symlink" in run.err, run.err
-    assert (outside / "odd.md").read_text() == HAND_NOTE and _head(team_repo) == head
+    assert (outside / "odd.md").read_text() == HAND_NOTE and head_of(team_repo) == head
     # Not even moved aside and back: nothing happened behind the symlink at all.
     assert outside.stat().st_mtime_ns == touched
 
@@ -353,10 +350,10 @@ def test_update_of_a_team_note_refuses_what_promote_refuses(team_repo: Path, arg
     run = omh(team_repo, "memory", "remember", "--expected", "a", "--observed", "Only local.",
               "--evidence", "e", "--answers", "q")
     assert run.code == 0, run.err
-    head = _head(team_repo)
+    head = head_of(team_repo)
     run = omh(team_repo, "memory", "update", TEAM, *args)
     assert run.code == 1 and message in run.err, run.err
-    assert _head(team_repo) == head and (team_repo / TEAM_PATH).read_text() == HAND_NOTE
+    assert head_of(team_repo) == head and (team_repo / TEAM_PATH).read_text() == HAND_NOTE
 
 
 def test_a_team_note_changed_at_head_meanwhile_is_not_committed_over(team_repo: Path) -> None:
@@ -364,10 +361,10 @@ def test_a_team_note_changed_at_head_meanwhile_is_not_committed_over(team_repo: 
     path = team_repo / TEAM_PATH
     path.write_text(HAND_NOTE.replace("the first evidence", "a teammate's"))
     git(team_repo, "commit", "-qam", "a teammate's change")
-    head = _head(team_repo)
+    head = head_of(team_repo)
     run = resume()
     assert run.code == 1 and "changed at HEAD" in run.err, run.err
-    assert _head(team_repo) == head and "a teammate's" in path.read_text()
+    assert head_of(team_repo) == head and "a teammate's" in path.read_text()
 
 
 # --- edit ----------------------------------------------------------------------------
@@ -538,7 +535,7 @@ def test_an_agent_cannot_replace_a_cli_team_or_derived_note(team_repo: Path) -> 
     cli = omh(team_repo, "memory", "remember", "--expected", "a", "--observed", "By hand.",
               "--evidence", "e", "--answers", "q")
     assert cli.code == 0
-    head = _head(team_repo)
+    head = head_of(team_repo)
     results = remember_calls(team_repo, [{**GOOD, "replaces": key} for key in
                                          ("surprise/by-hand", TEAM, "readme", "no/such")])
     texts = [text_of(r) for r in results]
@@ -548,7 +545,7 @@ def test_an_agent_cannot_replace_a_cli_team_or_derived_note(team_repo: Path) -> 
     assert "derived from README.md" in texts[2]
     assert "no local note no/such" in texts[3]
     assert not any("--" in t for t in texts)
-    assert _head(team_repo) == head and git(team_repo, "status", "--porcelain") == ""
+    assert head_of(team_repo) == head and git(team_repo, "status", "--porcelain") == ""
 
 
 def test_replaces_passes_the_same_refusals_as_remember(repo_dir: Path) -> None:

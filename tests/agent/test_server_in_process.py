@@ -5,7 +5,9 @@ process (`mcp.Client(server)`: the same tool schemas, the same handshake, the sa
 `Context` with the client's name and version) — a tenth of a second a call instead
 of a subprocess's start. What only the stdio transport does (a line the SDK drops)
 is the pure function `unanswered`, tested as such. The limits are stated with the
-numbers docs/mcp.md gives, never the server's constants."""
+numbers docs/mcp.md gives, never the server's constants.
+
+Found by mutation testing (docs/records/mutation-passes.md); was tests/test_mutants_server.py."""
 
 from __future__ import annotations
 

@@ -1,7 +1,10 @@
 """Holes the mutation pass found in the MCP server (issue 14): recall's stale marks,
 through a real MCP client, and the argument limits docs/mcp.md states, tested with
 the numbers the page gives (never the server's constants, which a change would
-move with the test)."""
+move with the test).
+
+Found by mutation testing (the holes of issue 14: docs/records/mutation-holes.md);
+was tests/test_holes_mcp.py."""
 
 from __future__ import annotations
 

@@ -5,11 +5,15 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from tests.helpers import FIXTURES, SEED_ARGS, SEED_NOTE, git, local_store, omh
+from tests.helpers.notes import remembered
+
+_remember = partial(remembered, expected="it works", evidence="seen in the log", answers="why?")
 
 SEED_KEY = "surprise/mounting-a-credential-file-returns-ebusy"
 
@@ -199,11 +203,6 @@ def test_demo_walks_through_every_step(tmp_path: Path) -> None:
 
 
 # A newcomer's walk through the commands: what each message says.
-
-def _remember(repo: Path, observed: str, evidence: str = "seen in the log") -> None:
-    run = omh(repo, "memory", "remember", "--expected", "it works", "--observed", observed,
-              "--evidence", evidence, "--answers", "why?")
-    assert run.code == 0, run.err
 
 
 def test_wrong_promote_lists_each_refusal_on_its_own_line(repo_dir: Path) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.helpers import git, note_text, omh
+from tests.helpers.repo import init_committed
 
 
 def _team_and_local(repo: Path) -> Path:
@@ -49,9 +50,7 @@ def test_memory_show_recall_and_rm_give_one_path_per_note(repo_dir: Path) -> Non
 def test_the_topic_recalled_has_no_path_but_its_text_line_says_how_to_read_it(
     repo_dir: Path,
 ) -> None:
-    omh(repo_dir, "init")
-    git(repo_dir, "add", "-A")
-    git(repo_dir, "commit", "-qm", "omh init")
+    init_committed(repo_dir)
     name = repo_dir.name
     answer = omh(repo_dir, "memory", "recall", name, "--json").json()["results"]
     topic = [r for r in answer if r["key"] == name]

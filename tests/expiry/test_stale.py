@@ -9,6 +9,7 @@ import pytest
 from omh_git_memory.actions.workspace import open_workspace
 from omh_git_memory.expiry.stale import TreeFacts
 from tests.helpers import git, make_repo, omh
+from tests.helpers.notes import remembered
 
 SOURCES = {
     "src/app.py": "def parse_header(x):\n    return x\n\nclass Reader:\n    pass\n",
@@ -22,13 +23,6 @@ def repo(tmp_path: Path) -> Path:
     path = tmp_path / "app"
     make_repo(path, {**SOURCES, ".omh/memory.toml": '[stale]\nbase = "2026-09"\n'})
     return path
-
-
-def _remember(repo: Path, observed: str, trigger: str) -> str:
-    run = omh(repo, "memory", "remember", "--expected", "e", "--observed", observed,
-              "--evidence", "v", "--answers", "q", "--invalidated-by", trigger, "--json")
-    assert run.code == 0, run.err
-    return str(run.json()["key"])
 
 
 def _stale(repo: Path) -> dict[str, str]:
@@ -54,11 +48,11 @@ def _commit(repo: Path, files: dict[str, str | None], message: str = "change") -
 
 
 def test_the_write_path_pins_file_and_image_shorthands(repo: Path) -> None:
-    key = _remember(repo, "Headers parse lazily.", "file:src/app.py")
+    key = remembered(repo, "Headers parse lazily.", trigger="file:src/app.py")
     store = Path(omh(repo, "memory", "--json").json()["local_store"])
     blob = git(repo, "rev-parse", "HEAD:src/app.py").strip()
     assert f"invalidated_by: file:src/app.py@{blob}\n" in (store / f"{key}.md").read_text()
-    key = _remember(repo, "The image has curl.", "image:current")
+    key = remembered(repo, "The image has curl.", trigger="image:current")
     assert "invalidated_by: image:" in (store / f"{key}.md").read_text()
     assert "image:current" not in (store / f"{key}.md").read_text()
 
@@ -86,8 +80,8 @@ def test_image_current_without_a_recipe_is_refused(tmp_path: Path) -> None:
 
 
 def test_file_trigger_fires_on_change_delete_and_rename_not_on_unrelated(repo: Path) -> None:
-    changed = _remember(repo, "App parses.", "file:src/app.py")
-    readme = _remember(repo, "Readme says app.", "file:README.md")
+    changed = remembered(repo, "App parses.", trigger="file:src/app.py")
+    readme = remembered(repo, "Readme says app.", trigger="file:README.md")
     _commit(repo, {"other.txt": "unrelated\n"})
     assert _stale(repo) == {}
     _commit(repo, {"src/app.py": SOURCES["src/app.py"] + "# more\n"})
@@ -98,7 +92,7 @@ def test_file_trigger_fires_on_change_delete_and_rename_not_on_unrelated(repo: P
 
 
 def test_image_trigger_fires_when_the_recipe_changes(repo: Path) -> None:
-    key = _remember(repo, "The image has curl.", "image:current")
+    key = remembered(repo, "The image has curl.", trigger="image:current")
     _commit(repo, {"src/app.py": SOURCES["src/app.py"] + "x = 1\n"})
     assert _stale(repo) == {}
     _commit(repo, {"Dockerfile": "FROM debian:13\n"})
@@ -108,7 +102,7 @@ def test_image_trigger_fires_when_the_recipe_changes(repo: Path) -> None:
 def test_the_recipe_files_are_configurable(repo: Path) -> None:
     (repo / ".omh/memory.toml").write_text('[stale]\nimage_recipe = ["ci/image/"]\n')
     _commit(repo, {"ci/image/build.sh": "apt-get install curl\n"})
-    key = _remember(repo, "The image has curl.", "image:current")
+    key = remembered(repo, "The image has curl.", trigger="image:current")
     _commit(repo, {"Dockerfile": "FROM debian:13\n"})
     assert _stale(repo) == {}
     _commit(repo, {"ci/image/build.sh": "apt-get install wget\n"})
@@ -116,7 +110,7 @@ def test_the_recipe_files_are_configurable(repo: Path) -> None:
 
 
 def test_base_trigger_fires_when_the_base_moves_later(repo: Path) -> None:
-    key = _remember(repo, "Base is bookworm.", "base:2026-09")
+    key = remembered(repo, "Base is bookworm.", trigger="base:2026-09")
     assert _stale(repo) == {}
     (repo / ".omh/memory.toml").write_text('[stale]\nbase = "2026-08"\n')
     assert _stale(repo) == {}
@@ -127,8 +121,8 @@ def test_base_trigger_fires_when_the_base_moves_later(repo: Path) -> None:
 
 
 def test_symbol_trigger_fires_when_the_definition_goes(repo: Path) -> None:
-    func = _remember(repo, "Parse header exists.", "symbol:parse_header")
-    klass = _remember(repo, "Reader exists.", "symbol:Reader")
+    func = remembered(repo, "Parse header exists.", trigger="symbol:parse_header")
+    klass = remembered(repo, "Reader exists.", trigger="symbol:Reader")
     _commit(repo, {"src/use.py": "from app import parse_header\nparse_header(1)\n"})
     assert _stale(repo) == {}
     _commit(repo, {"src/app.py": "class Reader:\n    pass\n"})
@@ -140,7 +134,7 @@ def test_symbol_trigger_fires_when_the_definition_goes(repo: Path) -> None:
 def test_symbol_cannot_tell_without_a_known_language(tmp_path: Path) -> None:
     path = tmp_path / "docs-only"
     make_repo(path, {"README.md": "# Only docs\n"})
-    key = _remember(path, "A symbol.", "symbol:anything")
+    key = remembered(path, "A symbol.", trigger="symbol:anything")
     assert "no file of a language" in _unknown(path)[key]
 
 
@@ -181,7 +175,7 @@ def test_a_call_is_not_a_definition(tmp_path: Path) -> None:
 
 
 def test_check_exits_non_zero_only_when_something_is_stale(repo: Path) -> None:
-    _remember(repo, "App parses.", "file:src/app.py")
+    remembered(repo, "App parses.", trigger="file:src/app.py")
     assert omh(repo, "memory", "stale", "--check").code == 0
     _commit(repo, {"src/app.py": "pass\n"})
     run = omh(repo, "memory", "stale", "--check")
@@ -189,7 +183,7 @@ def test_check_exits_non_zero_only_when_something_is_stale(repo: Path) -> None:
 
 
 def test_recall_marks_stale_notes(repo: Path) -> None:
-    key = _remember(repo, "Headers parse lazily.", "file:src/app.py")
+    key = remembered(repo, "Headers parse lazily.", trigger="file:src/app.py")
     assert "stale" not in omh(repo, "memory", "recall", "headers parse").out
     _commit(repo, {"src/app.py": "pass\n"})
     out = omh(repo, "memory", "recall", "headers parse").out
@@ -217,8 +211,9 @@ def test_one_tree_walk_per_run_whatever_the_number_of_notes(
     from omh_git_memory.expiry.stale import check
 
     for i in range(12):
-        _remember(repo, f"Note {i} about app.", "file:src/app.py" if i % 3 else "image:current")
-        _remember(repo, f"Symbol note {i}.", f"symbol:name_{i}")
+        remembered(repo, f"Note {i} about app.",
+                   trigger="file:src/app.py" if i % 3 else "image:current")
+        remembered(repo, f"Symbol note {i}.", trigger=f"symbol:name_{i}")
     ws = open_workspace(repo)
     docs = ws.searcher().docs
     walks: list[int] = []

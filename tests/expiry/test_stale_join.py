@@ -1,7 +1,9 @@
 """What `omh memory stale`'s join answers, stated at the module's edge (issue 14,
 mutation pass 3): which definitions the symbol scan finds (C's typedefs above all),
 which files the image digest covers, which notes a report holds, what recall marks,
-and how a writer's trigger is pinned or refused. Real repositories, no CLI."""
+and how a writer's trigger is pinned or refused. Real repositories, no CLI.
+
+Found by mutation testing (docs/records/mutation-passes.md); was tests/test_mutants_stale.py."""
 
 from __future__ import annotations
 

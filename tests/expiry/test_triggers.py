@@ -3,7 +3,9 @@ pass 3): which arguments are refused and with which message, the verdict and rea
 each kind gives against what HEAD holds, and what a writer's shorthand is pinned to.
 
 The facts are a stand-in for HEAD (`Facts` is a protocol): these are the answers a
-caller (lint, stale, recall, the write path) gets for each case, without a repo."""
+caller (lint, stale, recall, the write path) gets for each case, without a repo.
+
+Found by mutation testing (docs/records/mutation-passes.md); was tests/test_mutants_triggers.py."""
 
 from __future__ import annotations
 

@@ -1,6 +1,9 @@
 """Holes the mutation pass found in `invalidated_by` triggers (issue 14): the shapes
 lint refuses, what the write path pins, qualified symbols, and that a trigger omh
-cannot tell about is never shown as stale."""
+cannot tell about is never shown as stale.
+
+Found by mutation testing (the holes of issue 14: docs/records/mutation-holes.md);
+was tests/test_holes_triggers.py."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from typing import Any
 import pytest
 
 from tests.helpers import git, make_repo, omh
+from tests.helpers.notes import remember
 
 SOURCES = {
     "src/app.py": "def parse_header(x):\n    return x\n",
@@ -50,11 +54,6 @@ def _stale(repo: Path) -> dict[str, Any]:
     return data
 
 
-def _remember(repo: Path, observed: str, trigger: str) -> Any:
-    return omh(repo, "memory", "remember", "--expected", "e", "--observed", observed,
-               "--evidence", "v", "--answers", "q", "--invalidated-by", trigger, "--json")
-
-
 def _local_keys(repo: Path) -> set[str]:
     return {n["key"] for n in omh(repo, "memory", "--json").json()["notes"]
             if n["layer"] == "local"}
@@ -80,14 +79,14 @@ def test_a_backslash_path_is_refused_even_when_git_holds_such_a_file(repo: Path)
     (repo / "src\\app.py").write_text("x = 1\n")
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "a file whose name holds a backslash")
-    run = _remember(repo, "Backslashes are odd.", "file:src\\app.py")
+    run = remember(repo, "Backslashes are odd.", "--json", trigger="file:src\\app.py")
     assert run.code == 1 and "relative to the repository root" in run.err, run.err
     assert _local_keys(repo) == set()
 
 
 @pytest.mark.parametrize("trigger", ["file:/etc/passwd", "file:/src/app.py"])
 def test_an_absolute_file_trigger_is_refused_at_write(repo: Path, trigger: str) -> None:
-    run = _remember(repo, "Absolute paths are odd.", trigger)
+    run = remember(repo, "Absolute paths are odd.", "--json", trigger=trigger)
     assert run.code == 1 and "relative to the repository root" in run.err, run.err
     assert _local_keys(repo) == set()
 
@@ -118,7 +117,7 @@ def test_a_pinned_file_trigger_passes_lint(repo: Path) -> None:
 def test_a_blob_id_that_is_not_heads_is_refused_not_re_pinned(repo: Path) -> None:
     blob = git(repo, "rev-parse", "HEAD:src/app.py").strip()
     wrong = "0000000" if not blob.startswith("0000000") else "1111111"
-    run = _remember(repo, "Headers parse lazily.", f"file:src/app.py@{wrong}")
+    run = remember(repo, "Headers parse lazily.", "--json", trigger=f"file:src/app.py@{wrong}")
     assert run.code == 1, run.out
     assert f"not {wrong}" in run.err and "write file:src/app.py to pin HEAD's" in run.err
     assert _local_keys(repo) == set()
@@ -126,14 +125,14 @@ def test_a_blob_id_that_is_not_heads_is_refused_not_re_pinned(repo: Path) -> Non
 
 def test_a_blob_id_prefix_that_is_heads_is_pinned_in_full(repo: Path) -> None:
     blob = git(repo, "rev-parse", "HEAD:src/app.py").strip()
-    run = _remember(repo, "Headers parse lazily.", f"file:src/app.py@{blob[:9]}")
+    run = remember(repo, "Headers parse lazily.", "--json", trigger=f"file:src/app.py@{blob[:9]}")
     assert run.code == 0, run.err
     written = (_store(repo) / f"{run.json()['key']}.md").read_text()
     assert f"invalidated_by: file:src/app.py@{blob}\n" in written
 
 
 def test_update_refuses_a_blob_id_that_is_not_heads(repo: Path) -> None:
-    key = _remember(repo, "Headers parse lazily.", "base:2026-09").json()["key"]
+    key = remember(repo, "Headers parse lazily.", "--json", trigger="base:2026-09").json()["key"]
     path = _store(repo) / f"{key}.md"
     before = path.read_bytes()
     run = omh(repo, "memory", "update", key, "--invalidated-by", "file:src/app.py@abcdef0")
@@ -149,14 +148,14 @@ def test_update_refuses_a_blob_id_that_is_not_heads(repo: Path) -> None:
 def test_a_qualified_symbol_is_fresh_while_its_last_name_is_defined(
     repo: Path, symbol: str
 ) -> None:
-    assert _remember(repo, "Symbols are found.", f"symbol:{symbol}").code == 0
+    assert remember(repo, "Symbols are found.", "--json", trigger=f"symbol:{symbol}").code == 0
     report = _stale(repo)
     assert (report["checked"], report["stale"], report["unknown"]) == (1, [], [])
 
 
 def test_qualified_symbols_go_stale_when_their_definition_goes(repo: Path) -> None:
     for observed, symbol in (("Dotted.", "app.parse_header"), ("Colons.", "Reader::parse")):
-        assert _remember(repo, observed, f"symbol:{symbol}").code == 0
+        assert remember(repo, observed, "--json", trigger=f"symbol:{symbol}").code == 0
     (repo / "src/app.py").write_text("def other(x):\n    return parse_header(x)\n")
     (repo / "src/lib.rs").write_text("struct Reader;\nfn main() { Reader.parse(); }\n")
     git(repo, "add", "-A")
@@ -171,14 +170,14 @@ def test_two_symbols_with_one_last_name_are_each_fresh(repo: Path) -> None:
     # `a.parse` and `b::parse` both look for `parse`; neither may hide the other.
     for observed, symbol in (("Plain.", "parse"), ("Dotted.", "Reader.parse"),
                              ("Colons.", "Reader::parse")):
-        assert _remember(repo, observed, f"symbol:{symbol}").code == 0
+        assert remember(repo, observed, "--json", trigger=f"symbol:{symbol}").code == 0
     report = _stale(repo)
     assert (report["checked"], report["stale"], report["unknown"]) == (3, [], [])
 
 
 @pytest.mark.parametrize("symbol", ["a.", "a::", "a..b", "::a", ".a", "a:::b", "a:b", "a.1b"])
 def test_a_symbol_with_an_empty_or_bad_segment_is_refused(repo: Path, symbol: str) -> None:
-    run = _remember(repo, "Odd symbols.", f"symbol:{symbol}")
+    run = remember(repo, "Odd symbols.", "--json", trigger=f"symbol:{symbol}")
     assert run.code == 1 and "not an identifier" in run.err, run.err
     _hand_note(repo, "odd-symbol", f"symbol:{symbol}")
     [(key, severity, _)] = _lint_triggers(repo)
@@ -198,7 +197,8 @@ def _recall(repo: Path, question: str) -> tuple[str, list[dict[str, Any]]]:
 def test_recall_does_not_mark_a_note_omh_cannot_tell_about(repo: Path) -> None:
     # No base month configured: base: cannot tell. A hand-written unpinned file
     # trigger: cannot tell. Neither is stale, so recall marks neither.
-    assert _remember(repo, "Headers parse on base images.", "base:2026-09").code == 0
+    assert remember(repo, "Headers parse on base images.", "--json",
+                    trigger="base:2026-09").code == 0
     _hand_note(repo, "unpinned", "file:src/app.py")
     assert {f["key"] for f in _stale(repo)["unknown"]} == {
         "surprise/headers-parse-on-base-images", "unpinned"}
@@ -212,7 +212,8 @@ def test_recall_without_a_known_language_cannot_tell_a_symbol(tmp_path: Path) ->
     bare = tmp_path / "bare"
     make_repo(bare, {"README.md": "# Notes only\n"})
     assert omh(bare, "init").code == 0
-    assert _remember(bare, "Parse headers lazily.", "symbol:parse_header").code == 0
+    assert remember(bare, "Parse headers lazily.", "--json",
+                    trigger="symbol:parse_header").code == 0
     assert [f["key"] for f in _stale(bare)["unknown"]] == ["surprise/parse-headers-lazily"]
     text, shown = _recall(bare, "parse headers")
     assert [d["stale"] for d in shown if d["layer"] == "local"] == [None]
@@ -220,8 +221,10 @@ def test_recall_without_a_known_language_cannot_tell_a_symbol(tmp_path: Path) ->
 
 
 def test_recall_marks_a_fired_trigger_beside_one_it_cannot_tell(repo: Path) -> None:
-    assert _remember(repo, "Headers parse on base images.", "base:2026-09").code == 0
-    fired = _remember(repo, "Headers parse lazily.", "symbol:parse_header").json()["key"]
+    assert remember(repo, "Headers parse on base images.", "--json",
+                    trigger="base:2026-09").code == 0
+    fired = remember(repo, "Headers parse lazily.", "--json",
+                     trigger="symbol:parse_header").json()["key"]
     (repo / "src/app.py").write_text("x = 1\n")
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "parse_header gone")
@@ -242,7 +245,7 @@ def test_symbols_sharing_a_last_name_are_answered_in_one_pass(
 
     for observed, symbol in (("Plain.", "parse"), ("Dotted.", "Reader.parse"),
                              ("Colons.", "Reader::parse"), ("Gone.", "Reader::unparse")):
-        assert _remember(repo, observed, f"symbol:{symbol}").code == 0
+        assert remember(repo, observed, "--json", trigger=f"symbol:{symbol}").code == 0
     ws = open_workspace(repo)
     reads: list[str] = []
     real_read = stale_module.read_blob

@@ -6,6 +6,8 @@ obstacles in HEAD, the index and on disk, the commit writer and its undo.
 In-process over git.py's functions, against real repositories; the git CLI plays
 the user. Fault points (OMH_FAULT, with OMH_FAULT_ERRNO to raise instead of dying)
 reach the undo paths.
+
+Found by mutation testing (docs/records/mutation-passes.md); was tests/test_mutants_git.py.
 """
 
 from __future__ import annotations

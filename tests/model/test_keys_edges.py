@@ -1,6 +1,8 @@
 """Behaviour of keys.py that the mutation pass (issue 14) showed no test stated:
 the size limits at their edges, how a key sorts, how a name is printed for a
-terminal, where a long slug is cut, and what a template may bind."""
+terminal, where a long slug is cut, and what a template may bind.
+
+Found by mutation testing (docs/records/mutation-passes.md); was tests/test_mutants_keys.py."""
 
 from __future__ import annotations
 

@@ -1,6 +1,9 @@
 """Holes the mutation pass found in the note format, lint's exit status and the
 `[keys]` table (issue 14): each test states what a user sees, on notes written by
-hand rather than by omh."""
+hand rather than by omh.
+
+Found by mutation testing (the holes of issue 14: docs/records/mutation-holes.md);
+was tests/test_holes_note.py."""
 
 from __future__ import annotations
 

@@ -1,7 +1,9 @@
 """Behaviour of note.py that the mutation pass (issue 14) showed no test stated:
 the line a refusal names, the size limit at its edge, the byte rules on the
 writing side, where sections, blocks and fences are, and how links are found
-and retargeted."""
+and retargeted.
+
+Found by mutation testing (docs/records/mutation-passes.md); was tests/test_mutants_note.py."""
 
 from __future__ import annotations
 

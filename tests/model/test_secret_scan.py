@@ -1,7 +1,10 @@
 """Behaviour of secret_scan.py that the mutation pass (issue 14) showed no test
 stated: which check decides a header is a credential, what counts as an opaque
 token or a placeholder, which command a flag belongs to, and how a shape split
-over a line break is found on its first line only."""
+over a line break is found on its first line only.
+
+Found by mutation testing (docs/records/mutation-passes.md);
+was tests/test_mutants_secret_scan.py."""
 
 from __future__ import annotations
 

@@ -6,7 +6,9 @@ The index is what recall answers from: a document is found by the words it says
 the sentences omh writes into every derived note), the postings answer the same
 however many times they were patched, the eight most recent commits' indexes are
 kept, and a cache file is read only when it is a regular file that passes its
-check. Most tests here run in process: they are run once per mutant."""
+check. Most tests here run in process: they are run once per mutant.
+
+Found by mutation testing (docs/records/mutation-passes.md); was tests/test_mutants_index.py."""
 
 from __future__ import annotations
 

@@ -4,7 +4,10 @@ An index of a new commit is built from the newest one on disk: what did not
 change is reused. What is reused must still be true of the new commit: a derived
 note (stub, repository topic) is dated as of the commit it is derived from
 (invariant 1: the date on every result is true), and a document that was replaced
-is no longer found by the words it used to hold."""
+is no longer found by the words it used to hold.
+
+Found by mutation testing (the holes of issue 14: docs/records/mutation-holes.md);
+was tests/test_holes_index.py."""
 
 from __future__ import annotations
 

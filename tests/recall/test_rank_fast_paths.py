@@ -10,7 +10,6 @@ to splitting every word afresh.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -19,8 +18,9 @@ from omh_git_memory.actions.workspace import open_workspace
 from omh_git_memory.recall import rank as recall_module
 from omh_git_memory.recall import tokens
 from omh_git_memory.recall.index import Doc, docs_from_tuples, index_dir, snapshot_for
-from omh_git_memory.recall.rank import Searcher, phrasings, recall
+from omh_git_memory.recall.rank import recall
 from tests.helpers import git, make_repo, note_text
+from tests.helpers.rank import full, held, reference
 
 
 def _store(tmp_path: Path, notes: int = 150, seed: int = 3) -> Path:
@@ -43,56 +43,6 @@ def _store(tmp_path: Path, notes: int = 150, seed: int = 3) -> Path:
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "notes")
     return repo
-
-
-def full(searcher: Searcher, terms: Sequence[recall_module._Term], slot: int) -> float:
-    """One document's score, its words' contributions summed rarest first."""
-    score = 0.0
-    for term in sorted(terms, key=lambda t: -t.idf):
-        score += searcher.contribution(term, slot)
-    return score
-
-
-def held(terms: Sequence[recall_module._Term], slot: int) -> float:
-    """The weight of the content words a document holds, summed rarest first."""
-    weight = 0.0
-    for term in sorted(terms, key=lambda t: -t.idf):
-        if term.content and slot in term.slots:
-            weight += term.idf
-    return weight
-
-
-def _reference(searcher: Searcher, question: str, also: Sequence[str], floor: float,
-               least: float) -> tuple[list[tuple[str, float]], int]:
-    """Recall's answer straight from its definition: every document scored."""
-    inbound = searcher.inbound()
-    asked = phrasings(question, also)
-    per = [searcher.terms(p) for p in asked]
-    totals = [searcher.question_weight(p) for p in asked]
-
-    def order(slot: int, score: float) -> tuple[float, int, int, str]:
-        d = searcher.docs[slot]
-        assert d is not None
-        return (-score, -d.recorded, -len(inbound.get(slot, ())), d.key)
-
-    touched = [{s for t in terms for s in t.slots} for terms in per]
-    candidates: set[int] = set()
-    for terms, holding in zip(per, touched, strict=True):
-        candidates |= set(sorted(holding, key=lambda s: order(s, full(searcher, terms, s)))[:8])
-    best = {s: max(sum(searcher.contribution(t, s) for t in terms) for terms in per)
-            for s in candidates}
-    threshold = floor * max(best.values(), default=0.0)
-    passed: set[int] = set()
-    if best:
-        for terms, holding in zip(per, touched, strict=True):
-            passed |= {s for s in holding if full(searcher, terms, s) >= threshold}
-    passed |= {s for s in best if best[s] > 0 and best[s] >= threshold}
-    if least > 0:
-        passed = {s for s in passed if any(
-            total > 0 and held(terms, s) >= least * total
-            for terms, total in zip(per, totals, strict=True))}
-    top = sorted((s for s in best if s in passed), key=lambda s: order(s, best[s]))[:8]
-    return [(searcher.docs[s].key, best[s]) for s in top], len(passed) - len(top)  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize("area_weight", [1.0, 0.5, 0.0])
@@ -118,7 +68,7 @@ def test_one_pass_scoring_equals_scoring_every_document(
         for floor, least in ((recall_module.FLOOR, recall_module.MIN_SHARE), (0.0, 0.0),
                              (0.7, 0.5), (0.0, 1.0)):  # 1.0: held == total exactly
             got = recall(searcher, question, also, floor=floor, min_share=least)
-            want = _reference(searcher, question, also, floor, least)
+            want = reference(searcher, question, also, floor, least)
             assert ([(h.doc.key, h.score) for h in got.results], got.left_out) == want, (
                 question, also, floor, least)
             asked += bool(want[0])

@@ -8,6 +8,8 @@ that depend on the tuned weights: docs/recall.md), how many were left out, which
 neighbours each result names, and the lines of the rendered answer. Where a weight's
 mechanism is tested, the test sets the weight itself; the scan is held to scoring
 every document by its definition, and the fusion to its documented arithmetic.
+
+Found by mutation testing (docs/records/mutation-passes.md); was tests/test_mutants_rank.py.
 """
 
 from __future__ import annotations
@@ -559,7 +561,7 @@ def _random_store(rng: random.Random, pad: int = 0) -> Searcher:
 
 
 def test_scoring_in_one_pass_equals_scoring_every_document_by_its_definition() -> None:
-    from tests.recall.test_rank_fast_paths import _reference, full, held
+    from tests.helpers.rank import full, held, reference
 
     rng = random.Random(41)
     vocab = ["the", "how", "why", "does", "build", "fails", "nothing", "waa", "wab", "wba",
@@ -577,7 +579,7 @@ def test_scoring_in_one_pass_equals_scoring_every_document_by_its_definition() -
             for floor, least in ((rank_module.FLOOR, rank_module.MIN_SHARE), (0.0, 0.0),
                                  (0.7, 0.5), (0.2, 1.0)):
                 got = recall(s, question, also, floor=floor, min_share=least)
-                want = _reference(s, question, also, floor, least)
+                want = reference(s, question, also, floor, least)
                 assert ([(h.doc.key, h.score) for h in got.results], got.left_out) == want, (
                     question, also, floor, least)
                 matched += bool(want[0])

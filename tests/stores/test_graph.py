@@ -2,6 +2,8 @@
 would notice: a note's link to itself, two files of one key linking to the same
 note, and links to derived team notes (stubs, the repo topic), which are keys
 without a file.
+
+Found by mutation testing (docs/records/mutation-passes.md); was tests/test_mutants_graph.py.
 """
 
 from __future__ import annotations

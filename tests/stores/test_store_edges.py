@@ -1,6 +1,8 @@
 """The local store's behaviour that mutation testing (bench/mutation.py) found
 unchecked: what reading reports about files that are no notes, where a store may
-not live, and what the write policies and removals leave behind."""
+not live, and what the write policies and removals leave behind.
+
+Found by mutation testing (docs/records/mutation-passes.md); was tests/test_mutants_store.py."""
 
 from __future__ import annotations
 

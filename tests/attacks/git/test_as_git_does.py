@@ -22,6 +22,7 @@ import pytest
 
 from omh_git_memory import cli
 from tests.helpers import IDENTITY, Run, git, make_repo, note_text
+from tests.helpers.repo import head_of
 
 ENV_NAMES = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_NAME",
              "GIT_COMMITTER_EMAIL", "GIT_COMMITTER_DATE", "EMAIL", "GIT_DIR", "GIT_WORK_TREE",
@@ -79,10 +80,6 @@ def _ready(repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFi
                  "--answers", "why does the socket close?", "--json")
     assert run.code == 0, run.err
     return str(run.json()["key"])
-
-
-def _head(repo: Path) -> str:
-    return git(repo, "rev-parse", "HEAD").strip()
 
 
 # --- item 11: GIT_AUTHOR_* / GIT_COMMITTER_* ------------------------------------
@@ -145,7 +142,7 @@ def test_badinput_unreadable_date_or_config_only_is_refused(
     user.email (git refuses too), is refused by name with nothing committed — never
     replaced by another date or a guessed address."""
     key = _ready(repo_dir, monkeypatch, capsys)
-    head = _head(repo_dir)
+    head = head_of(repo_dir)
     run = omh_in(repo_dir, monkeypatch, capsys, "memory", "promote", key,
                  env={"GIT_AUTHOR_DATE": "next full moon"})
     assert run.code == 1 and "GIT_AUTHOR_DATE" in run.err, run.err
@@ -155,7 +152,7 @@ def test_badinput_unreadable_date_or_config_only_is_refused(
     run = omh_in(repo_dir, monkeypatch, capsys, "memory", "promote", key,
                  env={"EMAIL": "guess@example.invalid"})
     assert run.code == 1 and "user.email" in run.err, run.err
-    assert _head(repo_dir) == head
+    assert head_of(repo_dir) == head
     assert git(repo_dir, "status", "--porcelain") == ""
 
 
@@ -221,14 +218,14 @@ def test_gitstate_gpgsign_that_cannot_sign_is_refused_and_nothing_committed(
     fail too — naming the cause and what to do — not commit unsigned; the note
     stays local, the branch, index and working tree are untouched."""
     key = _ready(repo_dir, monkeypatch, capsys)
-    head = _head(repo_dir)
+    head = head_of(repo_dir)
     config = pygit2.Repository(str(repo_dir)).config
     config["commit.gpgSign"] = True
     config["gpg.program"] = shutil.which("false") or "false"
     run = omh_in(repo_dir, monkeypatch, capsys, "memory", "promote", key)
     assert run.code == 1, run.err
     assert "commit.gpgSign" in run.err and "nothing was committed" in run.err, run.err
-    assert _head(repo_dir) == head
+    assert head_of(repo_dir) == head
     assert git(repo_dir, "status", "--porcelain") == ""
     assert not (repo_dir / ".git/index.lock").exists()
     listed = omh_in(repo_dir, monkeypatch, capsys, "memory", "--json")
@@ -248,7 +245,7 @@ def test_gitstate_git_dash_c_settings_reach_omh_as_they_reach_git(
     config["gpg.program"] = shutil.which("false") or "false"
     said = real_git(repo_dir, "-c", "commit.gpgSign=false", "-c", "user.name=Via O'Dash C",
                     "-c", "alias.p=!printf %s \"$GIT_CONFIG_PARAMETERS\"", "p")
-    head = _head(repo_dir)
+    head = head_of(repo_dir)
     run = omh_in(repo_dir, monkeypatch, capsys, "memory", "promote", key,
                  env={"GIT_CONFIG_PARAMETERS": said})
     assert run.code == 0, run.err
@@ -316,11 +313,11 @@ def test_gitstate_promote_commits_where_git_dir_points(
     history, index and working tree are untouched."""
     a, b = _two_repos(tmp_path)
     key = _ready(b, monkeypatch, capsys)
-    a_head = _head(a)
+    a_head = head_of(a)
     env = {"GIT_DIR": str(b / ".git"), "GIT_WORK_TREE": str(b)}
     run = omh_in(a / "src", monkeypatch, capsys, "memory", "promote", key, env=env)
     assert run.code == 0, run.err
-    assert _head(a) == a_head and git(a, "status", "--porcelain") == ""
+    assert head_of(a) == a_head and git(a, "status", "--porcelain") == ""
     assert f".omh/notes/{key}.md" in git(b, "show", "--name-only", "--format=", "HEAD")
     assert git(b, "status", "--porcelain") == ""
 
@@ -354,11 +351,11 @@ def test_gitstate_an_index_file_git_would_use_instead_is_not_ignored(
     It is refused with nothing changed; naming this index (as git's hooks do) is
     fine."""
     key = _ready(repo_dir, monkeypatch, capsys)
-    head = _head(repo_dir)
+    head = head_of(repo_dir)
     run = omh_in(repo_dir, monkeypatch, capsys, "memory", "promote", key,
                  env={"GIT_INDEX_FILE": str(tmp_path / "other-index")})
     assert run.code == 1 and "GIT_INDEX_FILE" in run.err, run.err
-    assert _head(repo_dir) == head and not (tmp_path / "other-index").exists()
+    assert head_of(repo_dir) == head and not (tmp_path / "other-index").exists()
     run = omh_in(repo_dir, monkeypatch, capsys, "memory", "promote", key,
                  env={"GIT_INDEX_FILE": ".git/index"})
     assert run.code == 0, run.err
@@ -495,10 +492,10 @@ def test_wrong_crlf_checkout_edit_not_committed_is_still_refused(
     path = crlf_repo / ".omh/notes/ci.md"
     path.write_bytes(path.read_bytes().replace(b"Runs after", b"Runs well after"))
     edited = path.read_bytes()
-    head = _head(crlf_repo)
+    head = head_of(crlf_repo)
     run = omh_in(crlf_repo, monkeypatch, capsys, "memory", "mv", "deploy", "ops/deploy")
     assert run.code == 1 and "changes not committed" in run.err, run.err
-    assert _head(crlf_repo) == head and path.read_bytes() == edited
+    assert head_of(crlf_repo) == head and path.read_bytes() == edited
 
 
 # --- item 8: a private copy in any checkout of the clone --------------------------

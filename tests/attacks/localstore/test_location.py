@@ -18,18 +18,11 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from omh_git_memory.git.repository import open_repo
 from omh_git_memory.stores.store import local_store_root
-from tests.helpers import SEED_ARGS, git, make_repo, note_text, omh
+from tests.helpers import git, make_repo, note_text, omh
+from tests.helpers.notes import remember_seed
 
 SEED_KEY = "surprise/mounting-a-credential-file-returns-ebusy"
 MARKER = ".omh-store"
-
-
-def _remember(repo: Path, observed: str = "Mounting a credential file returns EBUSY.",
-              env: dict[str, str] | None = None) -> None:
-    args = list(SEED_ARGS)
-    args[args.index("--observed") + 1] = observed
-    run = omh(repo, *args, env=env)
-    assert run.code == 0, run.err
 
 
 def _stores(home: Path) -> list[Path]:
@@ -145,7 +138,7 @@ def test_escape_an_absolute_store_outside_the_repository_still_works(
     repo_dir: Path, tmp_path: Path
 ) -> None:
     env = {"OMH_LOCAL_STORE": "~/mounted"}  # `~` is absolute once expanded
-    _remember(repo_dir, env=env)
+    remember_seed(repo_dir, env=env)
     assert (Path(os.environ["HOME"]) / "mounted" / f"{SEED_KEY}.md").is_file()
 
 
@@ -157,7 +150,7 @@ def moved(tmp_path: Path) -> tuple[Path, Path]:
     old = tmp_path / "src" / "api"
     make_repo(old)
     assert omh(old, "init").code == 0
-    _remember(old)
+    remember_seed(old)
     new = tmp_path / "elsewhere" / "api"
     new.parent.mkdir()
     shutil.move(str(old), str(new))
@@ -219,7 +212,7 @@ def test_moved_another_clone_is_not_told_to_adopt(tmp_path: Path, isolated_home:
     first = tmp_path / "a" / "api"
     make_repo(first)
     omh(first, "init")
-    _remember(first)
+    remember_seed(first)
     second = tmp_path / "b" / "api"
     git(tmp_path, "clone", "-q", str(first), str(second))
     run = omh(second, "memory")
@@ -238,7 +231,7 @@ def test_moved_a_deleted_other_clone_is_only_a_maybe(tmp_path: Path, isolated_ho
     first = tmp_path / "a" / "api"
     make_repo(first)
     omh(first, "init")
-    _remember(first)
+    remember_seed(first)
     second = tmp_path / "b" / "api"
     git(tmp_path, "clone", "-q", str(first), str(second))
     shutil.rmtree(first)
@@ -261,7 +254,7 @@ def test_moved_a_repository_with_no_commits_is_recognised(
     old.mkdir()
     git(old, "init", "-q")
     assert omh(old, "init").code == 0
-    _remember(old)
+    remember_seed(old)
     new = tmp_path / "renamed"
     old.rename(new)
     run = omh(new, "memory")
@@ -318,7 +311,7 @@ def test_moved_a_store_from_before_markers_is_recorded_then_found(
 ) -> None:
     old = tmp_path / "api"
     make_repo(old)
-    _remember(old)
+    remember_seed(old)
     [store] = _stores(isolated_home)
     (store / MARKER).unlink(missing_ok=True)  # as an older omh left it
     assert omh(old, "memory").code == 0  # any use records whose store it is
@@ -333,7 +326,7 @@ def test_moved_a_store_from_before_markers_is_adopted_by_the_old_path(
 ) -> None:
     old = tmp_path / "api"
     make_repo(old)
-    _remember(old)
+    remember_seed(old)
     [store] = _stores(isolated_home)
     (store / MARKER).unlink(missing_ok=True)
     new = tmp_path / "elsewhere" / "api"
@@ -397,7 +390,7 @@ def test_moved_a_bare_clone_with_worktrees_is_not_taken_for_gone(
     bare = tmp_path / "api.git"
     git(tmp_path, "clone", "-q", "--bare", str(origin), str(bare))
     git(bare, "worktree", "add", "-q", str(tmp_path / "wt"))
-    _remember(tmp_path / "wt")  # a store named after the bare repository
+    remember_seed(tmp_path / "wt")  # a store named after the bare repository
     other = tmp_path / "other"
     git(tmp_path, "clone", "-q", str(origin), str(other))
     run = omh(other, "memory")

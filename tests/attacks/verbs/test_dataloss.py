@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -19,24 +20,20 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.types import Implementation
 
 from tests.helpers import Run, git, local_store, omh, resume, start_at_fault, wait_stopped
+from tests.helpers.notes import PORT_NOTE, remember
+from tests.helpers.repo import head_of, init_committed
+
+_remember = partial(remember, recorded="2026-11-01", **PORT_NOTE)
 
 A = "surprise/ports-are-taken"
 B = "surprise/ci-uses-port-8080"
 A_PATH = f".omh/notes/{A}.md"
 
 
-def _remember(repo: Path, observed: str, *extra: str, expected: str = "a free port") -> Run:
-    return omh(repo, "memory", "remember", "--expected", expected, "--observed", observed,
-               "--evidence", "bind: address in use", "--answers", "why is the port taken?",
-               "--recorded", "2026-11-01", *extra)
-
-
 @pytest.fixture
 def ready(repo_dir: Path) -> Path:
     """omh set up and committed; one local note A."""
-    omh(repo_dir, "init")
-    git(repo_dir, "add", ".omh")
-    git(repo_dir, "commit", "-qm", "omh init")
+    init_committed(repo_dir)
     assert _remember(repo_dir, "Ports are taken.").code == 0
     return repo_dir
 
@@ -47,10 +44,6 @@ def promoted(ready: Path) -> Path:
     run = omh(ready, "memory", "promote", A)
     assert run.code == 0, run.err
     return ready
-
-
-def _head(repo: Path) -> str:
-    return git(repo, "rev-parse", "HEAD").strip()
 
 
 def _layers(repo: Path) -> set[tuple[str, str]]:
@@ -65,7 +58,7 @@ EDIT = "- an edit nobody committed\n"
 
 def _refused_and_kept(repo: Path, run: Run, head: str) -> None:
     assert run.code == 1, (run.out, run.err)
-    assert _head(repo) == head
+    assert head_of(repo) == head
     assert "Traceback" not in run.err
 
 
@@ -76,7 +69,7 @@ def test_dataloss_rm_team_refuses_an_uncommitted_edit(promoted: Path, stage: boo
     if stage:
         git(promoted, "add", A_PATH)
     status = git(promoted, "status", "--porcelain")
-    head = _head(promoted)
+    head = head_of(promoted)
     run = omh(promoted, "memory", "rm", A, "--layer", "team")
     _refused_and_kept(promoted, run, head)
     assert path.read_text().endswith(EDIT)
@@ -94,7 +87,7 @@ def test_dataloss_rm_team_refuses_a_staged_change_the_file_no_longer_shows(
     git(promoted, "add", A_PATH)
     path.write_text(original)  # the working tree is back at HEAD; the index is not
     status = git(promoted, "status", "--porcelain")
-    head = _head(promoted)
+    head = head_of(promoted)
     run = omh(promoted, "memory", "rm", A)
     _refused_and_kept(promoted, run, head)
     assert git(promoted, "status", "--porcelain") == status
@@ -120,7 +113,7 @@ def test_dataloss_rm_team_refuses_what_is_not_the_committed_file(
         path.parent.rmdir()
         (outside / path.name).write_text(committed)
         path.parent.symlink_to(outside)
-    head = _head(promoted)
+    head = head_of(promoted)
     run = omh(promoted, "memory", "rm", A)
     _refused_and_kept(promoted, run, head)
     assert (outside / "kept.md").read_text() == "mine\n"
@@ -162,7 +155,7 @@ def test_dataloss_rm_team_that_fails_to_commit_puts_the_file_back(promoted: Path
     lock.write_text("")  # a running git command holds the index
     path = promoted / A_PATH
     committed = path.read_bytes()
-    head = _head(promoted)
+    head = head_of(promoted)
     run = omh(promoted, "memory", "rm", A)
     lock.unlink()
     _refused_and_kept(promoted, run, head)
@@ -318,10 +311,10 @@ def test_dataloss_promote_refuses_a_key_the_team_holds_as_a_derived_note(ready: 
     doc.write_text("# CI ports\n\n## Which port\n")
     git(ready, "add", "-A")
     git(ready, "commit", "-qm", "a document")
-    head = _head(ready)
+    head = head_of(ready)
     run = omh(ready, "memory", "promote", B)
     assert run.code == 1 and "derived" in run.err, (run.out, run.err)
-    assert _head(ready) == head and ("local", B) in _layers(ready)
+    assert head_of(ready) == head and ("local", B) in _layers(ready)
 
 
 def test_dataloss_promote_refuses_a_key_another_team_file_claims(ready: Path) -> None:
@@ -331,10 +324,10 @@ def test_dataloss_promote_refuses_a_key_another_team_file_claims(ready: Path) ->
     other.write_text(stored.replace("a free port", "theirs"))
     git(ready, "add", "-A")
     git(ready, "commit", "-qm", "a teammate's note")
-    head = _head(ready)
+    head = head_of(ready)
     run = omh(ready, "memory", "promote", A)
     assert run.code == 1 and ".omh/notes/elsewhere.md" in run.err, (run.out, run.err)
-    assert _head(ready) == head
+    assert head_of(ready) == head
 
 
 def test_wrong_a_note_that_cannot_be_encoded_leaves_no_temporary_file(tmp_path: Path) -> None:

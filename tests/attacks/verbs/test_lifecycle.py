@@ -17,6 +17,7 @@ import pytest
 from omh_git_memory.model.faults import MV_POINTS
 from tests.helpers import local_store, omh, remember_linked
 from tests.helpers.mcp import GOOD, remember_calls
+from tests.helpers.repo import init_committed
 
 TIMEOUT = 20
 _omh = functools.partial(omh, timeout=TIMEOUT)  # a hang fails the test, not the run
@@ -111,9 +112,7 @@ def test_wrong_review_never_promotes_a_text_it_did_not_show(repo_dir: Path) -> N
     meanwhile (an agent's `replaces`, an editor), that other text is not committed."""
     from tests.helpers import git
 
-    omh(repo_dir, "init")
-    git(repo_dir, "add", ".omh")
-    git(repo_dir, "commit", "-qm", "omh init")
+    init_committed(repo_dir)
     key = remember_linked(repo_dir, "Alpha fails.")
     path = local_store(repo_dir) / f"{key}.md"
     swapped = path.read_text(encoding="utf-8").replace("Alpha fails.", "Something else.")
@@ -208,11 +207,7 @@ def test_wrong_a_derived_key_that_a_written_note_or_the_topic_holds_is_a_duplica
 
 
 def test_wrong_a_topic_titled_as_the_repository_is_not_called_a_stub(repo_dir: Path) -> None:
-    from tests.helpers import git
-
-    omh(repo_dir, "init")
-    git(repo_dir, "add", "-A")
-    git(repo_dir, "commit", "-qm", "omh init")
+    init_committed(repo_dir)
     run = _omh(repo_dir, "memory", "remember", "--type", "topic", "--title", "repo",
                "--section", "Summary=x")
     assert run.code == 1, run.out

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from tests.helpers import Run, git, make_repo, omh, replies_until
+from tests.helpers.repo import init_committed
 
 
 def _omh(cwd: Path, *args: str, timeout: float = 20,
@@ -22,9 +23,7 @@ def _omh(cwd: Path, *args: str, timeout: float = 20,
 
 def _init(path: Path) -> Path:
     make_repo(path)
-    assert omh(path, "init").code == 0
-    git(path, "add", "-A")
-    git(path, "commit", "-qm", "omh init")
+    init_committed(path)
     return path
 
 

@@ -18,6 +18,8 @@ from omh_git_memory.actions.workspace import open_workspace
 from omh_git_memory.model.faults import TRANSACTION
 from omh_git_memory.model.keys import Key
 from tests.helpers import git, make_repo, note_text, omh
+from tests.helpers.notes import remembered
+from tests.helpers.repo import git_state, init_committed
 
 NOTE = "surprise/write-path-note"
 NOTE_PATH = f".omh/notes/{NOTE}.md"
@@ -25,29 +27,13 @@ NOTE_PATH = f".omh/notes/{NOTE}.md"
 
 def _setup(repo: Path) -> None:
     """omh initialised and committed, one local note ready to promote."""
-    assert omh(repo, "init").code == 0
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "omh init")
-    _remember(repo, "Write path note.")
-
-
-def _remember(repo: Path, observed: str) -> str:
-    run = omh(repo, "memory", "remember", "--expected", "e", "--observed", observed,
-              "--evidence", "v", "--answers", "q", "--json")
-    assert run.code == 0, run.err
-    key: str = run.json()["key"]
-    return key
+    init_committed(repo)
+    remembered(repo, "Write path note.")
 
 
 def _layers(repo: Path) -> set[tuple[str, str]]:
     notes = omh(repo, "memory", "--json").json()["notes"]
     return {(n["layer"], n["key"]) for n in notes}
-
-
-def _state(repo: Path) -> tuple[str, bytes, str]:
-    """HEAD, the index's bytes and `git status`: what a refused promote must keep."""
-    return (git(repo, "rev-parse", "HEAD"), (repo / ".git/index").read_bytes(),
-            git(repo, "status", "--porcelain", "--untracked-files=all"))
 
 
 def _no_leftovers(repo: Path) -> None:
@@ -85,13 +71,13 @@ def test_escape_a_committed_symlinked_directory_is_never_written_through(
     git(repo_dir, "add", "-A")
     git(repo_dir, "commit", "-qm", "a symlink in the way")
     before_outside = sorted(p.name for p in outside.rglob("*"))
-    before = _state(repo_dir)
+    before = git_state(repo_dir)
     run = omh(repo_dir, "memory", "promote", NOTE)
     assert run.code == 1, run.err
     _one_line(run.err)
     assert where in run.err and "symlink" in run.err
     assert sorted(p.name for p in outside.rglob("*")) == before_outside  # nothing written there
-    assert _state(repo_dir) == before
+    assert git_state(repo_dir) == before
     assert _tree_mode(repo_dir, where) == "120000"  # the symlink was not replaced in the tree
     assert ("local", NOTE) in _layers(repo_dir)
     _no_leftovers(repo_dir)
@@ -106,13 +92,13 @@ def test_escape_a_committed_symlink_at_the_notes_own_path(repo_dir: Path, tmp_pa
     link.symlink_to(outside)
     git(repo_dir, "add", "-A")
     git(repo_dir, "commit", "-qm", "a symlink at the note's path")
-    before = _state(repo_dir)
+    before = git_state(repo_dir)
     run = omh(repo_dir, "memory", "promote", NOTE)
     assert run.code == 1
     _one_line(run.err)
     assert "symlink" in run.err and NOTE_PATH in run.err
     assert outside.read_text() == "not yours\n"
-    assert _state(repo_dir) == before
+    assert git_state(repo_dir) == before
     _no_leftovers(repo_dir)
 
 
@@ -126,13 +112,13 @@ def test_escape_a_symlink_on_disk_but_not_in_the_tree(
     link = repo_dir / where
     link.parent.mkdir(parents=True, exist_ok=True)
     link.symlink_to(outside)  # untracked: git status shows it, the tree does not hold it
-    before = _state(repo_dir)
+    before = git_state(repo_dir)
     run = omh(repo_dir, "memory", "promote", NOTE)
     assert run.code == 1
     _one_line(run.err)
     assert where in run.err and "symlink" in run.err
     assert list(outside.rglob("*")) == []
-    assert _state(repo_dir) == before
+    assert git_state(repo_dir) == before
     _no_leftovers(repo_dir)
 
 
@@ -166,12 +152,12 @@ def test_escape_a_submodule_in_the_way_is_refused(repo_dir: Path) -> None:
     head = git(repo_dir, "rev-parse", "HEAD").strip()
     git(repo_dir, "update-index", "--add", "--cacheinfo", f"160000,{head},.omh/notes")
     git(repo_dir, "commit", "-qm", "a gitlink where the notes go")
-    before = _state(repo_dir)
+    before = git_state(repo_dir)
     run = omh(repo_dir, "memory", "promote", NOTE)
     assert run.code == 1
     _one_line(run.err)
     assert ".omh/notes" in run.err and "submodule" in run.err
-    assert _state(repo_dir) == before
+    assert git_state(repo_dir) == before
     assert _tree_mode(repo_dir, ".omh/notes") == "160000"
 
 
@@ -182,12 +168,12 @@ def test_escape_a_staged_symlink_in_the_way_is_kept_and_refused(
     (repo_dir / ".omh/notes").symlink_to(tmp_path)
     git(repo_dir, "add", ".omh/notes")
     (repo_dir / ".omh/notes").unlink()  # staged as a symlink, gone from disk
-    before = _state(repo_dir)
+    before = git_state(repo_dir)
     run = omh(repo_dir, "memory", "promote", NOTE)
     assert run.code == 1
     _one_line(run.err)
     assert ".omh/notes" in run.err and "staged" in run.err
-    assert _state(repo_dir) == before
+    assert git_state(repo_dir) == before
 
 
 # --- gitstate: git's own lock ----------------------------------------------------
@@ -287,12 +273,12 @@ def test_gitstate_an_untracked_file_where_the_notes_directory_goes(repo_dir: Pat
     (repo_dir / ".omh/notes").write_text("untracked work\n")
     (repo_dir / "staged.txt").write_text("staged\n")
     git(repo_dir, "add", "staged.txt")
-    before = _state(repo_dir)
+    before = git_state(repo_dir)
     run = omh(repo_dir, "memory", "promote", NOTE)
     assert run.code == 1
     _one_line(run.err)
     assert ".omh/notes" in run.err
-    assert _state(repo_dir) == before
+    assert git_state(repo_dir) == before
     assert (repo_dir / ".omh/notes").read_text() == "untracked work\n"
     assert ("local", NOTE) in _layers(repo_dir)
     _no_leftovers(repo_dir)
@@ -307,12 +293,12 @@ def test_gitstate_a_key_below_a_team_note_is_refused(repo_dir: Path) -> None:
     git(repo_dir, "commit", "-qm", "team note a")
     ws = open_workspace(repo_dir)
     ws.local.write(Key("a.md/x"), lambda k: note_text(k.value))
-    before = _state(repo_dir)
+    before = git_state(repo_dir)
     run = omh(repo_dir, "memory", "promote", "a.md/x")
     assert run.code == 1
     _one_line(run.err)
     assert ".omh/notes/a.md" in run.err
-    assert _state(repo_dir) == before
+    assert git_state(repo_dir) == before
     assert _tree_mode(repo_dir, ".omh/notes/a.md") == "100644"  # the team note stays
     _no_leftovers(repo_dir)
 
@@ -327,7 +313,7 @@ def test_gitstate_a_failure_inside_the_commit_restores_index_tree_and_branch(
     (repo_dir / "staged.txt").write_text("staged\n")
     git(repo_dir, "add", "staged.txt")
     (repo_dir / "README.md").write_text("unstaged\n")
-    before = _state(repo_dir)
+    before = git_state(repo_dir)
     run = omh(repo_dir, "memory", "promote", NOTE,
               env={"OMH_FAULT": point, "OMH_FAULT_ERRNO": code})
     assert run.code == 1, run.err
@@ -336,7 +322,7 @@ def test_gitstate_a_failure_inside_the_commit_restores_index_tree_and_branch(
         in run.err
     if code == "ENOSPC":
         assert "disk is full" in run.err
-    assert _state(repo_dir) == before
+    assert git_state(repo_dir) == before
     assert not (repo_dir / NOTE_PATH).exists()
     _no_leftovers(repo_dir)
     assert ("local", NOTE) in _layers(repo_dir)

@@ -22,6 +22,7 @@ import pytest
 from omh_git_memory import cli
 from omh_git_memory.model.faults import FINISH, TRANSACTION
 from tests.helpers import Run, git, make_repo, note_text, omh, remember_linked
+from tests.helpers.repo import init_committed
 
 A_TEXT = note_text("deploy", body="How we ship.\n")
 B_TEXT = note_text("ci", body="Runs after [[deploy]].\n")
@@ -44,9 +45,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
                      f"{NOTES_DIR}/deploy.md": A_TEXT, f"{NOTES_DIR}/ci.md": B_TEXT})
     home = {"HOME": str(base / "home"), "OMH_HOME": str(base / "home/.omh"),
             "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": str(base / "gitconfig")}
-    assert omh(repo, "init", env=home).code == 0
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "omh init")
+    init_committed(repo, env=home)
     return repo
 
 
@@ -371,9 +370,7 @@ def test_gitstate_a_really_full_disk_at_every_step_of_a_team_verb(
         template = disk / "template"
         make_repo(template, {"README.md": "# r\n", f"{NOTES_DIR}/deploy.md": A_TEXT,
                              f"{NOTES_DIR}/ci.md": B_TEXT})
-        assert omh(template, "init").code == 0
-        git(template, "add", "-A")
-        git(template, "commit", "-qm", "omh init")
+        init_committed(template)
         repo, filler = disk / "repo", disk / "filler"
         outcomes = []
         for free_pages in range(40):
