@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.attacks import CATEGORIES
 from tests.helpers import make_repo
 
 
@@ -27,3 +28,21 @@ def repo_dir(tmp_path: Path) -> Path:
     path = tmp_path / "repo"
     make_repo(path)
     return path
+
+
+ATTACKS = Path(__file__).parent / "attacks"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark each test under tests/attacks/ `reliability(<category>)` by its name's
+    first word after `test_` ("other" when that is no category), unless it is marked
+    already; the category also goes into a JUnit report (bench/reliability_report.py
+    reads it there)."""
+    for item in items:
+        if item.path.is_relative_to(ATTACKS) and item.get_closest_marker("reliability") is None:
+            name = item.name.removeprefix("test_")
+            category = next((c for c in CATEGORIES if name.startswith(f"{c}_")), "other")
+            item.add_marker(pytest.mark.reliability(category))
+        marker = item.get_closest_marker("reliability")
+        if marker is not None:
+            item.user_properties.append(("reliability", marker.args[0]))

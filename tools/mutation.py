@@ -1,7 +1,7 @@
 """Mutation testing for the core: which small defects do the tests catch?
 
     python tools/mutation.py map                      # once: which test runs which line
-    python tools/mutation.py map --tests tests/test_x.py   # add or refresh some tests
+    python tools/mutation.py map --tests tests/model/test_keys.py  # add or refresh some
     python tools/mutation.py run --module store       # mutate one module, test each mutant
     python tools/mutation.py table                    # the per-module table (Markdown)
     python tools/mutation.py restore                  # put back a file a killed run left
@@ -490,10 +490,11 @@ def run_module(paths: Paths, module: str, limit: int | None, verbose: bool,
     everyone = sorted({t for tests in by_line.values() for t in tests if t != IMPORT})
     mutants = mutants_of(target)[:limit]
     starts = _statement_starts(target.read_text(encoding="utf-8"))
-    # The module's own test files first (tests/test_keys.py, test_mutants_keys.py):
-    # a line run at import counts as run by every test, and under --max-tests the
-    # fastest of all of them are seldom the ones that check it.
-    stem = target.stem
+    # The module's own test files first (for model/keys.py, tests/model/test_keys.py
+    # and tests/model/test_keys_*.py): a line run at import counts as run by every
+    # test, and under --max-tests the fastest of all of them are seldom the ones that
+    # check it.
+    part, stem = target.parent.name, target.stem
     kept: dict[str, Any] | None = None
     if recheck:
         # Only the survivors of the saved run: after tests were added, test those again.
@@ -509,7 +510,7 @@ def run_module(paths: Paths, module: str, limit: int | None, verbose: bool,
         tests = sorted({t for line in lines
                         for t in by_line.get(str(line), [])
                         for t in (everyone if t == IMPORT else [t])},
-                       key=lambda t: (stem not in Path(t.split("::")[0]).stem,
+                       key=lambda t: (not _tests_of(part, stem, t),
                                       durations.get(t, 60.0), t))
         tests = tests[:max_tests] if max_tests else tests
         mutant.tests = len(tests)
@@ -538,6 +539,14 @@ def run_module(paths: Paths, module: str, limit: int | None, verbose: bool,
     kept["minutes"] = round(kept["minutes"] + minutes, 1)
     kept["rechecked"] = True
     return kept
+
+
+def _tests_of(part: str, stem: str, test: str) -> bool:
+    """Whether the test id `test` is in a file of the module `part/stem.py`'s own:
+    tests/<part>/test_<stem>.py or tests/<part>/test_<stem>_<aspect>.py."""
+    path = Path(test.split("::")[0])
+    return path.parent.name == part and (path.stem == f"test_{stem}"
+                                         or path.stem.startswith(f"test_{stem}_"))
 
 
 def _statement_starts(source: str) -> dict[int, int]:

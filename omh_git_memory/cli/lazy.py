@@ -7,7 +7,7 @@ holds its subcommands in a mapping that builds one the first time it is looked
 up: running `omh memory recall` builds the root group, the `memory` group and
 `recall`; `omh memory --help` builds what it lists. Every command is built by
 typer's own functions from typer's own records, so names, order, help and
-options are typer's (tests/test_cli_lazy.py holds every command, its help and its
+options are typer's (tests/cli/test_lazy.py holds every command, its help and its
 options to typer's eager build).
 """
 

@@ -1,0 +1,171 @@
+"""The mutation tool (tools/mutation.py) never leaves a mutated file behind.
+
+It rewrites a module in place while the tests run, so an interrupted run must put
+the file back: on SIGTERM / Ctrl-C at once, after SIGKILL with `restore`. These
+tests run the tool on a tiny project of their own, never on this checkout. The
+tool is a dev extra (`.[mutation]`); without it installed they are skipped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import ROOT
+
+pytest.importorskip("cosmic_ray")
+pytest.importorskip("coverage")
+
+TOOL = ROOT / "tools" / "mutation.py"
+
+MODULE = "def same(a, b):\n    return a == b\n"
+
+TEST = '''\
+import os
+import time
+
+from omh_git_memory.model import keys
+
+
+def test_same():
+    if not keys.same(1, 1):  # only a mutant gets here: hang, so the run can be stopped
+        with open(os.environ["HANG_PID_FILE"], "w") as out:
+            out.write(str(os.getpid()))
+        time.sleep(120)
+    assert keys.same(2, 2)
+    assert not keys.same(1, 2)
+'''
+
+
+def _project(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    (root / "omh_git_memory" / "model").mkdir(parents=True)
+    (root / "omh_git_memory" / "__init__.py").write_text("", encoding="utf-8")
+    (root / "omh_git_memory" / "model" / "__init__.py").write_text("", encoding="utf-8")
+    (root / "omh_git_memory" / "model" / "keys.py").write_text(MODULE, encoding="utf-8")
+    (root / "tests").mkdir()
+    (root / "tests" / "test_k.py").write_text(TEST, encoding="utf-8")
+    (root / "tools").mkdir()
+    return root
+
+
+def _tool(root: Path, *args: str, **kw: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(TOOL), "--root", str(root), *args],
+                          capture_output=True, text=True, check=False, timeout=300, **kw)
+
+
+def _start_hanging_run(root: Path, pid_file: Path) -> subprocess.Popen[str]:
+    assert _tool(root, "map").returncode == 0
+    env = {**os.environ, "HANG_PID_FILE": str(pid_file)}
+    # started as a shell starts a background job, with SIGINT ignored: the tool must
+    # stop on it all the same
+    run = subprocess.Popen([sys.executable, str(TOOL), "--root", str(root), "run",
+                            "--module", "keys"], env=env, text=True,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    deadline = time.monotonic() + 120
+    while not pid_file.exists():
+        assert run.poll() is None, run.communicate()
+        assert time.monotonic() < deadline, "the mutant never ran"
+        time.sleep(0.2)
+    assert (root / "omh_git_memory" / "model" / "keys.py").read_text(encoding="utf-8") != MODULE
+    return run
+
+
+def _kill_hanging_test(pid_file: Path) -> None:
+    with_pid = int(pid_file.read_text(encoding="utf-8"))
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(with_pid, signal.SIGKILL)
+
+
+def test_a_run_kills_the_mutant_a_test_catches_and_saves_the_result(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    (root / "tests" / "test_k.py").write_text(
+        "from omh_git_memory.model import keys\n\n\ndef test_same():\n"
+        "    assert keys.same(2, 2)\n    assert not keys.same(1, 2)\n", encoding="utf-8")
+    assert _tool(root, "map").returncode == 0
+    done = _tool(root, "run", "--module", "keys")
+    assert done.returncode == 0, done.stderr
+    result = json.loads((root / "tools" / "mutation_results.json").read_text())["keys"]
+    assert result["mutants"] == 1 and result["killed"] == 1 and result["score"] == 100.0
+    assert (root / "omh_git_memory" / "model" / "keys.py").read_text(encoding="utf-8") == MODULE
+
+
+@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGINT])
+def test_stopping_a_run_puts_the_module_back_at_once(tmp_path: Path, how: int) -> None:
+    root = _project(tmp_path)
+    pid_file = tmp_path / "hang.pid"
+    run = _start_hanging_run(root, pid_file)
+    try:
+        run.send_signal(how)
+        run.communicate(timeout=60)
+    finally:
+        _kill_hanging_test(pid_file)
+    assert run.returncode == 130
+    assert (root / "omh_git_memory" / "model" / "keys.py").read_text(encoding="utf-8") == MODULE
+    assert not (root / ".mutation" / "pending.json").exists()
+    with pytest.raises(ProcessLookupError):  # the mutant's test run went with it
+        os.kill(int(pid_file.read_text(encoding="utf-8")), 0)
+
+
+def test_a_run_killed_outright_is_repaired_by_restore(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    pid_file = tmp_path / "hang.pid"
+    run = _start_hanging_run(root, pid_file)
+    run.kill()
+    run.communicate(timeout=60)
+    _kill_hanging_test(pid_file)
+    assert (root / "omh_git_memory" / "model" / "keys.py").read_text(encoding="utf-8") != MODULE
+    done = _tool(root, "restore")
+    assert done.returncode == 0 and "restored" in done.stderr
+    assert (root / "omh_git_memory" / "model" / "keys.py").read_text(encoding="utf-8") == MODULE
+    assert _tool(root, "restore").stderr == ""  # nothing left to do
+
+
+def test_a_mutant_that_breaks_the_modules_import_counts_as_killed(tmp_path: Path) -> None:
+    # Negating the guard makes importing the module fail: no listed test can even be
+    # collected (pytest exits 4 for node ids it cannot collect), so every test fails.
+    root = _project(tmp_path)
+    (root / "omh_git_memory" / "model" / "keys.py").write_text(
+        "def check():\n    if 2 > 3:\n        raise ImportError('a mutant ran')\n\n\n"
+        "check()\n", encoding="utf-8")
+    (root / "tests" / "test_k.py").write_text(
+        "from omh_git_memory.model import keys\n\n\ndef test_check():\n"
+        "    keys.check()\n", encoding="utf-8")
+    assert _tool(root, "map").returncode == 0
+    done = _tool(root, "run", "--module", "keys")
+    assert done.returncode == 0, done.stderr
+    result = json.loads((root / "tools" / "mutation_results.json").read_text())["keys"]
+    negated = [m for m in result["survivors"] if m["operator"] == "AddNot"]
+    assert negated == [] and result["error"] == 0, json.dumps(result)
+    assert result["killed"] == 1
+
+
+def test_an_equivalent_entry_naming_lines_covers_only_those_sites(tmp_path: Path) -> None:
+    # The same text at two sites: the entry's reason holds for line 2 only, so the
+    # mutant at line 6 still counts against the score, in a run and after rescore.
+    root = _project(tmp_path)
+    (root / "omh_git_memory" / "model" / "keys.py").write_text(
+        "def same(a, b):\n    return a == b\n\n\ndef also(a, b):\n    return a == b\n",
+        encoding="utf-8")
+    (root / "tests" / "test_k.py").write_text(
+        "from omh_git_memory.model import keys\n\n\ndef test_runs():\n"
+        "    keys.same(1, 2)\n    keys.also(1, 2)\n", encoding="utf-8")
+    (root / "tools" / "mutation_equivalent.toml").write_text(
+        '[[mutant]]\nmodule = "keys"\nbefore = "return a == b"\nafter = "return a != b"\n'
+        'lines = [2]\nreason = "only this site"\n', encoding="utf-8")
+    assert _tool(root, "map").returncode == 0
+    assert _tool(root, "run", "--module", "keys").returncode == 0
+    for _ in ("run", "rescore"):
+        result = json.loads((root / "tools" / "mutation_results.json").read_text())["keys"]
+        assert (result["mutants"], result["equivalent"], result["survived"]) == (2, 1, 1)
+        assert [s["where"] for s in result["survivors"]] == ["omh_git_memory/model/keys.py:6"]
+        assert _tool(root, "rescore").returncode == 0
