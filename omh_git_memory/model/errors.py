@@ -3,7 +3,7 @@
 Every expected failure is an :class:`OmhError` whose message says what went wrong
 and what to do. The edges (CLI, MCP server) turn it into one line and a non-zero
 exit or a tool error; anything else is a bug. Each kind of failure has its own
-class, declared here and nowhere else (tests/test_architecture.py checks it), so a
+class, declared here and nowhere else (tests/package/test_architecture.py checks it), so a
 reader sees every way omh refuses in one file, grouped by the part that refuses.
 
 This module imports nothing from the package when it runs: every other module
