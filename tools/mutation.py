@@ -127,7 +127,10 @@ MODULES = {
     "triggers": "expiry/triggers.py",
     "stale": "expiry/stale.py",
     "secret_scan": "model/secret_scan.py",
-    "server": "agent/server.py",
+    "server_tools": "agent/tools.py",
+    "server_transport": "agent/transport.py",
+    "server_probe": "agent/probe.py",
+    "server_sdk": "agent/sdk.py",
 }
 
 IMPORT = "<import>"

@@ -50,7 +50,8 @@ def ask(ws: Workspace, question: Question, *, searcher: Searcher | None = None,
     as it is now, indexed with `progress`). `semantic` gives the semantic view to
     fuse in, or None (by words). The first `excerpts` results' notes are read again
     (parsing a note costs a Markdown parser: the command line asks for none)."""
-    searcher = searcher or ws.searcher(progress=progress)
+    if searcher is None:
+        searcher = ws.searcher(progress=progress)
     view = semantic(searcher) if semantic is not None else None
     answer = recall(searcher, question.text, question.also, semantic=view)
     fired = stale_marks(shown_docs(answer), ws.facts())

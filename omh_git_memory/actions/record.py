@@ -49,7 +49,8 @@ def record(ws: Workspace, draft: Observation | TopicDraft, *, searcher: Searcher
     if isinstance(draft, TopicDraft):  # built, and refused, before the store is read
         topic = build_topic(dataclasses.replace(draft, invalidated_by=pinned),
                             ws.config().keys, dt.date.today())
-    searcher = searcher or ws.searcher(progress=progress)
+    if searcher is None:
+        searcher = ws.searcher(progress=progress)
     repeats_of = _repeats_in(ws, searcher)
     if isinstance(draft, Observation) and replaces is not None:
         return _replace(ws, replaces, dataclasses.replace(draft, invalidated_by=pinned),

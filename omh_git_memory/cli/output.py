@@ -1,4 +1,5 @@
-"""Helpers the commands share: where we are, JSON output, and note lookup."""
+"""Helpers the commands share: where we are, progress, JSON and line output, and
+the errors of an option."""
 
 from __future__ import annotations
 
@@ -12,9 +13,6 @@ import typer
 
 if TYPE_CHECKING:
     from omh_git_memory.actions.workspace import Workspace
-    from omh_git_memory.model.layers import Layer
-    from omh_git_memory.stores.graph import Graph
-    from omh_git_memory.stores.reading import StoredNote
 
 
 def here() -> Workspace:
@@ -88,35 +86,6 @@ def say_lines(text: str) -> None:
     from omh_git_memory.model.keys import printable
 
     typer.echo("\n".join(printable(line) for line in text.split("\n")), nl=False)
-
-
-def all_notes(ws: Workspace) -> Graph:
-    return ws.graph()
-
-
-def find_notes(graph: Graph, key: str, layer: Layer | None) -> list[StoredNote]:
-    """The notes claiming `key` (in `layer`, or in any), or NoteNotFound with a hint."""
-    from rapidfuzz import process
-
-    from omh_git_memory.model.errors import NoteNotFound
-    from omh_git_memory.model.layers import Layer
-
-    layers = [layer] if layer is not None else list(Layer)
-    found = [entry for lay in layers for entry in graph.claimants(lay, key)]
-    if found:
-        return found
-    where = f"the {layer} layer" if layer is not None else "any layer"
-    others = [lay for lay in Layer if lay != layer and (
-        graph.claimants(lay, key) or (lay is Layer.TEAM and key in graph.derived))]
-    if layer is not None and others:
-        raise NoteNotFound(f"no note {key} in the {layer} layer; the {others[0]} layer holds "
-                           f"it: use --layer {others[0]}, or leave --layer out")
-    # never "did you mean" itself; a stub or the topic is a key one can mean too
-    keys = sorted(({e.key for e in graph.entries} | graph.derived) - {key})
-    # A cutoff low enough for a typo, high enough not to offer an unrelated key.
-    guess = process.extractOne(key, keys, score_cutoff=75) if keys else None
-    hint = f"; did you mean {guess[0]}?" if guess else "; `omh memory` lists the keys"
-    raise NoteNotFound(f"no note {key} in {where}{hint}")
 
 
 def usage_error(message: str) -> typer.Exit:

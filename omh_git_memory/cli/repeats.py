@@ -3,7 +3,7 @@ both note types on the command line."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from omh_git_memory.cli.output import say
@@ -11,18 +11,6 @@ from omh_git_memory.cli.output import say
 if TYPE_CHECKING:
     from omh_git_memory.actions.near_duplicate import Pair
     from omh_git_memory.actions.workspace import Workspace
-    from omh_git_memory.model.note import Note
-    from omh_git_memory.recall.bm25 import Searcher
-
-
-def repeats_of(ws: Workspace, searcher: Searcher) -> Callable[[Note], Sequence[Pair]]:
-    """What `remember` asks before a write: the notes of `searcher`'s store a note repeats."""
-    from omh_git_memory.actions.near_duplicate import repeated
-    from omh_git_memory.recall.reread import note_of
-
-    config = ws.config()
-    return lambda note: repeated(
-        note, searcher, lambda doc: note_of(ws.repo, config, doc, searcher.local_notes))
 
 
 def team_repeats_of(ws: Workspace, keys: Sequence[str],
