@@ -1,6 +1,6 @@
 """NearDuplicate attacked: stores that blow the candidate blocking up, and remember's
 warning where a second note is written beside its twin (real repositories, the real
-CLI in a subprocess)."""
+CLI through tests.helpers.omh)."""
 
 from __future__ import annotations
 

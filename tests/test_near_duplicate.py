@@ -1,5 +1,5 @@
 """NearDuplicate: the lint rule over real repositories, and remember's warning
-(the CLI in a subprocess, the MCP server through a real client)."""
+(the CLI through tests.helpers.omh, the MCP server through a real client)."""
 
 from __future__ import annotations
 

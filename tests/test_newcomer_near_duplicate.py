@@ -1,6 +1,6 @@
 """NearDuplicate as a newcomer meets it: do what remember's warning says, on each
 surface, and the store must be left with one note, not a pair lint still names.
-The real CLI in a subprocess, the real MCP server through the SDK's client."""
+The real CLI (tests.helpers.omh), the real MCP server through the SDK's client."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Promote and review say when a note to share repeats a team note (NearDuplicate's
-advice at the moment a person decides): the real CLI in a subprocess."""
+advice at the moment a person decides): the real CLI (tests.helpers.omh)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """`omh memory update` and `edit`, and `remember(replaces=…)` over MCP: real
-repositories, the real CLI in a subprocess, a real MCP client."""
+repositories, the real CLI (tests.helpers.omh), a real MCP client."""
 
 from __future__ import annotations
 
