@@ -191,6 +191,9 @@ _SIGNALS = tuple(s for s in (signal.SIGINT, signal.SIGTERM, signal.SIGQUIT, sign
                              signal.SIGPIPE, signal.SIGCHLD, signal.SIGALRM))
 
 
+_STREAMS = ("stdin", "stdout", "stderr", "__stdin__", "__stdout__", "__stderr__")
+
+
 def omh_in_process(cwd: Path, *args: str, env: dict[str, str] | None = None) -> Run:
     """`omh ARGS` run by `cli.main` in this process, as a subprocess would run it:
     from `cwd`, with `env` over the environment, stdout and stderr captured as from
@@ -208,8 +211,7 @@ def omh_in_process(cwd: Path, *args: str, env: dict[str, str] | None = None) -> 
 
     saved_env = dict(os.environ)
     saved_cwd = os.getcwd()
-    saved_streams = (sys.stdin, sys.stdout, sys.stderr,
-                     sys.__stdin__, sys.__stdout__, sys.__stderr__)
+    saved_streams = tuple(getattr(sys, name) for name in _STREAMS)
     saved_argv = sys.argv
     saved_tempdir = tempfile.tempdir
     saved_umask = os.umask(0o022)
@@ -238,8 +240,8 @@ def omh_in_process(cwd: Path, *args: str, env: dict[str, str] | None = None) -> 
         root.setLevel(logging.WARNING)
         logging.disable(logging.NOTSET)
         sys.argv = [str(Path(cli.__file__).parent.parent / "__main__.py"), *args]
-        sys.stdin, sys.stdout, sys.stderr = stdin, stdout, stderr
-        sys.__stdin__, sys.__stdout__, sys.__stderr__ = stdin, stdout, stderr
+        for name, stream in zip(_STREAMS, (stdin, stdout, stderr) * 2, strict=True):
+            setattr(sys, name, stream)  # the __std*__ too: what shutil asks for a width
         with warnings.catch_warnings():
             warnings.resetwarnings()
             for category in (DeprecationWarning, PendingDeprecationWarning, ImportWarning,
@@ -256,8 +258,8 @@ def omh_in_process(cwd: Path, *args: str, env: dict[str, str] | None = None) -> 
             if not stream.closed:
                 stream.flush()
     finally:
-        (sys.stdin, sys.stdout, sys.stderr,
-         sys.__stdin__, sys.__stdout__, sys.__stderr__) = saved_streams
+        for name, saved in zip(_STREAMS, saved_streams, strict=True):
+            setattr(sys, name, saved)
         sys.argv = saved_argv
         os.chdir(saved_cwd)
         os.environ.clear()
