@@ -10,7 +10,7 @@ import pytest
 
 from omh_git_memory.agent import stop_hook
 from omh_git_memory.model.errors import ConfigError
-from tests.helpers import omh
+from tests.helpers import Run, omh
 
 OURS = {"type": "command", "command": "omh memory review --summary --for claude"}
 SETTINGS = ".claude/settings.json"
@@ -134,22 +134,21 @@ def test_remove_of_text_without_our_hook_is_unchanged() -> None:
         stop_hook.add('{"hooks": 3}')
 
 
-def test_write_without_omh_session_says_the_hook_will_stay_silent(repo_dir: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "OMH_SESSION"}
+def test_write_without_omh_session_says_the_hook_will_stay_silent(
+    repo_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OMH_SESSION", raising=False)
+    env: dict[str, str] = {}
     hint = "while OMH_SESSION is unset"
-    import subprocess
-    import sys
 
-    def write(environ: dict[str, str]) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "omh_git_memory", "mcp", "config",
-                               "claude", "--write"], cwd=repo_dir, env=environ,
-                              capture_output=True, text=True, check=False)
+    def write(environ: dict[str, str]) -> Run:
+        return omh(repo_dir, "mcp", "config", "claude", "--write", env=environ)
 
     unset = write(env)
-    assert unset.returncode == 0 and hint in unset.stdout, unset.stdout
-    assert "docs/mcp.md" in unset.stdout
+    assert unset.code == 0 and hint in unset.out, unset.out
+    assert "docs/mcp.md" in unset.out
     (repo_dir / ".claude/settings.json").unlink()
     named = write({**env, "OMH_SESSION": "s1"})
-    assert named.returncode == 0 and hint not in named.stdout
+    assert named.code == 0 and hint not in named.out
     again = write(env)  # the hook is there already: nothing new to say
-    assert again.returncode == 0 and hint not in again.stdout
+    assert again.code == 0 and hint not in again.out
