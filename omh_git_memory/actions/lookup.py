@@ -34,13 +34,11 @@ def find_notes(graph: Graph, key: str, layer: Layer | None) -> list[StoredNote]:
 def _did_you_mean(graph: Graph, key: str) -> str:
     """`; did you mean K?` for a key close enough to be a typo of `key`, else where
     the keys are listed."""
-    from rapidfuzz import process  # only when a key is not found
+    from omh_git_memory.model.similar import closest  # only when a key is not found
 
     # never "did you mean" itself; a stub or the topic is a key one can mean too
-    keys = sorted(({e.key for e in graph.entries} | graph.derived) - {key})
-    # A cutoff low enough for a typo, high enough not to offer an unrelated key.
-    guess = process.extractOne(key, keys, score_cutoff=75) if keys else None
-    return f"; did you mean {guess[0]}?" if guess else "; `omh memory` lists the keys"
+    guess = closest(key, ({e.key for e in graph.entries} | graph.derived) - {key})
+    return f"; did you mean {guess}?" if guess else "; `omh memory` lists the keys"
 
 
 def written(graph: Graph, key: str, layer: Layer | None) -> list[StoredNote]:

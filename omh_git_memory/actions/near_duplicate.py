@@ -182,12 +182,12 @@ def similarity(a: Compared, b: Compared, cutoff: float = 0.0) -> float:
     changed word two pairs, an added sentence its own; a long page shares few word
     pairs with another on a different subject however many words it shares. 0 below
     `cutoff`."""
-    from rapidfuzz import fuzz
+    from omh_git_memory.model.similar import ratio
 
     x, y = a.word_pairs, b.word_pairs
     if 200.0 * min(len(x), len(y)) < cutoff * (len(x) + len(y)):
         return 0.0  # the lengths alone rule it out
-    return float(fuzz.ratio(x, y, score_cutoff=cutoff))
+    return ratio(x, y, cutoff)
 
 
 def pairs(notes: Sequence[Compared], threshold: float = THRESHOLD,

@@ -169,11 +169,10 @@ def find_target(graph: Graph, derived: Mapping[str, str], key: str,
 
 def _nearest(graph: Graph, key: str) -> str:
     """`; did you mean K?` for a written key close enough to be a typo of `key`."""
-    from rapidfuzz import process
+    from omh_git_memory.model.similar import closest
 
-    keys = sorted({e.key for e in graph.entries} - {key})
-    guess = process.extractOne(key, keys, score_cutoff=75) if keys else None
-    return f"; did you mean {guess[0]}?" if guess else "; `omh memory` lists the keys"
+    guess = closest(key, {e.key for e in graph.entries} - {key})
+    return f"; did you mean {guess}?" if guess else "; `omh memory` lists the keys"
 
 
 # --- the text: set what was asked, keep every other byte ---------------------------

@@ -36,6 +36,7 @@ HOMES = {
     "onnxruntime": {"recall/semantic.py"},
     "onnx": {"recall/semantic.py"},
     "tomlkit": {"agent/config_edit.py"},
+    "rapidfuzz": {"model/similar.py"},
 }
 
 
