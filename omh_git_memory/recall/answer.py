@@ -11,7 +11,7 @@ from typing import Final
 
 from omh_git_memory.recall.document import Doc
 
-MAX_RESULTS: Final = 8  # the seed's budget: eight matched notes
+MAX_RESULTS: Final = 8  # rule: recall names at most eight matched notes
 
 
 @dataclass(frozen=True)

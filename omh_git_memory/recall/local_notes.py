@@ -60,7 +60,7 @@ _NOTES_FORMAT: Final = 1
 
 class NoteCache:
     """The local layer's files as parsed and analysed before, by the SHA-256 of each
-    file's bytes (issue 23, item 19): parsing a large note costs seconds, and every
+    file's bytes: parsing a large note costs seconds, and every
     `omh memory`, recall and remember reads every local note. A file read again
     with the same bytes is taken from the cache; any other is parsed afresh. Only
     what the last read found is kept, so the cache is never larger than the store.

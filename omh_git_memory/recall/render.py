@@ -1,7 +1,8 @@
-"""The answer as text: the seed's tree, and the excerpts an agent reads.
+"""The answer as text: recall's tree, and the excerpts an agent reads.
 
 Every line of the tree that names a note carries the note's layer and date
-(invariant 1), then its title and where to read it in full.
+(invariant: every answer shows its layer and date), then its title and where to
+read it in full.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ def what_it_is(doc: Doc) -> str:
 
 def render_tree(answer: Answer, stale: Mapping[tuple[str, str], str] | None = None,
                 also: str = "--also") -> str:
-    """The seed's tree. Every line that names a note carries its layer and date, and
+    """Recall's answer as a tree. Every line that names a note carries its layer and date, and
     `· stale` when the note's trigger has fired (`stale`: (layer, key) → why), then
     what the note is (its title) and where to read it in full. `also` is how the
     asker adds a phrasing (`--also` on the command line, `also_phrased_as` over MCP)."""

@@ -26,7 +26,7 @@ def shape(config: Config) -> str:
     on: the settings the build reads (the checkout's `.omh/memory.toml`, as
     :func:`~omh_git_memory.model.config.load_config` gives them — committed or not: the
     stub and topic key templates, `[stubs] exclude`), the cache format, and the code
-    that parses, derives and tokenises (issue 23, item 16). A snapshot of another
+    that parses, derives and tokenises. A snapshot of another
     shape is never loaded, nor patched as a base: it is built again."""
     templates = config.keys.templates
     settings = (templates.get("stub", DEFAULT_TEMPLATES["stub"]),

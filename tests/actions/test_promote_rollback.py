@@ -6,7 +6,7 @@ promote beside a user's own file, and a symlink committed under `.omh/notes`.
 Each test states what a user sees (the branch, the index, the files, the notes of
 each layer), not how promote gets there.
 
-Found by mutation testing (the holes of issue 14: docs/records/mutation-holes.md);
+Found by mutation testing (the holes docs/records/mutation-holes.md lists);
 was tests/test_holes_promote.py.
 """
 

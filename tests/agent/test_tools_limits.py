@@ -3,7 +3,7 @@ through a real MCP client, and the argument limits docs/mcp.md states, tested wi
 the numbers the page gives (never the server's constants, which a change would
 move with the test).
 
-Found by mutation testing (the holes of issue 14: docs/records/mutation-holes.md);
+Found by mutation testing (the holes docs/records/mutation-holes.md lists);
 was tests/test_holes_mcp.py."""
 
 from __future__ import annotations

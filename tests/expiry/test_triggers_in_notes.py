@@ -2,7 +2,7 @@
 lint refuses, what the write path pins, qualified symbols, and that a trigger omh
 cannot tell about is never shown as stale.
 
-Found by mutation testing (the holes of issue 14: docs/records/mutation-holes.md);
+Found by mutation testing (the holes docs/records/mutation-holes.md lists);
 was tests/test_holes_triggers.py."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """What callers of the git modules see, written for the mutants the mutation pass found
-alive (issue 14, mutation pass 4): which checkouts a clone has, the root commit,
+alive (mutation pass 4): which checkouts a clone has, the root commit,
 reading trees and blobs (a partial or damaged clone refused by name), the write
 obstacles in HEAD, the index and on disk, the commit writer and its undo.
 

@@ -40,7 +40,7 @@ def remembered(repo: Path, observed: str, *extra: str, expected: str = "e",
 
 def remember_seed(repo: Path, observed: str = "Mounting a credential file returns EBUSY.",
                   env: dict[str, str] | None = None) -> None:
-    """The seed note (tests.helpers.SEED_ARGS) remembered, observing `observed`."""
+    """The example note (tests.helpers.SEED_ARGS) remembered, observing `observed`."""
     args = list(SEED_ARGS)
     args[args.index("--observed") + 1] = observed
     run = omh(repo, *args, env=env)

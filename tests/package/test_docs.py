@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+import tokenize
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -54,8 +57,6 @@ def _pages() -> dict[str, str]:
 
 def test_no_page_installs_omh_from_a_package_index() -> None:
     # docs/ci.md said `pip install omh-git-memory`; no index publishes it.
-    import re
-
     for page, text in _pages().items():
         for command in re.findall(r"pip install ([^\n`]*)", text):
             for arg in command.split():
@@ -76,3 +77,48 @@ def test_the_mcp_page_says_codex_needs_a_trusted_project() -> None:
     text = " ".join((DOCS / "mcp.md").read_text().split())
     assert "only when you trust the project" in text
     assert 'trust_level = "trusted"' in (DOCS / "mcp.md").read_text()
+
+
+# A citation by name ("invariant: rm never cascades"), and the kinds that point at
+# nothing in the repository: a numbered invariant, an issue number, a page of the
+# specification the project started from.
+_CITATION = re.compile(r"\b(?:invariant|rule): ", re.IGNORECASE)
+_POINTS_NOWHERE = re.compile(
+    r"\binvariants? \d+|\bissues? #?\d+|\bthe\s+seed\b|\bseed\s+page", re.IGNORECASE)
+
+
+def _prose(path: Path) -> str:
+    """The comments and string literals of a Python file, as one line of words, so a
+    name broken over two lines of a comment or a docstring reads whole."""
+    with path.open("rb") as handle:
+        tokens = [token.string.lstrip("#") for token in tokenize.tokenize(handle.readline)
+                  if token.type in (tokenize.COMMENT, tokenize.STRING)]
+    return " ".join(" ".join(tokens).split())
+
+
+def _sources() -> list[Path]:
+    return sorted(path for folder in ("omh_git_memory", "tests", "bench")
+                  for path in (ROOT / folder).rglob("*.py"))
+
+
+def test_every_invariant_and_rule_cited_is_in_the_invariants_page() -> None:
+    names = [line[4:].lower() for line in (DOCS / "invariants.md").read_text().splitlines()
+             if line.startswith("### ") and _CITATION.match(line[4:])]
+    assert len(names) > 10, names
+    unknown = []
+    for path in _sources():
+        prose = _prose(path)
+        for found in _CITATION.finditer(prose):
+            cited = prose[found.start():].lower()
+            if not any(cited.startswith(name) for name in names):
+                unknown.append(f"{path.relative_to(ROOT)}: {prose[found.start():][:60]}")
+    assert not unknown, f"name these as docs/invariants.md does, or add them there: {unknown}"
+
+
+def test_no_comment_cites_what_the_repository_does_not_hold() -> None:
+    """A numbered invariant, an issue number or the specification's pages name
+    something a reader of the repository cannot find: cite the invariant or rule by
+    its name, or say what is meant."""
+    found = [f"{path.relative_to(ROOT)}: {match.group()!r}" for path in _sources()
+             for match in _POINTS_NOWHERE.finditer(_prose(path))]
+    assert not found, found

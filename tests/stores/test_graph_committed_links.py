@@ -6,7 +6,7 @@ Each case tells "reaches only a local note" apart from "reaches no note at all"
 and from "reaches a team note", which the older tests never did: their team
 links pointed at keys that exist in no layer.
 
-Found by mutation testing (the holes of issue 14: docs/records/mutation-holes.md);
+Found by mutation testing (the holes docs/records/mutation-holes.md lists);
 was tests/test_holes_invariant2.py.
 """
 
