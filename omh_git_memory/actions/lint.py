@@ -18,6 +18,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Final, Protocol
 
 from omh_git_memory.expiry.triggers import trigger_problem
+from omh_git_memory.model.errors import BadArguments
 from omh_git_memory.model.keys import printable
 from omh_git_memory.model.layers import Layer
 from omh_git_memory.model.note import Note, link_line, render
@@ -296,13 +297,21 @@ class Linted:
 def lint_workspace(ws: Workspace, ref: str | None = None, worktree: bool = False) -> Linted:
     """Lint the team notes as the working tree has them (`worktree`), those committed
     at `ref`, or else the whole store: the team notes at HEAD and the local layer."""
+    if ref is not None and worktree:
+        raise BadArguments("--ref and --worktree name two different sets of notes; give one")
     if worktree:
         graph, read = ws.worktree_team_graph(), "the team notes in the working tree"
     elif ref is not None:
         graph, read = ws.graph(ref, local=False), f"the team notes at {ref}"
     else:
+        from omh_git_memory.actions.lint_summary import fingerprint, remember_report
+
+        mark = fingerprint(ws)  # before reading, so a change meanwhile is linted again
         graph, read = ws.graph(), f"team notes at HEAD and {ws.local.root}"
-    return Linted(lint(graph), read, team_only=worktree or ref is not None)
+        linted = Linted(lint(graph), read, team_only=False)
+        remember_report(ws, linted.report, mark)  # the counts recall's description shows
+        return linted
+    return Linted(lint(graph), read, team_only=True)
 
 
 def note_refusals(note: Note) -> list[tuple[str, int | None, str]]:

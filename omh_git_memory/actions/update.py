@@ -443,7 +443,13 @@ def derived_sources(ws: Workspace) -> dict[str, str]:
 
 def update(ws: Workspace, key: str, changes: Changes, layer: Layer | None = None,
            strict: bool = False) -> Updated:
-    """`omh memory update`: set the sections and fields `changes` gives."""
+    """`omh memory update`: set the sections and fields `changes` gives. A new
+    `invalidated_by` is pinned against HEAD first, as remember pins it."""
+    if changes.invalidated_by is not None:
+        from omh_git_memory.expiry.stale import pin_trigger
+
+        changes = replace(changes, invalidated_by=pin_trigger(changes.invalidated_by,
+                                                              ws.facts()))
     if changes.empty():
         raise NoteRefused(f"nothing to update: give a section to change (--expected, "
                           f"--observed, --evidence, --answers, --relates-to, …), or run "

@@ -267,7 +267,7 @@ class Tools:
     loaded), then one method a call."""
 
     def __init__(self, ws: Workspace) -> None:
-        from omh_git_memory.agent.lint_summary import (
+        from omh_git_memory.actions.lint_summary import (
             LINT_AT_START,
             refresh_later,
             summary_at_start,

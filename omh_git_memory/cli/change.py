@@ -54,18 +54,13 @@ def update(
     from omh_git_memory.actions.remember import single_trigger
     from omh_git_memory.actions.update import Changes
     from omh_git_memory.actions.update import update as do_update
-    from omh_git_memory.expiry.stale import pin_trigger
 
-    day = recorded_day(recorded)
-    trigger = single_trigger(invalidated_by)
-    ws = here()
     changes = Changes(
         expected=expected, observed=observed, evidence=evidence, answers=answers,
-        relates_to=relates_to,
-        invalidated_by=pin_trigger(trigger, ws.facts()) if trigger is not None else None,
-        source=source, recorded=day, title=title,
+        relates_to=relates_to, invalidated_by=single_trigger(invalidated_by),
+        source=source, recorded=recorded_day(recorded), title=title,
     )
-    done = do_update(ws, key, changes, chosen_layer(layer), strict)
+    done = do_update(here(), key, changes, chosen_layer(layer), strict)
     _report_change(done, "update", as_json)
 
 

@@ -72,23 +72,8 @@ def lint(
     secret), four warn. Fails on a refusal, and with --ref or --worktree on a team
     link no team note answers."""
     from omh_git_memory.actions.lint import RULES, Severity, lint_workspace
-    from omh_git_memory.model.errors import BadArguments
-
-    if ref is not None and worktree:
-        raise BadArguments("--ref and --worktree name two different sets of notes; give one")
-    ws = here()
-    whole_store = ref is None and not worktree
-    mark = None
-    if whole_store:
-        from omh_git_memory.agent.lint_summary import fingerprint
-
-        mark = fingerprint(ws)  # before reading, so a change meanwhile is linted again
-    linted = lint_workspace(ws, ref, worktree)
+    linted = lint_workspace(here(), ref, worktree)
     report = linted.report
-    if whole_store:  # the whole store: the counts recall's description shows
-        from omh_git_memory.agent.lint_summary import remember_report
-
-        remember_report(ws, report, mark)
     if as_json:
         emit_json(
             {

@@ -122,7 +122,7 @@ def test_the_graph_rule_compares_both_layers_in_process(repo_dir: Path) -> None:
 
 
 def test_the_store_health_line_counts_it_like_the_other_rules(repo_dir: Path) -> None:
-    from omh_git_memory.agent.lint_summary import lint_now
+    from omh_git_memory.actions.lint_summary import lint_now
 
     team_notes(repo_dir, {
         ".omh/notes/a.md": topic_note("a", "The upload test retries three times", RETRIES),

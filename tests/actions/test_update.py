@@ -631,3 +631,16 @@ def test_ctrl_c_in_the_editor_is_the_editors_not_a_kill(repo_dir: Path, tmp_path
                           capture_output=True, text=True, check=False, start_new_session=True)
     assert done.returncode == 0, (done.returncode, done.stderr)
     assert path.read_text() == _seed_with("after ctrl-c")
+
+
+def test_the_core_update_pins_a_file_trigger_as_remember_does(repo_dir: Path) -> None:
+    """The pinning moved from the CLI into `actions.update.update` (one core call an
+    edge); a caller of the core gets a pinned trigger, not the shorthand."""
+    from omh_git_memory.actions.update import Changes, update
+    from omh_git_memory.actions.workspace import open_workspace
+
+    path = _remember_seed(repo_dir)
+    done = update(open_workspace(repo_dir), SEED_KEY, Changes(invalidated_by="file:README.md"))
+    blob = git(repo_dir, "rev-parse", "HEAD:README.md").strip()
+    assert done.changed
+    assert f"invalidated_by: file:README.md@{blob}\n" in path.read_text(encoding="utf-8")

@@ -543,7 +543,7 @@ def test_remember_refreshes_the_counts_only_over_the_start_limit(
     asks for a background lint so the next session starts with fresh counts. The
     store holds three written notes (deploy, ports, cache; README's stub and the topic
     are not)."""
-    from omh_git_memory.agent import lint_summary
+    from omh_git_memory.actions import lint_summary
 
     (served / ".omh/notes/ports.md").write_text(note_text("ports", body="CI uses 8080.\n"))
     (served / ".omh/notes/cache.md").write_text(note_text("cache", body="Kept a day.\n"))

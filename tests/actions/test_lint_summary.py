@@ -6,8 +6,8 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from omh_git_memory.actions import lint_summary
 from omh_git_memory.actions.workspace import open_workspace
-from omh_git_memory.agent import lint_summary
 from tests.helpers import note_text, omh
 
 
@@ -43,3 +43,29 @@ def test_the_cache_is_for_one_fingerprint_and_a_broken_cache_is_ignored(repo_dir
     path = lint_summary._cache_path(ws)
     path.write_bytes(b"garbage")
     assert lint_summary.summary_at_start(ws, 1) is not None  # linted again, not a crash
+
+
+def test_a_whole_store_lint_keeps_its_counts_and_a_team_only_lint_does_not(
+        repo_dir: Path) -> None:
+    """`lint_workspace` over the whole store saves the counts recall's description
+    shows (the CLI's job once); a lint of the team notes alone
+    (--ref, --worktree) counts another set of notes and must not."""
+    from omh_git_memory.actions.lint import lint_workspace
+    from omh_git_memory.model.errors import BadArguments
+
+    assert omh(repo_dir, "init").code == 0
+    ws = open_workspace(repo_dir)
+    (ws.local.root / "fence.md").write_text(note_text("fence", body="```\nopen\n"))
+    assert lint_workspace(ws, worktree=True).report.refused == 0
+    assert lint_workspace(ws, ref="HEAD").report.refused == 0
+    assert lint_summary.cached(ws, lint_summary.fingerprint(ws)) is None
+    linted = lint_workspace(ws)
+    assert linted.failed and linted.report.refused == 1
+    kept = lint_summary.cached(ws, lint_summary.fingerprint(ws))
+    assert kept is not None and kept.refused == 1 and "UnclosedFence" in kept.line()
+    try:
+        lint_workspace(ws, ref="HEAD", worktree=True)
+    except BadArguments as err:
+        assert "--ref and --worktree" in str(err)
+    else:
+        raise AssertionError("--ref with --worktree was not refused")
