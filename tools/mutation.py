@@ -494,9 +494,10 @@ def run_module(paths: Paths, module: str, limit: int | None, verbose: bool,
     mutants = mutants_of(target)[:limit]
     starts = _statement_starts(target.read_text(encoding="utf-8"))
     # The module's own test files first (for model/keys.py, tests/model/test_keys.py
-    # and tests/model/test_keys_*.py): a line run at import counts as run by every
-    # test, and under --max-tests the fastest of all of them are seldom the ones that
-    # check it.
+    # and tests/model/test_keys_*.py), then the other tests of its part: a line run at
+    # import counts as run by every test, and a module every command runs (the local
+    # notes' index) is run by most of them, so under --max-tests the fastest of all
+    # of them are seldom the ones that check it.
     part, stem = target.parent.name, target.stem
     kept: dict[str, Any] | None = None
     if recheck:
@@ -514,6 +515,7 @@ def run_module(paths: Paths, module: str, limit: int | None, verbose: bool,
                         for t in by_line.get(str(line), [])
                         for t in (everyone if t == IMPORT else [t])},
                        key=lambda t: (not _tests_of(part, stem, t),
+                                      not _in_part(part, t),
                                       durations.get(t, 60.0), t))
         tests = tests[:max_tests] if max_tests else tests
         mutant.tests = len(tests)
@@ -550,6 +552,13 @@ def _tests_of(part: str, stem: str, test: str) -> bool:
     path = Path(test.split("::")[0])
     return path.parent.name == part and (path.stem == f"test_{stem}"
                                          or path.stem.startswith(f"test_{stem}_"))
+
+
+def _in_part(part: str, test: str) -> bool:
+    """Whether the test id `test` is in the folder of the module's part, tests/<part>/:
+    a module with no test file of its own (one a split made) is tested there first,
+    not by the fastest tests anywhere that merely run its lines."""
+    return Path(test.split("::")[0]).parent.name == part
 
 
 def _statement_starts(source: str) -> dict[int, int]:

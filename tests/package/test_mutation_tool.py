@@ -169,3 +169,24 @@ def test_an_equivalent_entry_naming_lines_covers_only_those_sites(tmp_path: Path
         assert (result["mutants"], result["equivalent"], result["survived"]) == (2, 1, 1)
         assert [s["where"] for s in result["survivors"]] == ["omh_git_memory/model/keys.py:6"]
         assert _tool(root, "rescore").returncode == 0
+
+
+def test_a_mutant_is_tested_by_its_modules_own_tests_then_its_parts_then_the_rest() -> None:
+    """Under --max-tests the chosen tests are the module's own file's, then those of
+    its part's folder, and only then the fastest of the rest: a module with no test
+    file of its own (one a split made) is otherwise tested by whichever fast tests
+    merely run its lines."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("omh_mutation_tool", TOOL)
+    assert spec is not None and spec.loader is not None
+    tool = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = tool  # its dataclasses look their module up there
+    try:
+        spec.loader.exec_module(tool)
+    finally:
+        del sys.modules[spec.name]
+    assert tool._tests_of("recall", "bm25", "tests/recall/test_bm25_fast.py::t")
+    assert not tool._tests_of("recall", "bm25", "tests/recall/test_floor.py::t")
+    assert tool._in_part("recall", "tests/recall/test_floor.py::t")
+    assert not tool._in_part("recall", "tests/cli/test_cli.py::t")
