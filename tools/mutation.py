@@ -98,6 +98,7 @@ MODULES = {
     "reading": "stores/reading.py",
     "fileops": "stores/fileops.py",
     "promote": "actions/promote.py",
+    "listing": "actions/listing.py",
     "repository": "git/repository.py",
     "git_config": "git/config.py",
     "history": "git/history.py",
