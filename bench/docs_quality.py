@@ -1,0 +1,186 @@
+"""Recall over real repositories' documents (docs-dev), beside stemmed BM25, in one run.
+
+    python bench/docs_quality.py [DOCS_DEV] [--semantic]
+
+DOCS_DEV defaults to ../shared/bench/docs-dev: one folder per repository (its tracked
+Markdown files as they are) and questions.tsv (`repo sha question expected_path
+also_ok section kind`). Each folder is committed into a temporary git repository, set
+up with omh's own init, committed again, and every question is asked through omh's
+recall. A relevant question counts at the rank of the first result that is its
+expected document or one of `also_ok`; an off-topic one counts as silent when no note
+is returned at all.
+
+Printed per repository and pooled: P@1, top-3, top-8, MRR, mean notes returned (the
+relevant questions), off-topic answered with nothing (%) and the notes those got, for
+stemmed BM25 (k1 1.2, b 0.75) over whole documents (every document sharing a word:
+the baseline) and omh recall as shipped (and with --semantic, fused).
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+import sys
+import tempfile
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pygit2
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from recall_quality import BM25, SHARED, mcnemar, plain_words  # noqa: E402
+
+from omh_git_memory.actions.init import initialise  # noqa: E402
+from omh_git_memory.actions.workspace import open_workspace  # noqa: E402
+from omh_git_memory.recall.answer import shown_docs  # noqa: E402
+from omh_git_memory.recall.bm25 import Searcher  # noqa: E402
+from omh_git_memory.recall.floor import recall  # noqa: E402
+
+DOCS_DEV = SHARED / "docs-dev"
+FOLDERS = {"python-poetry/poetry": "poetry", "rust-lang/book": "book"}
+
+
+@dataclass(frozen=True)
+class Question:
+    repo: str
+    text: str
+    expected: frozenset[str]  # the documents that answer it
+    offtopic: bool
+
+
+@dataclass(frozen=True)
+class Row:
+    rank: int | None  # of the first answering document; None when absent or off-topic
+    shown: int  # notes returned, neighbours included
+    offtopic: bool
+
+
+Ranker = Callable[[str], tuple[list[str], int]]  # question -> (paths in order, notes shown)
+
+
+def questions(docs_dev: Path) -> list[Question]:
+    with (docs_dev / "questions.tsv").open(encoding="utf-8") as f:
+        rows = list(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
+    return [Question(r["repo"], r["question"],
+                     frozenset([r["expected_path"], *filter(None, r["also_ok"].split(","))]),
+                     r["kind"] == "offtopic") for r in rows]
+
+
+def commit_all(repo: pygit2.Repository, message: str) -> None:
+    repo.index.add_all()
+    repo.index.write()
+    sig = pygit2.Signature("bench", "bench@omh.invalid")
+    parents = [] if repo.head_is_unborn else [repo.head.target]
+    repo.create_commit("HEAD", sig, sig, message, repo.index.write_tree(), parents)
+
+
+def checkout_of(folder: Path, where: Path) -> Path:
+    """`folder`'s documents committed, then omh's init committed, as a user would."""
+    shutil.copytree(folder, where)
+    repo = pygit2.init_repository(str(where), initial_head="main")
+    commit_all(repo, "documents")
+    initialise(open_workspace(where))
+    commit_all(repo, "omh init")
+    return where
+
+
+def bm25_ranker(checkout: Path) -> Ranker:
+    texts = {str(p.relative_to(checkout)): p.read_text(encoding="utf-8", errors="replace")
+             for p in checkout.rglob("*.md") if ".git" not in p.parts and ".omh" not in p.parts}
+    model = BM25({k: Counter(plain_words(k.replace("/", " ") + " " + t))
+                  for k, t in texts.items()}, plain_words)
+
+    def ask(question: str) -> tuple[list[str], int]:
+        ranked = model.rank(question)
+        return ranked, len(ranked)
+    return ask
+
+
+def omh_ranker(searcher: Searcher, **options: object) -> Ranker:
+    def ask(question: str) -> tuple[list[str], int]:
+        answer = recall(searcher, question, **options)  # type: ignore[arg-type]
+        return [h.doc.location for h in answer.results], len(shown_docs(answer))
+    return ask
+
+
+def score(ask: Ranker, asked: Sequence[Question]) -> list[Row]:
+    rows = []
+    for q in asked:
+        paths, shown = ask(q.text)
+        if q.offtopic:
+            rows.append(Row(None, shown, True))
+            continue
+        ranks = [i + 1 for i, p in enumerate(paths) if p in q.expected]
+        rows.append(Row(ranks[0] if ranks else None, shown, False))
+    return rows
+
+
+def metrics(rows: Sequence[Row]) -> dict[str, float]:
+    relevant = [r for r in rows if not r.offtopic]
+    off = [r for r in rows if r.offtopic]
+    n = len(relevant) or 1
+    ranks = [r.rank for r in relevant]
+    return {
+        "P@1": 100 * sum(r == 1 for r in ranks) / n,
+        "top-3": 100 * sum(r is not None and r <= 3 for r in ranks) / n,
+        "top-8": 100 * sum(r is not None and r <= 8 for r in ranks) / n,
+        "MRR": sum(1 / r for r in ranks if r is not None and r <= 8) / n,
+        "returned": sum(r.shown for r in relevant) / n,
+        "silent": 100 * sum(r.shown == 0 for r in off) / (len(off) or 1),
+        "off returned": sum(r.shown for r in off) / (len(off) or 1),
+    }
+
+
+def run_repo(folder: Path, asked: Sequence[Question], semantic: bool) -> dict[str, list[Row]]:
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ["OMH_LOCAL_STORE"] = str(Path(tmp) / "local")
+        checkout = checkout_of(folder, Path(tmp) / "repo")
+        ws = open_workspace(checkout)
+        searcher = ws.searcher()
+        rankers: dict[str, Ranker] = {
+            "stemmed BM25, whole documents": bm25_ranker(checkout),
+            "omh recall (shipped)": omh_ranker(searcher),
+        }
+        if semantic:
+            rankers["omh recall + semantic"] = omh_ranker(searcher, semantic=ws.semantic(searcher))
+        return {name: score(ask, asked) for name, ask in rankers.items()}
+
+
+def table(title: str, results: dict[str, list[Row]], base: str) -> None:
+    print(f"\n{title}\n")
+    print("| ranker | P@1 | top-3 | top-8 | MRR | notes returned | off-topic silent % "
+          "| off-topic notes | p vs BM25 (P@1) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
+    for name, rows in results.items():
+        m = metrics(rows)
+        firsts = [r.rank == 1 for r in rows if not r.offtopic]
+        p = "—" if name == base else (
+            f"{mcnemar(firsts, [r.rank == 1 for r in results[base] if not r.offtopic]):.3f}")
+        print(f"| {name} | {m['P@1']:.1f} | {m['top-3']:.1f} | {m['top-8']:.1f} | "
+              f"{m['MRR']:.3f} | {m['returned']:.1f} | {m['silent']:.0f} | "
+              f"{m['off returned']:.1f} | {p} |")
+
+
+def main(docs_dev: Path, semantic: bool) -> None:
+    asked = questions(docs_dev)
+    per_repo: dict[str, dict[str, list[Row]]] = {}
+    for repo, name in FOLDERS.items():
+        mine = [q for q in asked if q.repo == repo]
+        per_repo[name] = run_repo(docs_dev / name, mine, semantic)
+        table(f"{name}: {len(mine)} questions", per_repo[name], "stemmed BM25, whole documents")
+    pooled = {n: [r for rows in per_repo.values() for r in rows[n]]
+              for n in next(iter(per_repo.values()))}
+    table(f"pooled: {len(pooled['omh recall (shipped)'])} questions", pooled,
+          "stemmed BM25, whole documents")
+
+
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    paths = [Path(a) for a in args if not a.startswith("--")]
+    main(paths[0] if paths else DOCS_DEV, semantic="--semantic" in args)
