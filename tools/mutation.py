@@ -125,6 +125,7 @@ MODULES = {
     "fusion": "recall/fusion.py",
     "floor": "recall/floor.py",
     "render": "recall/render.py",
+    "sections": "recall/sections.py",
     "triggers": "expiry/triggers.py",
     "stale": "expiry/stale.py",
     "secret_scan": "model/secret_scan.py",

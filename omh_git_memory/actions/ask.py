@@ -1,6 +1,7 @@
 """Recall as both edges ask it (`omh memory recall`, the MCP `recall` tool): a
-question, the ranked answer, which of the notes it shows have gone stale, and the
-best results' notes for the excerpts the agent's answer quotes."""
+question, the ranked answer, which of the notes it shows have gone stale, the
+section of each document a stub result points at, and the best results' notes for
+the excerpts the agent's answer quotes."""
 
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from omh_git_memory.expiry.stale import stale_marks
-from omh_git_memory.model.errors import BadArguments
+from omh_git_memory.git.trees import read_blob
+from omh_git_memory.model.errors import BadArguments, GitFailure
 from omh_git_memory.recall.answer import shown_docs
 from omh_git_memory.recall.floor import recall
 from omh_git_memory.recall.reread import note_of
+from omh_git_memory.recall.sections import Section, best_section, quoted_lines
 
 if TYPE_CHECKING:
     from omh_git_memory.actions.workspace import Workspace
@@ -20,6 +23,7 @@ if TYPE_CHECKING:
     from omh_git_memory.recall.answer import Answer
     from omh_git_memory.recall.bm25 import Searcher
     from omh_git_memory.recall.build import Progress
+    from omh_git_memory.recall.document import Doc
     from omh_git_memory.recall.fusion import Semantic
 
 
@@ -40,6 +44,11 @@ class Answered:
     answer: Answer
     stale: dict[tuple[str, str], str]  # (layer, key) → why, for the notes shown that fired
     notes: dict[tuple[str, str], Note] = field(default_factory=dict)  # the excerpted ones
+    # (layer, key) → the section that matched, for each stub result whose document
+    # holds a word of the question
+    sections: dict[tuple[str, str], Section] = field(default_factory=dict)
+    # (layer, key) → the section's lines to quote, for the excerpted stub results
+    quotes: dict[tuple[str, str], tuple[Section, list[str]]] = field(default_factory=dict)
 
 
 def ask(ws: Workspace, question: Question, *, searcher: Searcher | None = None,
@@ -60,4 +69,35 @@ def ask(ws: Workspace, question: Question, *, searcher: Searcher | None = None,
         note = note_of(ws.repo, ws.config(), hit.doc, searcher.local_notes)
         if note is not None:
             notes[(hit.doc.layer, hit.doc.key)] = note
-    return Answered(answer, fired, notes)
+    weights = question_weights(searcher, answer.question)
+    wanted = {t.word for p in answer.question for t in searcher.terms(p) if t.content}
+    sections: dict[tuple[str, str], Section] = {}
+    quotes: dict[tuple[str, str], tuple[Section, list[str]]] = {}
+    for rank, hit in enumerate(answer.results):
+        text = document_text(ws, hit.doc) if hit.doc.is_stub else None
+        found = best_section(text, weights) if text is not None else None
+        if text is not None and found is not None:
+            sections[(hit.doc.layer, hit.doc.key)] = found
+            if rank < excerpts:
+                quotes[(hit.doc.layer, hit.doc.key)] = (found, quoted_lines(text, found, wanted))
+    return Answered(answer, fired, notes, sections, quotes)
+
+
+def question_weights(searcher: Searcher, phrasings: Sequence[str]) -> dict[str, float]:
+    """Each word of the question's phrasings that the store holds, at its weight in
+    recall's scoring (its rarity; a function word at less), the best over phrasings."""
+    weights: dict[str, float] = {}
+    for phrasing in phrasings:
+        for term in searcher.terms(phrasing):
+            weights[term.word] = max(weights.get(term.word, 0.0), term.idf)
+    return weights
+
+
+def document_text(ws: Workspace, doc: Doc) -> str | None:
+    """The text of the document a stub indexes, as the index read it; None when its
+    blob cannot be read (a partial clone that lacks it): the result is still shown."""
+    content = doc.content
+    try:
+        return read_blob(ws.repo, content.blob_id, content.path).decode("utf-8", "replace")
+    except GitFailure:
+        return None

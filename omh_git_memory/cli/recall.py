@@ -16,6 +16,7 @@ from omh_git_memory.model.plural import count as _count
 if TYPE_CHECKING:
     from omh_git_memory.actions.workspace import Workspace
     from omh_git_memory.recall.bm25 import Searcher
+    from omh_git_memory.recall.sections import Section
     from omh_git_memory.recall.semantic import SemanticView
 
 
@@ -54,6 +55,7 @@ def recall(
                         "path": json_path(h.doc.layer, h.doc.location, h.doc.source),
                         "score": round(h.score, 4),
                         "stale": fired.get((h.doc.layer, h.doc.key)),
+                        "section": _section_json(answered.sections.get((h.doc.layer, h.doc.key))),
                         "neighbours": [
                             {"key": n.key, "layer": n.layer, "recorded": date_of(n),
                              "title": n.title,
@@ -69,7 +71,15 @@ def recall(
             }
         )
         return
-    say_lines(render_tree(answer, fired))
+    say_lines(render_tree(answer, fired, sections=answered.sections))
+
+
+def _section_json(section: Section | None) -> dict[str, object] | None:
+    """A stub result's matched section in `--json`: its heading (null for the lines
+    before the first heading) and its first and last line, 1-based."""
+    if section is None:
+        return None
+    return {"heading": section.heading, "start_line": section.start, "end_line": section.end}
 
 
 def _semantic_for(ws: Workspace,

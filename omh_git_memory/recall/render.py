@@ -19,6 +19,7 @@ from omh_git_memory.model.plural import agree, count
 from omh_git_memory.recall.answer import Answer
 from omh_git_memory.recall.bm25 import question_words
 from omh_git_memory.recall.document import Doc
+from omh_git_memory.recall.sections import Section
 from omh_git_memory.recall.tokens import is_function_word, without_links, words
 
 
@@ -55,13 +56,31 @@ def what_it_is(doc: Doc) -> str:
     return title if len(title) <= TITLE_WIDTH else title[: TITLE_WIDTH - 1].rstrip() + "…"
 
 
+def section_label(section: Section) -> str:
+    """`§ Heading, lines 12–30`, the heading cut to TITLE_WIDTH as a title is."""
+    heading = section.heading
+    if heading is not None and len(heading) > TITLE_WIDTH:
+        section = Section(heading[: TITLE_WIDTH - 1].rstrip() + "…", section.start, section.end)
+    return section.describe()
+
+
 def render_tree(answer: Answer, stale: Mapping[tuple[str, str], str] | None = None,
-                also: str = "--also") -> str:
+                also: str = "--also",
+                sections: Mapping[tuple[str, str], Section] | None = None) -> str:
     """Recall's answer as a tree. Every line that names a note carries its layer and date, and
     `· stale` when the note's trigger has fired (`stale`: (layer, key) → why), then
-    what the note is (its title) and where to read it in full. `also` is how the
-    asker adds a phrasing (`--also` on the command line, `also_phrased_as` over MCP)."""
+    what the note is (its title) and where to read it in full — for a stub result,
+    the section of its document that matched (`sections`: (layer, key) → section).
+    `also` is how the asker adds a phrasing (`--also` on the command line,
+    `also_phrased_as` over MCP)."""
     fired = stale or {}
+    matched = sections or {}
+    results = {id(h.doc) for h in answer.results}
+
+    def where(doc: Doc) -> str:
+        found = matched.get((doc.layer, doc.key)) if id(doc) in results else None
+        return read_at(doc) + (f" {section_label(found)}" if found is not None else "")
+
     blocks: list[list[tuple[str, Doc | None]]] = []
     for hit in answer.results:
         block: list[tuple[str, Doc | None]] = [(hit.doc.key, hit.doc)]
@@ -79,7 +98,7 @@ def render_tree(answer: Answer, stale: Mapping[tuple[str, str], str] | None = No
     meta_width = max((len(m) for m in metas.values()), default=0)
     lines = [
         f"{label.ljust(width)}  {metas[id(doc)].ljust(meta_width)}  "
-        f"{what_it_is(doc)} — {read_at(doc)}" if doc else label
+        f"{what_it_is(doc)} — {where(doc)}" if doc else label
         for block in blocks
         for label, doc in block
     ]
@@ -95,11 +114,17 @@ def render_tree(answer: Answer, stale: Mapping[tuple[str, str], str] | None = No
     return "\n".join(lines) + "\n"
 
 
-def excerpt(doc: Doc, note: Note, answer: Answer, limit: int = EXCERPT_EACH) -> list[str]:
+def excerpt(doc: Doc, note: Note, answer: Answer, limit: int = EXCERPT_EACH,
+            quote: tuple[Section, Sequence[str]] | None = None) -> list[str]:
     """A few lines of what `note` says, so that an agent rarely needs to open it:
-    a surprise's Observed and the first line of its Evidence; a stub's document and
-    the headings that matched the question; otherwise the first lines of its text.
+    a surprise's Observed and the first line of its Evidence; for a stub, the section
+    of its document that matched and its lines as written (`quote`), else its
+    headings that match the question; otherwise the first lines of its text.
     At most `limit` bytes (UTF-8) once each line is indented and ends in a newline."""
+    if note.type == "stub" and quote is not None:
+        section, quoted = quote
+        head = f"Read {note.source} {section_label(section)}" + (":" if quoted else "")
+        return _fill([head, *quoted], limit)
     asked = {t for q in answer.question for t in question_words(q) if not is_function_word(t)}
     lines: list[str] = []
     if note.type == "surprise":
@@ -153,18 +178,41 @@ def _cut(lines: Sequence[str], limit: int) -> list[str]:
     return out
 
 
-def render_excerpts(answer: Answer, notes: Mapping[tuple[str, str], Note]) -> str:
-    """What the best EXCERPTS results say (`notes`: (layer, key) → the note), each
-    under a line naming it with its layer and date. Each result's part, that line
-    included, is at most EXCERPT_EACH bytes (UTF-8), so the whole is at most
-    EXCERPT_BUDGET."""
+def _fill(lines: Sequence[str], limit: int) -> list[str]:
+    """The first of `lines` that fit `limit` bytes, indented and newline-ended, in
+    order and whole (a quoted command stays a command); the first that does not fit
+    is cut with `…` when a few words fit, and nothing after it is kept."""
+    overhead = len(_INDENT) + 1
+    out: list[str] = []
+    room = limit
+    for line in lines:
+        need = len(line.encode("utf-8")) + overhead
+        if need <= room:
+            out.append(line)
+            room -= need
+            continue
+        if room - overhead > 8:
+            cut = line.encode("utf-8")[: room - overhead - len("…".encode())]
+            out.append(cut.decode("utf-8", "ignore").rstrip() + "…")
+        break
+    return out
+
+
+def render_excerpts(answer: Answer, notes: Mapping[tuple[str, str], Note],
+                    quotes: Mapping[tuple[str, str], tuple[Section, Sequence[str]]]
+                    | None = None) -> str:
+    """What the best EXCERPTS results say (`notes`: (layer, key) → the note; `quotes`:
+    (layer, key) → a stub's matching section and its lines), each under a line naming
+    it with its layer and date. Each result's part, that line included, is at most
+    EXCERPT_EACH bytes (UTF-8), so the whole is at most EXCERPT_BUDGET."""
     out = ""
     for hit in answer.results[:EXCERPTS]:
         note = notes.get((hit.doc.layer, hit.doc.key))
         if note is None:
             continue
         head = f"{hit.doc.key}  {hit.doc.layer} · {date_of(hit.doc)}\n"
-        quoted = excerpt(hit.doc, note, answer, EXCERPT_EACH - len(head.encode("utf-8")))
+        quoted = excerpt(hit.doc, note, answer, EXCERPT_EACH - len(head.encode("utf-8")),
+                         (quotes or {}).get((hit.doc.layer, hit.doc.key)))
         if quoted:
             out += head + "".join(f"{_INDENT}{line}\n" for line in quoted)
     return out

@@ -1,0 +1,121 @@
+"""The section of a document that answers a question, and the lines to quote from it.
+
+A stub points at a whole document, and a document of a thousand lines is no answer
+on its own: recall names the section whose words best match the question (its
+heading and its lines) and, over MCP, quotes its matching lines as they are written,
+line breaks kept, so that two commands stay two commands.
+
+A section is an ATX heading (`#` to `######`, outside code fences) and the lines up
+to the next heading of any level; the lines before the first heading are a section
+without a heading. Setext headings (a line underlined with `===`) are not split on.
+Only the part of a document recall indexes is read (`indexed_part`), so a section
+never names a line the index did not see.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Final
+
+from omh_git_memory.recall.document import indexed_part
+from omh_git_memory.recall.tokens import words
+
+_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+HEADING_WEIGHT: Final = 2  # a heading's words count this many times in its section
+K1: Final = 1.2  # how fast a repeated word stops adding (BM25's k1)
+B: Final = 0.75  # how much a long section is discounted (BM25's b)
+
+
+@dataclass(frozen=True)
+class Section:
+    """Lines `start`..`end` (1-based, inclusive) of a document; `heading` is the text
+    of its heading line, or None for the lines before the first heading."""
+
+    heading: str | None
+    start: int
+    end: int
+
+    def describe(self) -> str:
+        """`§ Heading, lines 12–30`, as a result line names it."""
+        where = f"line {self.start}" if self.start == self.end else \
+            f"lines {self.start}–{self.end}"
+        return f"§ {self.heading}, {where}" if self.heading else where
+
+
+def split(text: str) -> list[tuple[Section, list[str]]]:
+    """The document's sections in order, each with its lines (its heading line first).
+    A section of blank lines only is left out; each section ends at its last line
+    that is not blank."""
+    lines = indexed_part(text).splitlines()
+    out: list[tuple[Section, list[str]]] = []
+    heading: str | None = None
+    start = 0
+    fence = ""
+    for at, line in enumerate(lines):
+        opened = _FENCE.match(line)
+        if fence:
+            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence) \
+                    and not line.strip()[len(opened.group(1)):].strip():
+                fence = ""
+            continue
+        if opened:
+            fence = opened.group(1)
+            continue
+        match = _HEADING.match(line)
+        if match:
+            _close(out, heading, start, lines[start:at])
+            heading, start = " ".join((match.group(2) or "").split()) or None, at
+    _close(out, heading, start, lines[start:])
+    return out
+
+
+def _close(out: list[tuple[Section, list[str]]], heading: str | None, start: int,
+           lines: list[str]) -> None:
+    last = max((i for i, ln in enumerate(lines) if ln.strip()), default=-1)
+    if last >= 0:
+        out.append((Section(heading, start + 1, start + last + 1), lines[: last + 1]))
+
+
+def best_section(text: str, weights: Mapping[str, float]) -> Section | None:
+    """The section whose words best match a question, or None when none holds any of
+    its words. `weights`: each stemmed question word and its weight (its rarity in the
+    store). A section scores as BM25 scores a document among the document's sections:
+    a repeated word adds less and less, a long section is discounted, and its
+    heading's words count HEADING_WEIGHT times. Ties go to the earlier section."""
+    parts = split(text)
+    counted = []
+    for section, lines in parts:
+        terms = Counter(words("\n".join(lines)))
+        for _ in range(HEADING_WEIGHT - 1):
+            terms.update(words(section.heading or ""))
+        counted.append((section, terms))
+    if not counted:
+        return None
+    average = sum(sum(t.values()) for _, t in counted) / len(counted) or 1.0
+    best, top = None, 0.0
+    for section, terms in counted:
+        norm = K1 * (1 - B + B * sum(terms.values()) / average)
+        score = math.fsum(w * (K1 + 1) * terms[word] / (terms[word] + norm)
+                          for word, w in weights.items() if terms.get(word))
+        if score > top:
+            best, top = section, score
+    return best
+
+
+def quoted_lines(text: str, section: Section, wanted: Iterable[str]) -> list[str]:
+    """The lines of `section` to quote, as written: from its first line (after the
+    heading) that holds one of the `wanted` words to the section's end, blank lines
+    dropped; the whole section after its heading when no line holds one. A caller
+    cuts them to its budget, so the first lines are the ones that matter."""
+    wanted_set = set(wanted)
+    lines = indexed_part(text).splitlines()[section.start - 1: section.end]
+    if section.heading is not None:
+        lines = lines[1:]
+    body = [ln.rstrip() for ln in lines if ln.strip()]
+    first = next((i for i, ln in enumerate(body) if wanted_set & set(words(ln))), 0)
+    return body[first:]

@@ -1,0 +1,114 @@
+"""A stub result names the section of its document that matched — in text, in
+`--json` and over MCP — and over MCP its lines are quoted with their line breaks."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from mcp import Client
+
+from omh_git_memory.actions.ask import Question, ask
+from omh_git_memory.actions.workspace import open_workspace
+from omh_git_memory.agent.sdk import build_server
+from omh_git_memory.recall.sections import Section
+from tests.helpers import make_repo, omh
+from tests.helpers.mcp import text_of
+
+CONTRIBUTING = """\
+# Contributing
+
+Thanks for helping.
+
+## Code style
+
+Format with the formatter before you push.
+
+## Running the tests
+
+Install the toolchain, then:
+
+    cargo run python install
+    cargo nextest run
+
+## Releases
+
+Maintainers tag a release from main.
+"""
+
+
+def _repo(tmp_path: Path) -> Path:
+    path = tmp_path / "repo"
+    make_repo(path, {"CONTRIBUTING.md": CONTRIBUTING, "README.md": "# Demo\n\nA demo.\n"})
+    return path
+
+
+def test_the_core_answer_names_each_stub_results_section(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    answered = ask(open_workspace(repo), Question("how do I run the nextest tests"), excerpts=3)
+    first = answered.answer.results[0].doc
+    assert first.location == "CONTRIBUTING.md"
+    assert answered.sections[(first.layer, first.key)] == Section("Running the tests", 9, 14)
+
+
+def test_only_the_excerpted_results_have_their_lines_quoted(tmp_path: Path) -> None:
+    """The command line asks for no excerpt, so it reads no lines to quote; a quote
+    starts at the first line holding a content word of the question (`the` in
+    "Install the toolchain" does not count)."""
+    ws = open_workspace(_repo(tmp_path))
+    assert ask(ws, Question("running the nextest tests")).quotes == {}
+    quoted = ask(ws, Question("running the nextest tests"), excerpts=1).quotes
+    section, lines = quoted[("team", "contributing")]
+    assert section.heading == "Running the tests"
+    assert lines == ["    cargo run python install", "    cargo nextest run"]
+
+
+def test_a_result_that_is_not_a_stub_names_no_section(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    run = omh(repo, "memory", "remember", "--type", "topic", "--title", "Nextest runs the tests",
+              "--section", "Summary=nextest runs the tests in parallel.")
+    assert run.code == 0, run.err
+    answered = ask(open_workspace(repo), Question("nextest tests"), excerpts=3)
+    keys = {(h.doc.layer, h.doc.key) for h in answered.answer.results}
+    assert ("local", "nextest-runs-the-tests") in keys
+    assert set(answered.sections) == {("team", "contributing")}
+
+
+def test_the_command_line_shows_the_section_and_its_lines(tmp_path: Path) -> None:
+    run = omh(_repo(tmp_path), "memory", "recall", "who tags a release")
+    assert run.code == 0, run.err
+    line = next(ln for ln in run.out.splitlines() if ln.startswith("contributing"))
+    assert line.endswith("— CONTRIBUTING.md § Releases, lines 16–18"), run.out
+
+
+def test_json_gives_the_section_heading_and_line_range(tmp_path: Path) -> None:
+    run = omh(_repo(tmp_path), "memory", "recall", "--json", "who tags a release")
+    assert run.code == 0, run.err
+    results = {r["key"]: r for r in run.json()["results"]}
+    assert results["contributing"]["section"] == {
+        "heading": "Releases", "start_line": 16, "end_line": 18}
+
+
+def test_json_section_is_null_for_a_document_with_no_matching_section(tmp_path: Path) -> None:
+    """The README matches on its path's words only (`readme`), not on any line."""
+    run = omh(_repo(tmp_path), "memory", "recall", "--json", "readme")
+    assert run.code == 0, run.err
+    results = {r["key"]: r for r in run.json()["results"]}
+    assert results["readme"]["section"] is None
+
+
+def _recall_over_mcp(repo: Path, question: str) -> str:
+    async def run() -> Any:
+        async with Client(build_server(open_workspace(repo))) as client:
+            return await client.call_tool("recall", {"question": question})
+
+    return text_of(asyncio.run(run()))
+
+
+def test_over_mcp_two_commands_stay_on_two_lines(tmp_path: Path) -> None:
+    said = _recall_over_mcp(_repo(tmp_path), "how do I install and run the tests")
+    quoted = said.split("What the best", 1)[1]
+    assert "  Read CONTRIBUTING.md § Running the tests, lines 9–14:\n" in quoted, said
+    assert "      cargo run python install\n      cargo nextest run\n" in quoted, said
+    assert "contributing  team · " in said.split("What the best", 1)[0]

@@ -1,0 +1,127 @@
+"""A document's sections, the one that best matches a question, and its lines to quote."""
+
+from __future__ import annotations
+
+from omh_git_memory.recall.document import MAX_INDEXED
+from omh_git_memory.recall.sections import Section, best_section, quoted_lines, split
+
+GUIDE = """\
+Some words before any heading.
+
+# Guide
+
+Intro paragraph.
+
+## Running the tests
+
+Run these two commands:
+
+    cargo run python install
+    cargo nextest run
+
+## Releases
+
+```sh
+# not a heading: inside a fence
+make release
+```
+Tag the release.
+
+### Changelog ###
+
+Write the changelog entry.
+
+
+"""
+
+
+def test_a_document_splits_at_every_heading_level_outside_code_fences() -> None:
+    """Each ATX heading of any level starts a section; a `#` line inside a fence is
+    code, and a closing `###` sequence is not part of the heading's text."""
+    got = [(s.heading, s.start, s.end) for s, _ in split(GUIDE)]
+    assert got == [(None, 1, 1), ("Guide", 3, 5), ("Running the tests", 7, 12),
+                   ("Releases", 14, 20), ("Changelog", 22, 24)]
+
+
+def test_a_sections_lines_start_at_its_heading_and_end_at_its_last_written_line() -> None:
+    """Trailing blank lines belong to no section: the range ends where the text does."""
+    sections = dict((s.heading, lines) for s, lines in split(GUIDE))
+    assert sections["Changelog"] == ["### Changelog ###", "", "Write the changelog entry."]
+
+
+def test_a_fence_closes_only_with_its_own_kind_and_length() -> None:
+    """A `~~~` line does not close a ``` fence, nor a shorter fence a longer one: the
+    heading-looking lines inside stay code."""
+    text = "````\n```\n# inside\n~~~\n````\n# After\nx\n"
+    assert [(s.heading, s.start) for s, _ in split(text)] == [(None, 1), ("After", 6)]
+
+
+def test_a_hash_without_a_space_is_text_and_a_bare_hash_is_an_empty_heading() -> None:
+    text = "#hashtag line\n# \nbody\n"
+    assert [(s.heading, s.start, s.end) for s, _ in split(text)] == [(None, 1, 1), (None, 2, 3)]
+
+
+def test_the_best_section_is_the_one_holding_the_questions_words() -> None:
+    found = best_section(GUIDE, {"test": 2.0, "run": 1.0})
+    assert found == Section("Running the tests", 7, 12)
+
+
+def test_a_heading_that_names_the_question_outweighs_a_passing_mention() -> None:
+    """A section titled with the word wins over a same-length one that only says it."""
+    text = "## Setup\nthe release notes say little\n\n## Release\nhow to go about it\n"
+    assert best_section(text, {"releas": 1.0}) == Section("Release", 4, 5)
+
+
+def test_rarer_words_weigh_more_than_common_ones() -> None:
+    text = "## A\nrun run run\n\n## B\nnextest\n"
+    assert best_section(text, {"run": 0.1, "nextest": 3.0}).heading == "B"  # type: ignore[union-attr]
+
+
+def test_no_section_when_no_line_holds_a_word_of_the_question() -> None:
+    assert best_section(GUIDE, {"kubernetes": 1.0}) is None
+    assert best_section("", {"test": 1.0}) is None
+
+
+def test_sections_tie_to_the_earlier_one() -> None:
+    text = "## One\nbuild\n\n## Two\nbuild\n"
+    assert best_section(text, {"build": 1.0}) == Section("One", 1, 2)
+
+
+def test_a_long_section_is_discounted_against_a_short_one_with_the_word_once() -> None:
+    """BM25's length normalisation: the word once in a short section beats it once
+    in a section ten times as long."""
+    filler = " ".join(["other"] * 200)
+    text = f"## Long\nbuild {filler}\n\n## Short\nbuild it\n"
+    assert best_section(text, {"build": 1.0}).heading == "Short"  # type: ignore[union-attr]
+
+
+def test_only_the_indexed_part_of_a_long_document_is_split() -> None:
+    """A heading past what recall indexes is never named: the index did not see it."""
+    text = "## Early\nbuild\n" + "x " * MAX_INDEXED + "\n## Late\nbuild build build\n"
+    assert [s.heading for s, _ in split(text)] == ["Early"]
+
+
+def test_quoted_lines_keep_line_breaks_from_the_first_matching_line() -> None:
+    """Two commands on two lines stay two lines; the heading itself is not quoted,
+    blank lines are dropped, and quoting starts where the question's words first are."""
+    section = Section("Running the tests", 7, 12)
+    assert quoted_lines(GUIDE, section, ["nextest"]) == ["    cargo nextest run"]
+    assert quoted_lines(GUIDE, section, ["command"]) == [
+        "Run these two commands:", "    cargo run python install", "    cargo nextest run"]
+
+
+def test_a_section_with_no_matching_line_is_quoted_from_its_start() -> None:
+    section = Section("Releases", 14, 20)
+    assert quoted_lines(GUIDE, section, ["absent"])[:2] == [
+        "```sh", "# not a heading: inside a fence"]
+
+
+def test_the_text_before_any_heading_is_quoted_whole() -> None:
+    assert quoted_lines(GUIDE, Section(None, 1, 1), ["absent"]) == [
+        "Some words before any heading."]
+
+
+def test_a_section_describes_its_heading_and_its_lines() -> None:
+    assert Section("Releases", 14, 20).describe() == "§ Releases, lines 14–20"
+    assert Section("Releases", 14, 14).describe() == "§ Releases, line 14"
+    assert Section(None, 1, 3).describe() == "lines 1–3"
