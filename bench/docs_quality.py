@@ -36,11 +36,17 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from recall_quality import BM25, SHARED, mcnemar, plain_words  # noqa: E402
 
+from omh_git_memory.actions import ask as asking  # noqa: E402
 from omh_git_memory.actions.init import initialise  # noqa: E402
-from omh_git_memory.actions.workspace import open_workspace  # noqa: E402
+from omh_git_memory.actions.workspace import Workspace, open_workspace  # noqa: E402
 from omh_git_memory.recall.answer import shown_docs  # noqa: E402
 from omh_git_memory.recall.bm25 import Searcher  # noqa: E402
-from omh_git_memory.recall.floor import recall  # noqa: E402
+from omh_git_memory.recall.floor import MIN_SHARE, recall  # noqa: E402
+
+# The section check's evidence (docs/recall.md): (a document's share in one section,
+# the share some document returned must reach), 0.0 turning either off.
+TOGETHER_TRIED = ((0.2, 0.0), (0.3, 0.0), (0.0, 0.3), (0.2, 0.25), (0.2, 0.3), (0.25, 0.3),
+                  (0.2, 0.35), (0.3, 0.3))
 
 DOCS_DEV = SHARED / "docs-dev"
 FOLDERS = {"python-poetry/poetry": "poetry", "rust-lang/book": "book"}
@@ -52,6 +58,7 @@ class Question:
     text: str
     expected: frozenset[str]  # the documents that answer it
     offtopic: bool
+    cross: bool = False  # another repository's question: nothing here should answer it
 
 
 @dataclass(frozen=True)
@@ -59,6 +66,7 @@ class Row:
     rank: int | None  # of the first answering document; None when absent or off-topic
     shown: int  # notes returned, neighbours included
     offtopic: bool
+    cross: bool = False
 
 
 Ranker = Callable[[str], tuple[list[str], int]]  # question -> (paths in order, notes shown)
@@ -102,19 +110,25 @@ def bm25_ranker(checkout: Path) -> Ranker:
     return ask
 
 
-def omh_ranker(searcher: Searcher, **options: object) -> Ranker:
-    def ask(question: str) -> tuple[list[str], int]:
+def omh_ranker(ws: Workspace, searcher: Searcher, **options: object) -> Ranker:
+    """omh's recall as both edges ask it (actions/ask), or, with `options`, the floor's
+    recall called with them (the section check's documents read as ask reads them)."""
+    def shipped(question: str) -> tuple[list[str], int]:
+        answer = asking.ask(ws, asking.Question(question), searcher=searcher).answer
+        return [h.doc.location for h in answer.results], len(shown_docs(answer))
+
+    def varied(question: str) -> tuple[list[str], int]:
         answer = recall(searcher, question, **options)  # type: ignore[arg-type]
         return [h.doc.location for h in answer.results], len(shown_docs(answer))
-    return ask
+    return varied if options else shipped
 
 
 def score(ask: Ranker, asked: Sequence[Question]) -> list[Row]:
     rows = []
     for q in asked:
         paths, shown = ask(q.text)
-        if q.offtopic:
-            rows.append(Row(None, shown, True))
+        if q.offtopic or q.cross:
+            rows.append(Row(None, shown, q.offtopic, q.cross))
             continue
         ranks = [i + 1 for i, p in enumerate(paths) if p in q.expected]
         rows.append(Row(ranks[0] if ranks else None, shown, False))
@@ -122,8 +136,9 @@ def score(ask: Ranker, asked: Sequence[Question]) -> list[Row]:
 
 
 def metrics(rows: Sequence[Row]) -> dict[str, float]:
-    relevant = [r for r in rows if not r.offtopic]
+    relevant = [r for r in rows if not r.offtopic and not r.cross]
     off = [r for r in rows if r.offtopic]
+    cross = [r for r in rows if r.cross]
     n = len(relevant) or 1
     ranks = [r.rank for r in relevant]
     return {
@@ -134,6 +149,7 @@ def metrics(rows: Sequence[Row]) -> dict[str, float]:
         "returned": sum(r.shown for r in relevant) / n,
         "silent": 100 * sum(r.shown == 0 for r in off) / (len(off) or 1),
         "off returned": sum(r.shown for r in off) / (len(off) or 1),
+        "cross silent": 100 * sum(r.shown == 0 for r in cross) / (len(cross) or 1),
     }
 
 
@@ -143,28 +159,34 @@ def run_repo(folder: Path, asked: Sequence[Question], semantic: bool) -> dict[st
         checkout = checkout_of(folder, Path(tmp) / "repo")
         ws = open_workspace(checkout)
         searcher = ws.searcher()
+        places = asking.Documents(ws).places
         rankers: dict[str, Ranker] = {
             "stemmed BM25, whole documents": bm25_ranker(checkout),
-            "omh recall (shipped)": omh_ranker(searcher),
+            "omh recall (shipped)": omh_ranker(ws, searcher),
+            "omh recall, no section check": omh_ranker(ws, searcher, min_share=MIN_SHARE),
         }
+        for need, must in TOGETHER_TRIED:
+            rankers[f"section check {need:.2f}, answers {must:.2f}"] = omh_ranker(
+                ws, searcher, places=places, together=need, answers=must)
         if semantic:
-            rankers["omh recall + semantic"] = omh_ranker(searcher, semantic=ws.semantic(searcher))
-        return {name: score(ask, asked) for name, ask in rankers.items()}
+            rankers["omh recall + semantic"] = omh_ranker(
+                ws, searcher, semantic=ws.semantic(searcher), places=places)
+        return {name: score(ranker, asked) for name, ranker in rankers.items()}
 
 
 def table(title: str, results: dict[str, list[Row]], base: str) -> None:
     print(f"\n{title}\n")
     print("| ranker | P@1 | top-3 | top-8 | MRR | notes returned | off-topic silent % "
-          "| off-topic notes | p vs BM25 (P@1) |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
+          "| off-topic notes | other repository's questions silent % | p vs BM25 (P@1) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for name, rows in results.items():
         m = metrics(rows)
-        firsts = [r.rank == 1 for r in rows if not r.offtopic]
-        p = "—" if name == base else (
-            f"{mcnemar(firsts, [r.rank == 1 for r in results[base] if not r.offtopic]):.3f}")
+        firsts = [r.rank == 1 for r in rows if not r.offtopic and not r.cross]
+        theirs = [r.rank == 1 for r in results[base] if not r.offtopic and not r.cross]
+        p = "—" if name == base else f"{mcnemar(firsts, theirs):.3f}"
         print(f"| {name} | {m['P@1']:.1f} | {m['top-3']:.1f} | {m['top-8']:.1f} | "
               f"{m['MRR']:.3f} | {m['returned']:.1f} | {m['silent']:.0f} | "
-              f"{m['off returned']:.1f} | {p} |")
+              f"{m['off returned']:.1f} | {m['cross silent']:.0f} | {p} |")
 
 
 def main(docs_dev: Path, semantic: bool) -> None:
@@ -172,11 +194,16 @@ def main(docs_dev: Path, semantic: bool) -> None:
     per_repo: dict[str, dict[str, list[Row]]] = {}
     for repo, name in FOLDERS.items():
         mine = [q for q in asked if q.repo == repo]
+        mine += [Question(q.repo, q.text, frozenset(), False, True) for q in asked
+                 if q.repo != repo and not q.offtopic]
         per_repo[name] = run_repo(docs_dev / name, mine, semantic)
-        table(f"{name}: {len(mine)} questions", per_repo[name], "stemmed BM25, whole documents")
+        own = sum(not q.cross for q in mine)
+        table(f"{name}: {own} questions, and {len(mine) - own} of the other repository's",
+              per_repo[name], "stemmed BM25, whole documents")
     pooled = {n: [r for rows in per_repo.values() for r in rows[n]]
               for n in next(iter(per_repo.values()))}
-    table(f"pooled: {len(pooled['omh recall (shipped)'])} questions", pooled,
+    own = sum(not r.cross for r in pooled["omh recall (shipped)"])
+    table(f"pooled: {own} questions, and each repository's asked of the other", pooled,
           "stemmed BM25, whole documents")
 
 

@@ -42,6 +42,7 @@ import pygit2
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from omh_git_memory.actions.ask import Documents  # noqa: E402
 from omh_git_memory.actions.workspace import Workspace, open_workspace  # noqa: E402
 from omh_git_memory.model.note import Note, parse  # noqa: E402
 from omh_git_memory.recall import bm25 as bm25_module  # noqa: E402
@@ -168,7 +169,7 @@ def without_key(note: Note, document: str | None = None) -> Counter[str]:
     return +terms
 
 
-def omh_ranker(searcher: Searcher, **options: float) -> Ranker:
+def omh_ranker(searcher: Searcher, **options: object) -> Ranker:
     def ask(question: str) -> tuple[list[str], int, int]:
         answer = recall(searcher, question, **options)  # type: ignore[arg-type]
         return [h.doc.key for h in answer.results], len({(d.layer, d.key) for d in
@@ -208,7 +209,9 @@ def run_corpus(corpus: Path, semantic: bool) -> tuple[dict[str, list[Row]], int]
                 return ranked, len(ranked), 0
             return ask
 
-        shipped = omh_ranker(searcher)
+        # As ask() calls it (actions/ask.py): stubs' sections checked (none here but the
+        # topic, which is no stub), candidates drawn from a wider pool.
+        shipped = omh_ranker(searcher, places=Documents(ws).places)
 
         def area_removed(question: str) -> tuple[list[str], int, int]:
             return shipped(question.split(":", 1)[1] if area_label(question) else question)

@@ -15,7 +15,14 @@ from omh_git_memory.model.errors import BadArguments, GitFailure
 from omh_git_memory.recall.answer import shown_docs
 from omh_git_memory.recall.floor import recall
 from omh_git_memory.recall.reread import note_of
-from omh_git_memory.recall.sections import Section, best_section, quoted_lines
+from omh_git_memory.recall.sections import (
+    Counted,
+    Section,
+    best_section,
+    counted,
+    places,
+    quoted_lines,
+)
 
 if TYPE_CHECKING:
     from omh_git_memory.actions.workspace import Workspace
@@ -62,7 +69,8 @@ def ask(ws: Workspace, question: Question, *, searcher: Searcher | None = None,
     if searcher is None:
         searcher = ws.searcher(progress=progress)
     view = semantic(searcher) if semantic is not None else None
-    answer = recall(searcher, question.text, question.also, semantic=view)
+    texts = Documents(ws)
+    answer = recall(searcher, question.text, question.also, semantic=view, places=texts.places)
     fired = stale_marks(shown_docs(answer), ws.facts())
     notes = {}
     for hit in answer.results[:excerpts]:
@@ -74,8 +82,9 @@ def ask(ws: Workspace, question: Question, *, searcher: Searcher | None = None,
     sections: dict[tuple[str, str], Section] = {}
     quotes: dict[tuple[str, str], tuple[Section, list[str]]] = {}
     for rank, hit in enumerate(answer.results):
-        text = document_text(ws, hit.doc) if hit.doc.is_stub else None
-        found = best_section(text, weights) if text is not None else None
+        text = texts.text(hit.doc) if hit.doc.is_stub else None
+        parts = texts.sections(hit.doc) if text is not None else None
+        found = best_section(parts, weights) if parts is not None else None
         if text is not None and found is not None:
             sections[(hit.doc.layer, hit.doc.key)] = found
             if rank < excerpts:
@@ -91,6 +100,47 @@ def question_weights(searcher: Searcher, phrasings: Sequence[str]) -> dict[str, 
         for term in searcher.terms(phrasing):
             weights[term.word] = max(weights.get(term.word, 0.0), term.idf)
     return weights
+
+
+class Documents:
+    """The texts of the documents stubs index, read once per question, and their
+    sections' words, kept for the last SECTIONS_KEPT documents a process read (a
+    server asked many questions tokenises a document once)."""
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self._texts: dict[tuple[str, str], str | None] = {}
+
+    def text(self, doc: Doc) -> str | None:
+        where = (doc.content.blob_id, doc.content.path)
+        if where not in self._texts:
+            self._texts[where] = document_text(self.ws, doc)
+        return self._texts[where]
+
+    def sections(self, doc: Doc) -> Counted | None:
+        """The document's sections with their words, or None when it cannot be read."""
+        where = (doc.content.blob_id, doc.content.path)
+        found = _SECTIONS.get(where)
+        if found is None:
+            text = self.text(doc)
+            if text is None:
+                return None
+            found = counted(text)
+            _SECTIONS[where] = found
+            while len(_SECTIONS) > SECTIONS_KEPT:
+                _SECTIONS.pop(next(iter(_SECTIONS)))
+        return found
+
+    def places(self, doc: Doc) -> tuple[frozenset[str], ...] | None:
+        """The word sets of the document's sections (recall's check that a question's
+        words come together in one of them), or None when it cannot be read."""
+        found = self.sections(doc)
+        return places(found) if found is not None else None
+
+
+SECTIONS_KEPT = 256
+# (blob id, path) → sections: a blob's content never changes, so nothing goes stale
+_SECTIONS: dict[tuple[str, str], Counted] = {}
 
 
 def document_text(ws: Workspace, doc: Doc) -> str | None:

@@ -45,7 +45,7 @@ Order = Callable[[int, float], tuple[float, int, int, str]]
 
 
 @dataclass(frozen=True)
-class _Term:
+class Term:
     slots: Sequence[int]  # ascending
     counts: Sequence[int]
     idf: float  # the word's rarity, times its weight in the question
@@ -58,7 +58,7 @@ class Scan:
     it occurs), and the weight of the content words each document holds (what
     the relevance floor's share counts). Both are summed rarest word first."""
 
-    def __init__(self, scores: list[float], held: list[float], terms: Sequence[_Term]) -> None:
+    def __init__(self, scores: list[float], held: list[float], terms: Sequence[Term]) -> None:
         self.scores = scores
         self.held = held
         self.terms = terms
@@ -136,7 +136,7 @@ class Searcher:
             found = self._decoded[term] = (slots, counts)
         return found
 
-    def terms(self, question: str) -> list[_Term]:
+    def terms(self, question: str) -> list[Term]:
         """The question's distinct words that occur in the store, with their weights:
         a word's rarity, at AREA_WEIGHT when it is only in the leading area label, at
         FUNCTION_WEIGHT when it is a function word (in a small store few documents say
@@ -151,7 +151,7 @@ class Searcher:
                 content = not is_function_word(term)
                 if not content:
                     weight *= FUNCTION_WEIGHT
-                found.append(_Term(slots, counts, weight * idf, content, term))
+                found.append(Term(slots, counts, weight * idf, content, term))
         return found
 
     def question_weight(self, question: str) -> float:
@@ -166,7 +166,7 @@ class Searcher:
             total += weight * math.log(1 + (self.count - df + 0.5) / (df + 0.5))
         return total
 
-    def share(self, terms: Sequence[_Term], slot: int, total: float) -> float:
+    def share(self, terms: Sequence[Term], slot: int, total: float) -> float:
         """The part of the question's content weight that the words `slot` holds make up."""
         held = 0.0
         for term in terms:
@@ -177,7 +177,7 @@ class Searcher:
                 held += term.idf
         return held / total if total > 0 else 0.0
 
-    def contribution(self, term: _Term, slot: int) -> float:
+    def contribution(self, term: Term, slot: int) -> float:
         """One word's BM25 share of one document's score (0 when absent)."""
         at = bisect.bisect_left(term.slots, slot)
         if at == len(term.slots) or term.slots[at] != slot:
@@ -185,7 +185,7 @@ class Searcher:
         tf = term.counts[at]
         return term.idf * (K1 + 1) * tf / (tf + self._norm[slot])
 
-    def scan(self, terms: Sequence[_Term]) -> Scan:
+    def scan(self, terms: Sequence[Term]) -> Scan:
         """Every document's exact BM25 score for `terms`, and the weight of the
         content words it holds, summed rarest word first (see Scan).
 
@@ -215,7 +215,7 @@ class Searcher:
                     scores[slot] += boost * tf / (tf + norm[slot])
         return Scan(scores, held, terms)
 
-    def _column(self, term: _Term) -> tuple[list[float], list[float]]:
+    def _column(self, term: Term) -> tuple[list[float], list[float]]:
         """`term`'s share of every document's score, computed as `contribution` does,
         and its weight where it is held if it is a content word (0.0 elsewhere);
         kept, within COLUMN_CACHE numbers in all."""

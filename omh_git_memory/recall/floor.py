@@ -11,16 +11,24 @@ more passed the floor.
 
 from __future__ import annotations
 
-import heapq
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from omh_git_memory.recall.answer import MAX_RESULTS, Answer
-from omh_git_memory.recall.bm25 import Searcher
+from omh_git_memory.recall.bm25 import Searcher, Term
+from omh_git_memory.recall.document import Doc
 from omh_git_memory.recall.fusion import Semantic, fuse
 from omh_git_memory.recall.neighbours import neighbourhoods
+from omh_git_memory.recall.tokens import words
 
 FLOOR: float = 0.35  # a note is returned only when it scores this share of the best
 MIN_SHARE: float = 0.1  # ... and holds words making up this share of the question's weight
+TOGETHER: float = 0.2  # ... and a document holds this share in one of its sections
+ANSWERS: float = 0.3  # ... and some document returned holds this much there, or none is
+WIDER = 3  # how many times MAX_RESULTS lexical candidates a check of documents draws from
+
+# A document's places: the word sets of its sections (sections.places), or None
+# when it cannot be read (it then counts as one place that holds what it holds).
+Places = Callable[[Doc], Sequence[frozenset[str]] | None]
 
 
 def phrasings(question: str, also: Iterable[str] = ()) -> list[str]:
@@ -29,7 +37,9 @@ def phrasings(question: str, also: Iterable[str] = ()) -> list[str]:
 
 def recall(searcher: Searcher, question: str, also: Iterable[str] = (),
            semantic: Semantic | None = None, zero_is_evidence: bool = False,
-           floor: float | None = None, min_share: float | None = None) -> Answer:
+           floor: float | None = None, min_share: float | None = None,
+           places: Places | None = None, together: float | None = None,
+           answers: float | None = None) -> Answer:
     """The best notes for `question`, each keeping its best score over the phrasings.
 
     Only notes scoring at least FLOOR times the best score are returned or counted
@@ -40,7 +50,14 @@ def recall(searcher: Searcher, question: str, also: Iterable[str] = (),
     both scores rescaled to 0–1 over the nominees. A note that shares no word with
     the question has no lexical evidence (not evidence against it), so it is
     ordered by its similarity alone; `zero_is_evidence` instead averages in the
-    zero, as the benchmark compares (see docs/recall.md)."""
+    zero, as the benchmark compares (see docs/recall.md).
+
+    With `places`, a stub (a whole document) is returned only when the question's
+    words come together in one of its sections: one section, with the document's
+    path and title, holds TOGETHER of the question's content weight (`together`
+    overrides it). A long document holds most words somewhere; a question it
+    answers has them in one place. The candidates are then drawn from WIDER times
+    as many, so that a document turned away leaves room for the next."""
     inbound = searcher.inbound()
     share = FLOOR if floor is None else floor
     least = MIN_SHARE if min_share is None else min_share
@@ -57,34 +74,93 @@ def recall(searcher: Searcher, question: str, also: Iterable[str] = (),
     # A note in the final eight is among the best eight of the phrasing that gave
     # its best score, so the candidates are the union of each phrasing's best.
     candidates: set[int] = set()
+    pool = MAX_RESULTS * WIDER if places is not None and semantic is None else MAX_RESULTS
     for scan in scans:
-        candidates.update(scan.best(MAX_RESULTS, order))
+        candidates.update(scan.best(pool, order))
 
     def lexical(slot: int) -> float:
         return max((sum(searcher.contribution(t, slot) for t in terms)
                     for terms in per_phrasing), default=0.0)
 
     best = {slot: lexical(slot) for slot in candidates}
-    threshold = share * max(best.values(), default=0.0)
+    enough: set[int] | None = None
+    if least > 0:  # ... holding enough of the question's weight in some phrasing
+        enough = set()
+        for scan, total in zip(scans, totals, strict=True):
+            if total > 0:
+                enough.update(scan.holding(least * total))
+    share_of = None if places is None else together_share(searcher, places, per_phrasing, totals)
+    need = TOGETHER if together is None else together
+    # The floor is a share of the best answer's score: with the section check, of
+    # the best document that passes it (one turned away is no answer to measure by).
+    leader = max(best.values(), default=0.0)
+    if share_of is not None and semantic is None:
+        ranked = sorted((s for s in best if best[s] > 0 and (enough is None or s in enough)),
+                        key=lambda s: order(s, best[s]))
+        leader = next((best[s] for s in ranked if share_of(s) >= need), leader)
+    threshold = share * leader
     passed: set[int] = set()
     if best:
         for scan in scans:
             passed.update(scan.reaching(threshold))
     passed |= {s for s in best if best[s] > 0 and best[s] >= threshold}
-
-    if least > 0:  # ... holding enough of the question's weight in some phrasing
-        enough: set[int] = set()
-        for scan, total in zip(scans, totals, strict=True):
-            if total > 0:
-                enough.update(scan.holding(least * total))
+    if enough is not None:
         passed &= enough
     scores = best
+    nominated: set[int] = set()
     if semantic is not None:
         # The floor is lexical: a lexical nominee must pass it; the embedding's own
         # nominees (its best eight) are its evidence.
         scores, nominated = fuse(searcher, semantic, asked, best, lexical, zero_is_evidence)
         passed |= {s for s in scores if s in nominated}
-    kept = [s for s in scores if s in passed]
-    top = heapq.nsmallest(MAX_RESULTS, kept, key=lambda s: order(s, scores[s]))
+    kept = sorted((s for s in scores if s in passed), key=lambda s: order(s, scores[s]))
+    must = ANSWERS if answers is None else answers
+    top: list[int] = []
+    turned_away = 0
+    best_place = 0.0
+    for slot in kept:  # in order, so that only what could be shown is read
+        if len(top) == MAX_RESULTS:
+            break
+        held = 1.0 if share_of is None or slot in nominated else share_of(slot)
+        if held >= need:
+            top.append(slot)
+            best_place = max(best_place, held)
+        else:
+            turned_away += 1
+    if share_of is not None and best_place < must:
+        turned_away += len(top)
+        top = []
     hits = neighbourhoods(searcher, top, scores, inbound, lexical)
-    return Answer(hits, max(0, len(passed) - len(top)), tuple(asked))
+    return Answer(hits, max(0, len(passed) - len(top) - turned_away), tuple(asked))
+
+
+def together_share(searcher: Searcher, places: Places, per_phrasing: Sequence[Sequence[Term]],
+                   totals: Sequence[float]) -> Callable[[int], float]:
+    """The most of some phrasing's content weight that the document at a slot holds
+    in one place: one section's words with its path's and title's. A written note is
+    one place, and passed the floor's share already (1.0)."""
+    known: dict[int, float] = {}
+
+    def share(slot: int) -> float:
+        if slot not in known:
+            known[slot] = measure(slot)
+        return known[slot]
+
+    def measure(slot: int) -> float:
+        d = searcher.docs[slot]
+        assert d is not None
+        if not d.is_stub:
+            return 1.0
+        found = places(d)
+        if found is None:
+            return 1.0
+        named = frozenset(words(d.location.replace("/", " ")) + words(d.title))
+        most = 0.0
+        for terms, total in zip(per_phrasing, totals, strict=True):
+            content = [t for t in terms if t.content]
+            if total > 0:
+                most = max(most, max(sum(t.idf for t in content
+                                         if t.word in place or t.word in named)
+                                     for place in (found or (frozenset(),))) / total)
+        return most
+    return share

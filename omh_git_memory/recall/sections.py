@@ -81,24 +81,40 @@ def _close(out: list[tuple[Section, list[str]]], heading: str | None, start: int
         out.append((Section(heading, start + 1, start + last + 1), lines[: last + 1]))
 
 
-def best_section(text: str, weights: Mapping[str, float]) -> Section | None:
+Counted = tuple[tuple["Section", Counter[str]], ...]  # each section and its words
+
+
+def counted(text: str) -> Counted:
+    """Each section of a document with its words counted, its heading's words
+    HEADING_WEIGHT times: what both the choice of a section and the floor's check
+    that a question's words come together in one place read (tokenised once)."""
+    out = []
+    for section, lines in split(text):
+        terms = Counter(words("\n".join(lines)))
+        for _ in range(HEADING_WEIGHT - 1):
+            terms.update(words(section.heading or ""))
+        out.append((section, terms))
+    return tuple(out)
+
+
+def places(sections: Counted) -> tuple[frozenset[str], ...]:
+    """The words of each section, its heading's included: the places in which a
+    question's words must come together for the document to answer it (floor.py)."""
+    return tuple(frozenset(terms) for _, terms in sections)
+
+
+def best_section(text: str | Counted, weights: Mapping[str, float]) -> Section | None:
     """The section whose words best match a question, or None when none holds any of
     its words. `weights`: each stemmed question word and its weight (its rarity in the
     store). A section scores as BM25 scores a document among the document's sections:
     a repeated word adds less and less, a long section is discounted, and its
     heading's words count HEADING_WEIGHT times. Ties go to the earlier section."""
-    parts = split(text)
-    counted = []
-    for section, lines in parts:
-        terms = Counter(words("\n".join(lines)))
-        for _ in range(HEADING_WEIGHT - 1):
-            terms.update(words(section.heading or ""))
-        counted.append((section, terms))
-    if not counted:
+    sections = counted(text) if isinstance(text, str) else text
+    if not sections:
         return None
-    average = sum(sum(t.values()) for _, t in counted) / len(counted) or 1.0
+    average = sum(sum(t.values()) for _, t in sections) / len(sections) or 1.0
     best, top = None, 0.0
-    for section, terms in counted:
+    for section, terms in sections:
         norm = K1 * (1 - B + B * sum(terms.values()) / average)
         score = math.fsum(w * (K1 + 1) * terms[word] / (terms[word] + norm)
                           for word, w in weights.items() if terms.get(word))

@@ -488,7 +488,9 @@ def test_probe_sees_the_tools_the_name_and_one_answer(served: Path) -> None:
                  dict(os.environ))
     assert sorted(seen.tools) == ["recall", "remember"]
     assert seen.server_name == "omh"
-    assert seen.recall_text.startswith("readme ")  # "how do I build and test"
+    # "how do I build and test": the README ("# Test repo") holds one of the two words,
+    # too little for a document on its own; the topic answers, the README beside it
+    assert seen.recall_text.startswith("repo ") and "└─ readme" in seen.recall_text
     assert "notes" in seen.tools["recall"]
 
 
@@ -699,9 +701,10 @@ def test_semantic_on_loads_the_model_once_and_its_view_once_per_store_state(
 
     from omh_git_memory.recall.floor import recall as real_recall
 
-    def by_words(searcher: Any, question: str, also: Any = (), semantic: Any = None) -> Any:
+    def by_words(searcher: Any, question: str, also: Any = (), semantic: Any = None,
+                 places: Any = None) -> Any:
         asked_with.append(semantic)
-        return real_recall(searcher, question, also)
+        return real_recall(searcher, question, also, places=places)
 
     monkeypatch.setattr(semantic, "Embedder", Model)
     monkeypatch.setattr(Workspace, "semantic", view)

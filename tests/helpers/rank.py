@@ -10,7 +10,7 @@ from omh_git_memory.recall.bm25 import Searcher
 from omh_git_memory.recall.floor import phrasings
 
 
-def full(searcher: Searcher, terms: Sequence[recall_module._Term], slot: int) -> float:
+def full(searcher: Searcher, terms: Sequence[recall_module.Term], slot: int) -> float:
     """One document's score, its words' contributions summed rarest first."""
     score = 0.0
     for term in sorted(terms, key=lambda t: -t.idf):
@@ -18,7 +18,7 @@ def full(searcher: Searcher, terms: Sequence[recall_module._Term], slot: int) ->
     return score
 
 
-def held(terms: Sequence[recall_module._Term], slot: int) -> float:
+def held(terms: Sequence[recall_module.Term], slot: int) -> float:
     """The weight of the content words a document holds, summed rarest first."""
     weight = 0.0
     for term in sorted(terms, key=lambda t: -t.idf):

@@ -28,7 +28,7 @@ from omh_git_memory.recall import content_id
 from omh_git_memory.recall import floor as floor_module
 from omh_git_memory.recall import render as render_module
 from omh_git_memory.recall.answer import Answer, Hit, shown_docs
-from omh_git_memory.recall.bm25 import Scan, Searcher, _Term, area_label, question_words
+from omh_git_memory.recall.bm25 import Scan, Searcher, Term, area_label, question_words
 from omh_git_memory.recall.document import Doc
 from omh_git_memory.recall.floor import recall
 from omh_git_memory.recall.neighbours import is_hub
@@ -103,8 +103,8 @@ def _scan(rng: random.Random) -> tuple[Scan, list[int]]:
         scores[s] = rng.choice(values)
         held[s] = rng.choice(values)
     split = rng.randint(0, len(touched))
-    terms = [_Term(touched[:split], [1] * split, 1.0),
-             _Term(touched[split:], [1] * (len(touched) - split), 0.5)]
+    terms = [Term(touched[:split], [1] * split, 1.0),
+             Term(touched[split:], [1] * (len(touched) - split), 0.5)]
     return Scan(scores, held, terms), [rng.randint(0, 3) for _ in range(n)]
 
 
