@@ -97,10 +97,10 @@ class Workspace:
         from omh_git_memory.recall.semantic import Embedder, SemanticView, vectors_for
 
         model = embedder or Embedder()
-        rows = vectors_for(self.repo, self.config(), searcher.snapshot, searcher.local_notes,
-                           model, progress)
+        rows, owner = vectors_for(self.repo, self.config(), searcher.snapshot,
+                                  searcher.local_notes, model, progress)
         usable = [d is not None and not d.problem for d in searcher.docs]
-        return SemanticView(model, rows, usable)
+        return SemanticView(model, rows, usable, owner)
 
 
 def _derived(snap: Snapshot) -> set[str]:

@@ -25,8 +25,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from omh_git_memory.git.repository import GitRepo
+from omh_git_memory.git.trees import read_blob
 from omh_git_memory.model.config import Config
-from omh_git_memory.model.errors import SemanticUnavailable
+from omh_git_memory.model.errors import GitFailure, SemanticUnavailable
 from omh_git_memory.model.note import Note
 from omh_git_memory.recall.cache_files import (
     cache_files,
@@ -37,6 +38,7 @@ from omh_git_memory.recall.cache_files import (
 )
 from omh_git_memory.recall.document import Doc
 from omh_git_memory.recall.reread import derived_note
+from omh_git_memory.recall.sections import split
 from omh_git_memory.recall.snapshot import Snapshot
 from omh_git_memory.recall.sources import written_or_stub
 from omh_git_memory.recall.tokens import without_links
@@ -332,24 +334,38 @@ def note_text(note: Note) -> str:
     return f"{note.title}\n{without_links(note.body)}"
 
 
+def section_texts(text: str, title: str) -> list[str]:
+    """What is embedded for a document: one text per section (the document's title,
+    then the section's lines, its heading first), or its title alone when it has no
+    section. A question is compared with each, and the document is as close as its
+    closest section (a whole document is far longer than the model reads)."""
+    return [f"{title}\n" + "\n".join(lines) for _, lines in split(text)] or [title]
+
+
 class SemanticView:
-    """Vectors for a searcher's documents (team slots first, then local), and the
-    model to embed questions with."""
+    """Vectors for a searcher's documents (team slots first, then local): one row
+    per note, one per section of a stub's document (`owner`: the slot of each row),
+    and the model to embed questions with."""
 
     def __init__(self, embedder: Embedder, vectors: np.ndarray[Any, Any],
-                 usable: Sequence[bool]) -> None:
+                 usable: Sequence[bool], owner: Sequence[int] | None = None) -> None:
         import numpy as np
 
         self.embedder = embedder
         self.vectors = vectors
         self.mask = np.array(usable, dtype=bool)
+        self.owner = np.arange(len(vectors)) if owner is None else np.array(owner, dtype=np.int64)
 
     def similarities(self, phrasings: Sequence[str]) -> np.ndarray[Any, Any]:
-        """Each document's best cosine similarity over the phrasings (−inf when unusable)."""
+        """Each document's best cosine similarity over the phrasings and its rows
+        (−inf when unusable)."""
         import numpy as np
 
         questions = self.embedder.embed(list(phrasings))
-        sims: np.ndarray[Any, Any] = (self.vectors @ questions.T).max(axis=1)
+        rows = (self.vectors @ questions.T).max(axis=1) if len(self.vectors) else \
+            np.zeros(0, dtype=np.float32)
+        sims: np.ndarray[Any, Any] = np.full(len(self.mask), -np.inf, dtype=np.float32)
+        np.maximum.at(sims, self.owner, rows)
         sims[~self.mask] = -np.inf
         return sims
 
@@ -398,9 +414,11 @@ def _save_rows(stem: Path, keys: Sequence[str], rows: np.ndarray[Any, Any]) -> N
 def vectors_for(
     repo: GitRepo, config: Config, snap: Snapshot, local: Sequence[tuple[Doc, Note]],
     embedder: Embedder, progress: Callable[[int, int], None] | None = None,
-) -> np.ndarray[Any, Any]:
-    """One row per document of `Searcher(snap, local)`: cached per commit beside the
-    lexical index and reused by content id, so only new documents are embedded."""
+) -> tuple[np.ndarray[Any, Any], list[int]]:
+    """The rows of `Searcher(snap, local)`'s documents and the slot each belongs to:
+    a note's one row, a stub's one per section of its document. Cached per commit
+    beside the lexical index and reused by content id (a stub's rows as
+    `<id>#<section>`), so only new documents are embedded."""
     import numpy as np
 
     folder = index_dir(repo)
@@ -413,33 +431,68 @@ def vectors_for(
                 if known:
                     break
     local_known = _load_rows(folder / f"local-{MODEL_ID}")
+    sections_known = _sections_known(known)
     keys: list[str] = []
-    texts: dict[int, str] = {}
+    owner: list[int] = []
+    texts: dict[int, str] = {}  # row -> the text to embed
     day = dt.date.today()
     for slot, doc in enumerate(snap.docs):
         key = f"{MODEL_ID}:{doc.source}" if doc is not None and not doc.problem else ""
+        if doc is not None and key and doc.is_stub:
+            count = sections_known.get(key, 0)
+            pieces = None if count else _stub_texts(repo, config, doc, day)
+            for i in range(count if pieces is None else len(pieces)):
+                keys.append(f"{key}#{i}")
+                owner.append(slot)
+                if pieces is not None:
+                    texts[len(keys) - 1] = pieces[i]
+            continue
         keys.append(key)
+        owner.append(slot)
         if key and key not in known:
             note = written_or_stub(repo, config, doc, day) if doc else None
             if note is None and doc is not None and doc.is_topic:
                 note = derived_note(repo, config, doc)
-            texts[slot] = note_text(note) if note is not None else doc.title if doc else ""
-    team_count = len(keys)
-    for _doc, note in local:
+            texts[len(keys) - 1] = note_text(note) if note is not None else \
+                doc.title if doc else ""
+    team_rows = len(keys)
+    for at, (_doc, note) in enumerate(local):
         text = note_text(note)
         keys.append(text_key(text))
+        owner.append(len(snap.docs) + at)
         if keys[-1] not in local_known:
             texts[len(keys) - 1] = text
     rows = np.zeros((len(keys), DIMENSIONS), dtype=np.float32)
-    for slot, key in enumerate(keys):
-        found = known.get(key) if slot < team_count else local_known.get(key)
+    for row, key in enumerate(keys):
+        found = known.get(key) if row < team_rows else local_known.get(key)
         if found is not None:
-            rows[slot] = found
+            rows[row] = found
     if texts:
         order = sorted(texts)
         rows[order] = embedder.embed([texts[i] for i in order], progress)
-    if snap.commit is not None and any(s < team_count for s in texts):
-        _save_rows(folder / snap.commit, keys[:team_count], rows[:team_count])
-    if any(s >= team_count for s in texts):
-        _save_rows(folder / f"local-{MODEL_ID}", keys[team_count:], rows[team_count:])
-    return rows
+    if snap.commit is not None and any(r < team_rows for r in texts):
+        _save_rows(folder / snap.commit, keys[:team_rows], rows[:team_rows])
+    if any(r >= team_rows for r in texts):
+        _save_rows(folder / f"local-{MODEL_ID}", keys[team_rows:], rows[team_rows:])
+    return rows, owner
+
+
+def _sections_known(known: dict[str, Any]) -> dict[str, int]:
+    """`<id>` -> how many section rows the cache holds for the stub of that id."""
+    counts: dict[str, int] = {}
+    for key in known:
+        base, mark, number = key.rpartition("#")
+        if mark and number.isdigit():
+            counts[base] = max(counts.get(base, 0), int(number) + 1)
+    return counts
+
+
+def _stub_texts(repo: GitRepo, config: Config, doc: Doc, day: dt.date) -> list[str]:
+    """The texts embedded for a stub: its document's sections, or the stub's own
+    text when the document cannot be read (a partial clone that lacks it)."""
+    try:
+        text = read_blob(repo, doc.content.blob_id, doc.content.path).decode("utf-8", "replace")
+    except GitFailure:
+        note = written_or_stub(repo, config, doc, day)
+        return [note_text(note) if note is not None else doc.title]
+    return section_texts(text, doc.title)
