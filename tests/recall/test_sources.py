@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pygit2
+
 from omh_git_memory.git.repository import open_repo
 from omh_git_memory.git.trees import list_tree
 from omh_git_memory.recall.sources import committed_repo_name
@@ -29,7 +31,7 @@ def _settings(size: int) -> str:
 def _name_in_commit(path: Path, settings: str) -> str:
     make_repo(path, {"README.md": "# Test repo\n", ".omh/memory.toml": settings})
     repo = open_repo(path)
-    return committed_repo_name(repo, list_tree(repo, repo.repo.head.peel()))
+    return committed_repo_name(repo, list_tree(repo, repo.repo.head.peel(pygit2.Commit)))
 
 
 def test_a_committed_name_names_the_repository(tmp_path: Path) -> None:
