@@ -1,7 +1,7 @@
 """What recall answers: at most eight matched notes, a count of the rest, and every
 note the answer shows.
 
-Its cases came from a mutation pass over recall/answer.py (tools/mutation.py, issue 24):
+Its cases came from a mutation pass over recall/answer.py (tools/mutation.py):
 the limit is the rule "recall names at most eight matched notes", so the number is
 written out here rather than read from MAX_RESULTS.
 """

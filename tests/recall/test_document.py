@@ -1,8 +1,8 @@
 """What recall indexes of a long text: its first 65,536 characters, cut at white space.
 
-Its cases came from a mutation pass over recall/document.py (tools/mutation.py,
-issue 24). The limit is written out (docs/recall.md promises 65,536 characters), not
-read from MAX_INDEXED, so that a changed limit fails here.
+Its cases came from a mutation pass over recall/document.py (tools/mutation.py). The
+limit is written out (docs/recall.md promises 65,536 characters), not read from
+MAX_INDEXED, so that a changed limit fails here.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A document's sections, the one that best matches a question, and its lines to quote.
 
-The cases after the first pass came from a mutation pass over recall/sections.py
-(tools/mutation.py, issue 24): each pins a weight the first cases did not tell apart.
+The cases after the first ones came from a mutation pass over recall/sections.py
+(tools/mutation.py): each pins a weight the first cases did not tell apart.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """What a cache was made by: the digest of the code that shapes an index.
 
-Its cases came from a mutation pass over recall/shape.py (tools/mutation.py, issue 24):
+Its cases came from a mutation pass over recall/shape.py (tools/mutation.py):
 the digest must follow the source files of the modules it names, found without
 importing them, and a module it cannot find must not break it. The list of modules
 is replaced here by one module written in the test's folder, so that its source can

@@ -1,8 +1,8 @@
 """The repository's name as a commit's own `.omh/memory.toml` gives it, for the topic.
 
-Its cases came from a mutation pass over recall/sources.py (tools/mutation.py,
-issue 24): a committed settings file of up to 1 MiB (1,048,576 bytes) is read, a
-larger one is a mistake and names nothing. They call `committed_repo_name` on a
+Its cases came from a mutation pass over recall/sources.py (tools/mutation.py): a
+committed settings file of up to 1 MiB (1,048,576 bytes) is read, a larger one is a
+mistake and names nothing. They call `committed_repo_name` on a
 commit's tree, so they hold whatever date a derived note is given.
 """
 
