@@ -1,4 +1,8 @@
-"""A document's sections, the one that best matches a question, and its lines to quote."""
+"""A document's sections, the one that best matches a question, and its lines to quote.
+
+The cases after the first ones came from a mutation pass over recall/sections.py
+(tools/mutation.py): each pins a weight the first cases did not tell apart.
+"""
 
 from __future__ import annotations
 
@@ -125,3 +129,43 @@ def test_a_section_describes_its_heading_and_its_lines() -> None:
     assert Section("Releases", 14, 20).describe() == "§ Releases, lines 14–20"
     assert Section("Releases", 14, 14).describe() == "§ Releases, line 14"
     assert Section(None, 1, 3).describe() == "lines 1–3"
+
+
+# From the mutation pass: the section score's weights and parameters.
+
+
+def test_a_heading_word_counts_as_twice_in_the_text() -> None:
+    """HEADING_WEIGHT is 2: a word once in a heading scores as it twice in the lines of
+    a section of the same length, and the tie goes to the earlier section."""
+    text = "## One\nbuild build\n\n## Build\nfoo bar\n"
+    assert best_section(text, {"build": 1.0}) == Section("One", 1, 2)
+
+
+def test_a_repeated_word_adds_less_than_a_second_word_of_the_question() -> None:
+    """BM25's saturation (k1 = 1.2): four times one word scores below that word once
+    and a second, slightly less rare, word of the question once."""
+    text = "## One\nbuild build build build\n\n## Two\nbuild deploy foo bar\n"
+    assert best_section(text, {"build": 1.0, "deploi": 0.85}) == Section("Two", 4, 5)
+
+
+def test_a_word_twice_in_a_long_section_loses_to_it_once_in_a_short_one() -> None:
+    """BM25's length normalisation (b = 0.75): a section four times as long needs
+    more than twice the word."""
+    filler = "alpha beta gamma delta epsilon zeta eta theta"
+    text = f"## One\nbuild\n\n## Two\nbuild build {filler}\n"
+    assert best_section(text, {"build": 1.0}) == Section("One", 1, 2)
+
+
+def test_a_word_twice_in_a_somewhat_longer_section_beats_it_once_in_a_short_one() -> None:
+    """…while a section about twice as long wins with the word twice: the length only
+    discounts, it does not outweigh what the section says."""
+    text = "## One\nbuild\n\n## Two\nbuild build alpha beta gamma\n"
+    assert best_section(text, {"build": 1.0}) == Section("Two", 4, 5)
+
+
+def test_the_line_right_under_a_heading_is_quoted() -> None:
+    """Only the heading line is left out of a quote, also when the text follows it
+    with no blank line between."""
+    text = "## Setup\nfirst line\nsecond line\n"
+    assert quoted_lines(text, Section("Setup", 1, 3), ["absent"]) == [
+        "first line", "second line"]
