@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -10,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from omh_git_memory.git.repository import GitRepo, open_repo
 from omh_git_memory.model.config import Config, load_config
-from omh_git_memory.recall.build import Progress, snapshot_for
+from omh_git_memory.recall.build import Progress, cached_snapshot, snapshot_for
 from omh_git_memory.recall.cache_files import collector_paused
 from omh_git_memory.recall.local_notes import NoteCache, local_docs, notes_cache
 from omh_git_memory.recall.snapshot import Snapshot
@@ -88,6 +89,21 @@ class Workspace:
         entries = self.local.scan() if local is None else local
         snapshot, docs = self.snapshot(progress=progress), local_docs(entries, self.notes)
         with collector_paused():  # its tables: as many objects as documents, no cycle
+            return Searcher(snapshot, docs)
+
+    def on_its_own_repository(self) -> Workspace:
+        """This workspace with a repository handle of its own, for another thread
+        (pygit2's objects are not shared across threads)."""
+        return dataclasses.replace(self, repo=open_repo(self.checkout))
+
+    def cached_searcher(self) -> Searcher | None:
+        """`searcher()` when the team index of HEAD is in the cache, else None (a
+        caller that must answer at once builds it elsewhere)."""
+        snapshot = cached_snapshot(self.repo, self.config())
+        if snapshot is None:
+            return None
+        docs = local_docs(self.local.scan(), self.notes)
+        with collector_paused():
             return Searcher(snapshot, docs)
 
     def semantic(self, searcher: Searcher, embedder: Embedder | None = None,

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -31,6 +32,7 @@ from omh_git_memory.agent.census import Census, own_prefixes, take_census
 from omh_git_memory.model import faults
 from omh_git_memory.model.errors import (
     ChangedMeanwhile,
+    IndexBuilding,
     KeyTaken,
     NotYourNote,
     OmhError,
@@ -71,16 +73,60 @@ REMEMBER_DESCRIPTION: Final = (
 INSTRUCTIONS: Final = "Repository memory: recall before assuming; remember what surprised you."
 
 
-def recall_description(census: Census) -> str:
+def recall_description(census: Census | None) -> str:
+    """Recall's description; `census` None while the server builds its first index."""
+    holds = (f"The store holds {census.sentence()}." if census is not None else
+             "Its index is being built as this session starts; a call in the first "
+             "seconds may be asked to come again.")
     return (
         "Search this repository's accumulated notes — what earlier sessions learned, and a "
-        f"pointer to every document it has. The store holds {census.sentence()}. Most "
+        f"pointer to every document it has. {holds} Most "
         "notes exist because an assumption turned out wrong, so query before assuming how "
         "something here works (build, tests, deploy, conventions, a surprising error). "
         "Ask in your own words; add `also_phrased_as` with other wordings. Every result "
         "carries its layer (team: reviewed and committed; local: this machine, unreviewed) "
         "and its date — weigh them."
     )
+
+
+# How long a call waits for the index the server started building at launch before
+# it answers that the index is still being built (a harness's tool call outlasts it).
+WAIT_FOR_INDEX: Final = 20.0  # seconds
+# How long a server starting without an index waits for it before it answers the
+# handshake without the census (a small store's index is built within it).
+WAIT_AT_START: Final = 2.0  # seconds
+
+
+@dataclass
+class _Build:
+    """The index a server builds in the background when it starts without one, so
+    that it answers `initialize` and `tools/list` at once."""
+
+    done: threading.Event
+    commit: str | None
+    local: tuple[tuple[str, int, int], ...]
+    made: Searcher | None = None
+    failure: BaseException | None = None
+    progress: tuple[int, int] = (0, 0)
+
+    def run(self, ws: Workspace) -> None:
+        try:
+            self.made = ws.searcher(progress=self._tick)
+        except BaseException as err:  # handed to the call that waits for it
+            self.failure = err
+        finally:
+            self.done.set()
+
+    def _tick(self, done: int, total: int) -> None:
+        self.progress = (done, total)
+
+    def waited_in_vain(self) -> IndexBuilding:
+        done, total = self.progress
+        so_far = f" ({done:,} of {total:,} documents read)" if total else ""
+        return IndexBuilding(
+            f"the recall index of this repository is still being built{so_far}, the "
+            "first time omh serves it; nothing was searched or written. Call again in a "
+            "few seconds (the next server starts at once: the index is kept)")
 
 
 @dataclass
@@ -95,10 +141,40 @@ class _State:
     embedder: Any = None  # the semantic model, loaded once when semantic recall is on
     view: Any = None
     no_extra: bool = False  # semantic recall is on but its extra is missing: by words
+    building: _Build | None = None  # the first index, while it is built at launch
+
+    def start(self) -> bool:
+        """The searcher from the cache, or else a build started in the background:
+        whether the searcher is ready now."""
+        from omh_git_memory.git.history import head_id
+
+        commit, local = head_id(self.ws.repo), self.ws.local.signature()
+        cached = self.ws.cached_searcher()
+        if cached is not None:
+            self.current, self.commit, self.local = cached, commit, local
+            return True
+        self.building = _Build(threading.Event(), commit, local)
+        # A repository handle of its own: pygit2's objects are not shared across
+        # threads, and the server's calls go on using theirs.
+        threading.Thread(target=self.building.run, args=(self.ws.on_its_own_repository(),),
+                         name="omh-index", daemon=True).start()
+        return False
+
+    def built_within(self, seconds: float) -> bool:
+        """Whether the index started at launch is built within `seconds`."""
+        return self.building is None or self.building.done.wait(seconds)
 
     def searcher(self) -> Searcher:
         from omh_git_memory.git.history import head_id
 
+        if self.building is not None:
+            build = self.building
+            if not build.done.wait(WAIT_FOR_INDEX):
+                raise build.waited_in_vain()
+            self.building = None
+            if build.failure is not None:
+                raise build.failure
+            self.current, self.commit, self.local = build.made, build.commit, build.local
         commit, local = head_id(self.ws.repo), self.ws.local.signature()
         if self.current is None or commit != self.commit or local != self.local:
             self.current = self.ws.searcher()  # through the cache of parsed notes
@@ -275,18 +351,24 @@ class Tools:
 
         self.ws = ws
         self.state = _State(ws)
-        docs = self.state.searcher().docs
-        census = take_census(docs, own_prefixes(ws.config().keys.templates))
-        self.written = written_notes(docs)
         self.lint_at_start, self.refresh_later = LINT_AT_START, refresh_later
-        # Lint's warnings re-fire in every session: one line with the counts, none when clean.
-        summary = summary_at_start(ws, self.written)
-        lint_line = f" {summary.line()}" if summary is not None and summary.line() else ""
-        self.state.semantic()  # load the model now, not on the first question
         # A moved clone's notes are not lost, only not adopted yet: tell the agent, so it
         # can tell its user (only checked while this clone's own store holds no note).
         moved = "".join(f" Not yet here: {lb.message()}." for lb in ws.left_behind())
         self.remember_description = REMEMBER_DESCRIPTION
+        if not self.state.start() and not self.state.built_within(WAIT_AT_START):
+            # No index yet, and not one built in a moment: answer the handshake now and
+            # build it meanwhile; the census and lint's counts wait for the next start.
+            self.written = 0
+            self.recall_description = recall_description(None) + moved
+            return
+        docs = self.state.searcher().docs
+        census = take_census(docs, own_prefixes(ws.config().keys.templates))
+        self.written = written_notes(docs)
+        # Lint's warnings re-fire in every session: one line with the counts, none when clean.
+        summary = summary_at_start(ws, self.written)
+        lint_line = f" {summary.line()}" if summary is not None and summary.line() else ""
+        self.state.semantic()  # load the model now, not on the first question
         self.recall_description = recall_description(census) + lint_line + moved
 
     def remember(self, expected: str, observed: str, evidence: str, answers: list[str],

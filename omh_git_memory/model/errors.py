@@ -239,6 +239,11 @@ class ToolRefused(OmhError):
     """A call an MCP tool answers with an error: the message is what the agent reads."""
 
 
+class IndexBuilding(ToolRefused):
+    """A call that came while the server builds its first index, and waited for it in
+    vain (agent/tools.py's WAIT_FOR_INDEX)."""
+
+
 # --- commands: what the command line refuses before any verb runs ------------------
 
 

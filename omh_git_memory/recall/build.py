@@ -34,6 +34,15 @@ from omh_git_memory.stores.team import NOTES_DIR, is_team_entry, tree_note
 Progress = Callable[[int, int], None]  # (done, total) while analysing documents
 
 
+def cached_snapshot(repo: GitRepo, config: Config, rev: str = "HEAD") -> Snapshot | None:
+    """The snapshot of `rev` when the cache holds it, checked as `snapshot_for` checks
+    it; None when it would have to be built (this never builds)."""
+    commit = resolve_commit(repo, rev)
+    if commit is None:
+        return Snapshot(None, [], EMPTY)
+    return load(index_dir(repo), commit_id(commit), shape(config))
+
+
 def snapshot_for(
     repo: GitRepo, config: Config, rev: str = "HEAD", progress: Progress | None = None,
     rebuild: bool = False,
