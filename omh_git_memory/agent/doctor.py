@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING, Final
 
 from omh_git_memory.actions.workspace import Workspace
 from omh_git_memory.agent.census import own_prefixes, take_census
@@ -28,6 +29,9 @@ from omh_git_memory.agent.harness import (
     shown_command,
 )
 from omh_git_memory.stores.left_behind import Match
+
+if TYPE_CHECKING:
+    from omh_git_memory.agent.probe import Probe
 
 
 class Status(StrEnum):
@@ -71,6 +75,10 @@ def diagnose(ws: Workspace, environ: Mapping[str, str] | None = None,
     if left:
         checks.append(Check("moved", Status.FAIL if moved else Status.WARN,
                             "; ".join(lb.message() for lb in left)))
+    # Without an index the server is started first, as a harness's first start finds
+    # it (it builds the index meanwhile); the census is counted from that index after.
+    cold = ws.cached_searcher() is None
+    server = _server_checks(ws, env, None, trust) if cold else []
     census = take_census(ws.searcher().docs, own_prefixes(ws.config().keys.templates))
     local = census.by_layer.get("local", 0)
     if env.get("OMH_LOCAL_STORE") and local == 0:
@@ -82,8 +90,27 @@ def diagnose(ws: Workspace, environ: Mapping[str, str] | None = None,
                             "0 notes: nothing committed, no documents, nothing remembered yet"))
     else:
         checks.append(Check("census", Status.OK, census.sentence()))
-    checks.extend(_server_checks(ws, env, census.total, trust))
+    checks.extend(server if cold else _server_checks(ws, env, census.total, trust))
     return checks
+
+
+# The least time a harness omh configures gives a server to answer its handshake by
+# default: Codex's `startup_timeout_sec` (10 s); Claude Code's MCP_TIMEOUT is longer.
+START_LIMIT: Final = 10.0  # seconds
+
+
+def _start_check(seen: Probe) -> Check:
+    took = (f"tools/list answered {seen.listed_after:.1f} s after the start, a first recall "
+            f"{seen.answered_after:.1f} s")
+    if seen.listed_after > START_LIMIT:
+        return Check("start", Status.WARN,
+                     f"{took}: a harness may give up first (Codex waits {START_LIMIT:.0f} s by "
+                     "default: raise `startup_timeout_sec` in .codex/config.toml)")
+    if "still being built" in seen.recall_text:
+        return Check("start", Status.OK,
+                     f"{took}; the first recall came while the server built the first index, "
+                     "and was asked to come again (the index is kept for the next start)")
+    return Check("start", Status.OK, took)
 
 
 def describe(server: ServerCommand) -> str:
@@ -124,7 +151,7 @@ def resolve(command: str, env: Mapping[str, str], cwd: Path) -> tuple[Path | Non
     return None, None
 
 
-def _server_checks(ws: Workspace, env: dict[str, str], total: int,
+def _server_checks(ws: Workspace, env: dict[str, str], total: int | None,
                    trust: Trust) -> list[Check]:
     server = server_command(ws.checkout)
     command, args = server.command, server.args
@@ -160,7 +187,7 @@ def _server_checks(ws: Workspace, env: dict[str, str], total: int,
     unset = "" if configured_harnesses(ws.checkout) else (
         "; no harness file here starts it yet: `omh mcp config HARNESS --write` writes one")
     checks = [Check("server", Status.OK,
-                    f"`{shown}` started and answered tools/list{unset}")]
+                    f"`{shown}` started and answered tools/list{unset}"), _start_check(seen)]
     if SemanticUnavailable.fallback() in seen.log:
         checks.append(Check("semantic", Status.WARN, SemanticUnavailable.fallback()))
     names = sorted(seen.tools)
@@ -170,7 +197,13 @@ def _server_checks(ws: Workspace, env: dict[str, str], total: int,
         return checks
     description = seen.tools["recall"]
     noun = "note" if total == 1 else "notes"
-    if f"{total} {noun}" not in description:
+    if total is None:  # started without an index: its census comes with the next start
+        checks.append(Check("tools", Status.OK,
+                            "remember and recall; recall's description gives no census yet "
+                            "(the server started while it built the first index)"
+                            if "being built" in description else
+                            "remember and recall, with the census in recall's description"))
+    elif f"{total} {noun}" not in description:
         checks.append(Check("tools", Status.FAIL,
                             f"recall's description does not carry the census ({total} {noun}): "
                             f"the server reads another store than this one"))

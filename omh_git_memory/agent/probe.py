@@ -18,6 +18,8 @@ class Probe:
     server_name: str
     recall_text: str
     log: str = ""  # what the server wrote on stderr
+    listed_after: float = 0.0  # seconds from the start to tools/list answered
+    answered_after: float = 0.0  # ... and to recall's answer
 
 
 class ProbeFailed(Exception):
@@ -44,11 +46,12 @@ def probe(command: str, args: list[str], cwd: Path, env: dict[str, str],
 
     with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
         try:
-            tools, name, text = asyncio.run(asyncio.wait_for(
+            tools, name, text, timings = asyncio.run(asyncio.wait_for(
                 client_sees(command, args, cwd, env, errlog), timeout))
         except Exception as err:
             cause = _first_cause(err)
             errlog.seek(0)
             raise ProbeFailed(str(cause) or type(cause).__name__, errlog.read()) from err
         errlog.seek(0)
-        return Probe(tools, name, text, log=errlog.read())
+        return Probe(tools, name, text, log=errlog.read(), listed_after=timings[0],
+                     answered_after=timings[-1])

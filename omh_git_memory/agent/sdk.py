@@ -10,6 +10,7 @@ agent/transport.py's.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -121,23 +122,27 @@ async def run_stdio(server: MCPServer, requests: Requests) -> None:
 
 
 async def client_sees(command: str, args: list[str], cwd: Path, env: dict[str, str],
-                      errlog: Any) -> tuple[dict[str, str], str, str]:
+                      errlog: Any) -> tuple[dict[str, str], str, str, tuple[float, ...]]:
     """Start `command args` in `cwd` as a harness would, initialize, list the tools and
-    ask recall one question: the tools (name → description), the server's name and
-    recall's answer. The server's stderr goes to `errlog`."""
+    ask recall one question: the tools (name → description), the server's name,
+    recall's answer, and the seconds from the start to `tools/list` answered and to
+    the answer. The server's stderr goes to `errlog`."""
     from mcp import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
     from mcp.types import Implementation
 
     params = StdioServerParameters(command=command, args=args, cwd=str(cwd), env=env)
+    started = time.monotonic()
     async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(
         read, write, client_info=Implementation(name="omh-doctor", version="1")
     ) as session:
         init = await session.initialize()
         listed = await session.list_tools()
+        timings = [time.monotonic() - started]
         tools = {t.name: t.description or "" for t in listed.tools}
         text = ""
         if "recall" in tools:
             result = await session.call_tool("recall", {"question": "how do I build and test"})
             text = "".join(getattr(c, "text", "") for c in result.content)
-        return tools, init.server_info.name, text
+            timings.append(time.monotonic() - started)
+        return tools, init.server_info.name, text, tuple(timings)

@@ -29,7 +29,7 @@ def test_doctor_passes_on_a_good_set_up(repo_dir: Path, on_path: dict[str, str])
     run = omh(repo_dir, "doctor", "--json", env=on_path)
     assert run.code == 0, run.out + run.err
     assert _checks(run.out) == {"repository": "ok", "local store": "ok", "census": "ok",
-                                "server": "ok", "tools": "ok"}
+                                "server": "ok", "start": "ok", "tools": "ok"}
 
 
 def test_doctor_fails_when_the_store_is_missing(repo_dir: Path, on_path: dict[str, str]) -> None:
