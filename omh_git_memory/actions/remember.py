@@ -17,7 +17,7 @@ import os
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from omh_git_memory.actions.lint import note_refusals
 from omh_git_memory.actions.near_duplicate import fold_command
@@ -49,7 +49,6 @@ from omh_git_memory.stores.team import NOTES_DIR
 if TYPE_CHECKING:
     from omh_git_memory.actions.near_duplicate import Pair
 
-_SENTENCE = re.compile(r"(.*?[.!?])(?=\s|$)")
 
 
 @dataclass(frozen=True)
@@ -170,11 +169,27 @@ def single_trigger(values: Sequence[str] | None) -> str | None:
 
 
 def first_sentence(text: str) -> str:
-    """Up to the first `.`, `!` or `?` that ends a sentence (followed by a space
-    or the end), whitespace collapsed; the whole text when none does."""
+    """Up to the first `.`, `!` or `?` that ends a sentence, whitespace collapsed;
+    the whole text when none does. A mark ends a sentence when the text ends there
+    or a space follows it, except a `.` that closes an abbreviation of the middle of
+    a sentence (`e.g.`, `i.e.`, `cf.`, `vs.`) or that a word in lower case follows
+    (`etc. and`, `v2. then`): a file name or a version (`poetry.lock`, `1.2.3`)
+    has no space after its dots and never ends one."""
     flat = " ".join(text.split())
-    match = _SENTENCE.match(flat)
-    return match.group(1) if match else flat
+    for mark in _END.finditer(flat):
+        end = mark.end()
+        if mark.group() == "." and end < len(flat):
+            word = flat[:end].rsplit(" ", 1)[-1].lower().lstrip("([\"'")
+            if word in _MID_SENTENCE or flat[end + 1:end + 2].islower():
+                continue
+        return flat[:end]
+    return flat
+
+
+_END = re.compile(r"[.!?](?=\s|$)")
+# Abbreviations a sentence goes on after, whatever follows them.
+_MID_SENTENCE: Final = frozenset({"e.g.", "i.e.", "cf.", "vs.", "viz.", "approx.", "incl.",
+                                  "esp.", "resp.", "w.r.t."})
 
 
 def plain_lines(text: str) -> str:
