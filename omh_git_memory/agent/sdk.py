@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from omh_git_memory.agent.tools import (
     INSTRUCTIONS,
@@ -38,10 +38,46 @@ Text = Annotated[str, Field(max_length=MAX_TEXT)]
 Items = Annotated[list[Annotated[str, Field(max_length=MAX_TEXT)]], Field(max_length=MAX_ITEMS)]
 
 
+class _Server(MCPServer):
+    """The SDK's server, with a call whose arguments do not fit the tool's schema
+    answered in omh's words rather than pydantic's."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any],
+                        context: Context | None = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as err:
+            if isinstance(err.__cause__, ValidationError):
+                raise ToolError(arguments_refused(name, err.__cause__)) from None
+            raise
+
+
+def arguments_refused(tool: str, err: ValidationError) -> str:
+    """What the agent reads when its arguments do not fit `tool`'s schema: each
+    argument's problem, and that nothing happened."""
+    problems = []
+    for problem in err.errors(include_url=False, include_input=False):
+        where = ".".join(str(part) for part in problem["loc"]) or "the arguments"
+        kind, limits = problem["type"], problem.get("ctx") or {}
+        if kind == "missing":
+            problems.append(f"`{where}` is missing")
+        elif kind == "string_too_long":
+            problems.append(f"`{where}` is over {limits.get('max_length')} characters")
+        elif kind == "too_long":
+            problems.append(f"`{where}` has over {limits.get('max_length')} items")
+        elif kind in ("string_type", "list_type"):
+            problems.append(f"`{where}` must be {'text' if kind == 'string_type' else 'a list'}")
+        else:
+            problems.append(f"`{where}`: {problem['msg']}")
+    did = "nothing was written" if tool == "remember" else "nothing was searched"
+    return (f"{tool} cannot take these arguments: {'; '.join(problems)}; {did}. Call it "
+            "again with them fixed (the tool's schema gives each argument and its limits)")
+
+
 def build_server(ws: Workspace) -> MCPServer:
     """The MCP server of `ws`: the remember and recall tools, as agents see them."""
     tools = Tools(ws)
-    server = MCPServer(name="omh", instructions=INSTRUCTIONS)
+    server = _Server(name="omh", instructions=INSTRUCTIONS, version=_version())
 
     def remember_tool(
         expected: Text,
@@ -73,6 +109,17 @@ def build_server(ws: Workspace) -> MCPServer:
     server.add_tool(recall_tool, name="recall", description=tools.recall_description,
                     structured_output=False)
     return server
+
+
+def _version() -> str:
+    """omh's version as installed, as `omh --version` gives it ("" from a source tree
+    nobody installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("omh-git-memory")
+    except PackageNotFoundError:
+        return ""
 
 
 def _client(ctx: Context) -> tuple[str, str] | None:
