@@ -67,7 +67,10 @@ REMEMBER_DESCRIPTION: Final = (
     "note stale (e.g. base:2026-09). The note goes to your local layer; a person "
     "promotes it to the team. To correct a note this session recorded (and nobody has "
     "changed since), pass its key as `replaces`: the note keeps its key and becomes what "
-    "these arguments say."
+    "these arguments say. Write what the evidence says and no more: keep its uncertainty "
+    "and how it was settled, never a precision it did not give; say when the thing "
+    "happened (a date), not when you learned it; for state that changes, add a dated "
+    "status line rather than rewriting what was true before."
 )
 
 INSTRUCTIONS: Final = "Repository memory: recall before assuming; remember what surprised you."
@@ -85,7 +88,9 @@ def recall_description(census: Census | None) -> str:
         "something here works (build, tests, deploy, conventions, a surprising error). "
         "Ask in your own words; add `also_phrased_as` with other wordings. Every result "
         "carries its layer (team: reviewed and committed; local: this machine, unreviewed) "
-        "and its date — weigh them."
+        "and its date. When notes disagree, a team note outranks a local one whatever "
+        "their dates; within a layer, the newer note and your task decide; ask the person "
+        "only when two team notes disagree or the conflict blocks the task."
     )
 
 

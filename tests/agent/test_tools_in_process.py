@@ -601,7 +601,7 @@ def test_the_description_carries_lint_s_counts_only_when_it_finds_something(
 
     assert omh(repo_dir, "init").code == 0
     clean = _serve(repo_dir, described)
-    assert clean.endswith("and its date — weigh them."), clean  # nothing after it
+    assert clean.endswith("or the conflict blocks the task."), clean  # nothing after it
     (_local(repo_dir) / "fence.md").write_text(note_text("fence", body="```\nnever closed\n"))
     found = _serve(repo_dir, described)
     assert found.endswith(" `omh memory lint` finds 1 refused note and 1 warning in this "
