@@ -2,7 +2,7 @@
 and the answer each call gives (agent/sdk.py puts them behind the MCP SDK).
 
 - `remember` writes a surprise note to the local layer only (invariant: remember
-  writes only to the local layer), always strict, with `source` set here from
+  writes only to the local layer), with `source` set here from
   `OMH_SESSION` and the connecting client's name and version — the caller cannot
   set it.
 - `recall` returns the tree, every line with its layer and date, the note's title
@@ -63,14 +63,13 @@ REMEMBER_DESCRIPTION: Final = (
     "`observed` what happened (its first sentence becomes the title and the key), "
     "`evidence` the command, error or file that shows it, `answers` the questions this "
     "note answers in the words someone would ask them. `relates_to` takes keys of notes "
-    "that exist (recall shows them); `invalidated_by` optionally says what makes the "
-    "note stale (e.g. base:2026-09). The note goes to your local layer; a person "
-    "promotes it to the team. To correct a note this session recorded (and nobody has "
-    "changed since), pass its key as `replaces`: the note keeps its key and becomes what "
-    "these arguments say. Write what the evidence says and no more: keep its uncertainty "
-    "and how it was settled, never a precision it did not give; say when the thing "
-    "happened (a date), not when you learned it; for state that changes, add a dated "
-    "status line rather than rewriting what was true before."
+    "(recall shows them; one not written yet is kept); `invalidated_by` optionally says "
+    "what makes the note stale (e.g. base:2026-09). The note goes to your local layer; a "
+    "person promotes it. To correct a note this session recorded (unchanged since), pass "
+    "its key as `replaces`: it keeps its key and becomes what these arguments say. Write "
+    "what the evidence says: keep its uncertainty and how it was settled, never a "
+    "precision it did not give; say when the thing happened, not when you learned it; "
+    "for state that changes, add a dated status line rather than rewriting the past."
 )
 
 INSTRUCTIONS: Final = "Repository memory: recall before assuming; remember what surprised you."
@@ -82,15 +81,15 @@ def recall_description(census: Census | None) -> str:
              "Its index is being built as this session starts; a call in the first "
              "seconds may be asked to come again.")
     return (
-        "Search this repository's accumulated notes — what earlier sessions learned, and a "
-        f"pointer to every document it has. {holds} Most "
+        "Search this repository's notes — what earlier sessions learned, and a pointer "
+        f"to every document it has. {holds} Most "
         "notes exist because an assumption turned out wrong, so query before assuming how "
-        "something here works (build, tests, deploy, conventions, a surprising error). "
-        "Ask in your own words; add `also_phrased_as` with other wordings. Every result "
+        "something here works (build, tests, deploy, conventions, an odd error). "
+        "Ask in your own words; `also_phrased_as` adds other wordings. Every result "
         "carries its layer (team: reviewed and committed; local: this machine, unreviewed) "
-        "and its date. When notes disagree, a team note outranks a local one whatever "
-        "their dates; within a layer, the newer note and your task decide; ask the person "
-        "only when two team notes disagree or the conflict blocks the task."
+        "and its date. When notes disagree, team beats local whatever the dates; within "
+        "a layer, the newer note and your task decide; ask the person only if two team "
+        "notes disagree or the conflict blocks the task."
     )
 
 
@@ -337,6 +336,20 @@ def _not_yours(err: NotYourNote) -> str:
             "replace it; call remember without `replaces` to record your own note")
 
 
+def _waiting_links(note: Note, searcher: Searcher) -> str:
+    """What the answer says of the links that name no note yet: a key can be worked
+    out before its note is written, so such a link is kept, and reaches the note once
+    it exists (lint's DanglingLink warns until then)."""
+    known = {d.key for d in searcher.docs if d is not None and not d.problem}
+    waiting = [t for t in note.links if t not in known]
+    if not waiting:
+        return ""
+    one = len(waiting) == 1
+    return (f" {'Its link' if one else 'Its links'} to {', '.join(waiting)} "
+            f"{'names' if one else 'name'} no note yet: kept, to reach the note once one is "
+            "written under that key (`omh memory lint` warns DanglingLink until then).")
+
+
 def written_notes(docs: list[Doc | None]) -> int:
     """The notes that are files (both layers), not stubs or the topic."""
     return sum(1 for d in docs if d is not None and not d.derived)
@@ -390,7 +403,7 @@ class Tools:
                 expected=expected, observed=observed, evidence=evidence, answers=answers,
                 relates_to=relates_to or [], source=source, invalidated_by=invalidated_by,
             )
-            done = record(ws, obs, searcher=searcher, strict=True, replaces=replaces)
+            done = record(ws, obs, searcher=searcher, replaces=replaces)
         except NotYourNote as err:
             raise ToolRefused(_not_yours(err)) from None
         except ChangedMeanwhile:
@@ -407,7 +420,7 @@ class Tools:
             _record(ws, done.key, done.note)
             return (f"replaced local/{done.key} ({done.note.recorded.isoformat()}); it keeps "
                     f"its key. A person can share it with `omh memory promote "
-                    f"{shell_word(done.key)}`."
+                    f"{shell_word(done.key)}`." + _waiting_links(done.note, searcher)
                     + "".join(_correction_warning(p, done.key.value) for p in done.repeats))
         if done.layer is Layer.LOCAL and done.written:
             _record(ws, done.key, done.note)
@@ -415,6 +428,7 @@ class Tools:
             self.refresh_later(ws)
         return (f"remembered local/{done.key} ({done.note.recorded.isoformat()}). "
                 f"A person can share it with `omh memory promote {shell_word(done.key)}`."
+                + _waiting_links(done.note, searcher)
                 + "".join(_repeat_warning(p, searcher, ws.local, source, done.key.value)
                           for p in done.repeats[:NAMED])
                 + (f" Warning: {more}." if (more := more_than_named(done.repeats)) else ""))

@@ -550,26 +550,32 @@ def test_an_agent_cannot_replace_a_cli_team_or_derived_note(team_repo: Path) -> 
 
 
 def test_replaces_passes_the_same_refusals_as_remember(repo_dir: Path) -> None:
-    first, dangling, broken = remember_calls(repo_dir, [
-        GOOD, {**GOOD, "relates_to": ["no/such"], "replaces": OWN},
-        {**GOOD, "evidence": "a\n## Heading", "replaces": OWN}])
+    (first,) = remember_calls(repo_dir, [GOOD])
     assert not first.is_error
     path = local_store(repo_dir) / f"{OWN}.md"
     before = path.read_bytes()
-    assert dangling.is_error and "names no note" in text_of(dangling)
+    (broken,) = remember_calls(repo_dir, [{**GOOD, "evidence": "a\n## Heading",
+                                           "replaces": OWN}])
     assert broken.is_error and "structure" in text_of(broken)
     assert path.read_bytes() == before
 
 
-def test_replaces_refuses_a_dangling_link_the_old_note_already_had(repo_dir: Path) -> None:
-    # Always strict, like remember: a dangling link is refused even when the note
-    # being replaced already held it (the note it linked to was removed since).
+def test_replaces_keeps_a_link_to_a_note_not_written_yet_as_remember_does(
+    repo_dir: Path,
+) -> None:
+    """A key is known before its note exists: a correction may link to one, or keep a
+    link whose note was removed since; the answer says the link waits (before, the
+    tool refused it, unlike the command line)."""
     target = remember_linked(repo_dir, "The target note.")
     (done,) = remember_calls(repo_dir, [{**GOOD, "relates_to": [target]}])
     assert not done.is_error, text_of(done)
     assert omh(repo_dir, "memory", "rm", target).code == 0
-    (kept,) = remember_calls(repo_dir, [{**GOOD, "relates_to": [target], "replaces": OWN}])
-    assert kept.is_error and "names no note" in text_of(kept), text_of(kept)
+    (kept,) = remember_calls(repo_dir, [{**GOOD, "relates_to": [target, "no/such"],
+                                         "replaces": OWN}])
+    assert not kept.is_error, text_of(kept)
+    assert f"Its links to {target}, no/such name no note yet" in text_of(kept), text_of(kept)
+    text = (local_store(repo_dir) / f"{OWN}.md").read_text()
+    assert f"[[{target}]]" in text and "[[no/such]]" in text
 
 
 def test_the_replaces_argument_is_described_tightly(repo_dir: Path) -> None:

@@ -12,10 +12,10 @@ from omh_git_memory.agent.census import Census
 from omh_git_memory.agent.tools import REMEMBER_DESCRIPTION, Tools
 
 WRITING = ("keep its uncertainty and how it was settled", "not when you learned it",
-           "add a dated status line rather than rewriting")
-WEIGHING = ("a team note outranks a local one whatever their dates",
+           "add a dated status line rather than rewriting the past")
+WEIGHING = ("team beats local whatever the dates",
             "within a layer, the newer note and your task decide",
-            "ask the person only when two team notes disagree or the conflict blocks the task")
+            "two team notes disagree or the conflict blocks the task")
 
 
 def test_remember_says_how_to_write_a_note() -> None:
@@ -32,5 +32,6 @@ def test_recall_says_how_to_weigh_notes_that_disagree(repo_dir: Path) -> None:
 def test_the_agents_md_block_carries_both() -> None:
     text = block(Census(total=3, by_layer={"team": 3}, groups=[]))
     for rule in ("Keep the evidence's uncertainty", "say when it happened, not when you "
-                 "learned it", "add a dated status line", *WEIGHING):
+                 "learned it", "add a dated status line", *WEIGHING[1:],
+                 "a team note outranks a local one whatever their dates"):
         assert rule in text, rule

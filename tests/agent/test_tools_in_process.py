@@ -618,14 +618,27 @@ def test_both_tools_answer_text_not_structured_output(served: Path) -> None:
     assert answer.structured_content is None
 
 
-def test_relates_to_takes_a_note_and_refuses_a_file_that_is_not_one(served: Path) -> None:
+def test_relates_to_takes_a_note_and_keeps_a_link_to_a_note_not_yet_written(
+    served: Path,
+) -> None:
+    """A key can be worked out before its note exists, so a link to no note (or to a
+    file that is not one) is kept, and the answer says it waits (issue 27, item 3);
+    before, the tool refused it while the command line took it."""
     (served / ".omh/notes/broken.md").write_text("no frontmatter at all\n")
     git(served, "add", "-A")
     git(served, "commit", "-qm", "a broken note")
-    linked, broken = _calls(served, _remember({**GOOD, "relates_to": ["deploy"]}),
-                            _remember({**GOOD, "observed": "Another.", "relates_to": ["broken"]}))
-    assert not linked.is_error, text_of(linked)
-    assert broken.is_error and "broken names no note" in text_of(broken), text_of(broken)
+    linked, waiting, two = _calls(
+        served, _remember({**GOOD, "relates_to": ["deploy"]}),
+        _remember({**GOOD, "observed": "Another.", "relates_to": ["broken"]}),
+        _remember({**GOOD, "observed": "A third.", "relates_to": ["deploy", "later/a", "b"]}))
+    assert not linked.is_error and "no note yet" not in text_of(linked), text_of(linked)
+    assert not waiting.is_error, text_of(waiting)
+    assert (" Its link to broken names no note yet: kept, to reach the note once one is "
+            "written under that key (`omh memory lint` warns DanglingLink until then)."
+            ) in text_of(waiting), text_of(waiting)
+    assert " Its links to later/a, b name no note yet" in text_of(two), text_of(two)
+    note = (open_workspace(served).local.root / "surprise/another.md").read_text()
+    assert "[[broken]]" in note
 
 
 def test_more_repeats_than_named_are_counted(repo_dir: Path) -> None:
