@@ -622,7 +622,7 @@ def test_relates_to_takes_a_note_and_keeps_a_link_to_a_note_not_yet_written(
     served: Path,
 ) -> None:
     """A key can be worked out before its note exists, so a link to no note (or to a
-    file that is not one) is kept, and the answer says it waits (issue 27, item 3);
+    file that is not one) is kept, and the answer says it waits;
     before, the tool refused it while the command line took it."""
     (served / ".omh/notes/broken.md").write_text("no frontmatter at all\n")
     git(served, "add", "-A")
