@@ -368,7 +368,8 @@ def _pending(root: Path) -> bool:
     if not _real_dir(root / JOURNAL_DIR):
         return False
     try:
-        return any(True for _ in os.scandir(root / JOURNAL_DIR))
+        with os.scandir(root / JOURNAL_DIR) as entries:  # closed, not left to the collector
+            return any(True for _ in entries)
     except OSError:
         return False
 

@@ -89,10 +89,8 @@ def test_a_team_layers_folder_keeps_its_modes(tmp_path: Path) -> None:
 # --- scan: under the lock, recovered, each file once, never a change half made ------
 
 
-# journal._pending leaves its scandir iterator to the garbage collector when the
-# journal folder holds a plan (a ResourceWarning, raised here as an error); reported,
-# not changed here: journal.py is not this pass's module.
-@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+# journal._pending once left its scandir iterator to the garbage collector when the
+# journal folder held a plan: a ResourceWarning, which pytest reports as an error.
 def test_a_scan_finishes_a_change_a_dead_writer_left(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     store = LocalStore(tmp_path / "store")
