@@ -20,6 +20,8 @@ from omh_git_memory.actions.topic import TopicDraft, build_topic
 from omh_git_memory.actions.update import replace_own
 from omh_git_memory.expiry.stale import pin_trigger
 from omh_git_memory.model.layers import Layer
+from omh_git_memory.model.note import render
+from omh_git_memory.model.secret_scan import find_secrets
 from omh_git_memory.recall.reread import note_of
 from omh_git_memory.stores.store import IfExists
 
@@ -83,4 +85,6 @@ def _replace(ws: Workspace, key: str, obs: Observation,
     repeats = () if not done.changed else tuple(
         p for p in repeats_of(done.note)
         if not (p.original.layer is Layer.LOCAL and p.original.key == done.key.value))
-    return Remembered(done.key, done.layer, done.path, done.changed, done.note, repeats)
+    secrets = tuple(find_secrets(render(done.note))) if done.changed else ()
+    return Remembered(done.key, done.layer, done.path, done.changed, done.note, repeats,
+                      secrets)

@@ -41,7 +41,7 @@ from omh_git_memory.model.note import (
     render,
     with_field,
 )
-from omh_git_memory.model.secret_scan import without_secret_words
+from omh_git_memory.model.secret_scan import SecretHit, find_secrets, without_secret_words
 from omh_git_memory.recall.document import Doc
 from omh_git_memory.stores.store import IfExists, LocalStore
 from omh_git_memory.stores.team import NOTES_DIR
@@ -72,6 +72,16 @@ class Remembered:
     note: Note
     # Notes of the store this one says again (near_duplicate.repeated), most alike first.
     repeats: tuple[Pair, ...] = ()
+    # Lines of the note written that look like a secret: it stays local, and promote
+    # refuses it until they are removed, so the writer is told at once.
+    secrets: tuple[SecretHit, ...] = ()
+
+    def secret_warnings(self, edit: str) -> list[str]:
+        """One sentence per line that looks like a secret; `edit` is how the reader
+        changes the note (a command, or the tool's argument)."""
+        return [f"line {hit.line} of {self.layer}/{self.key} looks like {hit.kind}: the "
+                f"note stays local, and promote refuses it until that line is gone ({edit})"
+                for hit in self.secrets]
 
 
 @dataclass(frozen=True)
@@ -426,4 +436,6 @@ def _write_local(store: LocalStore, note: Note, if_exists: IfExists,
             raise _key_taken(note.key, Layer.LOCAL, str(store.path_for(note.key))) from None
         raise err from None
     final = note if key == note.key else with_field(note, "key", key.value)
-    return Remembered(key, Layer.LOCAL, str(store.path_for(key)), written, final)
+    secrets = tuple(find_secrets(render(final))) if written else ()
+    return Remembered(key, Layer.LOCAL, str(store.path_for(key)), written, final,
+                      secrets=secrets)

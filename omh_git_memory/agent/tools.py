@@ -25,7 +25,7 @@ from typing import Any, Final
 from omh_git_memory.actions.ask import Question, ask
 from omh_git_memory.actions.near_duplicate import NAMED, Pair, fold_command, more_than_named
 from omh_git_memory.actions.record import record
-from omh_git_memory.actions.remember import Observation
+from omh_git_memory.actions.remember import Observation, Remembered
 from omh_git_memory.actions.update import agent_owned, record_agent_write
 from omh_git_memory.actions.workspace import Workspace
 from omh_git_memory.agent.census import Census, own_prefixes, take_census
@@ -336,6 +336,12 @@ def _not_yours(err: NotYourNote) -> str:
             "replace it; call remember without `replaces` to record your own note")
 
 
+def _secret_warnings(done: Remembered) -> str:
+    """The answer's warning for each line of the note that looks like a secret."""
+    edit = f"call remember again with replaces={done.key} and that line left out"
+    return "".join(f" Warning: {w}." for w in done.secret_warnings(edit))
+
+
 def _waiting_links(note: Note, searcher: Searcher) -> str:
     """What the answer says of the links that name no note yet: a key can be worked
     out before its note is written, so such a link is kept, and reaches the note once
@@ -421,6 +427,7 @@ class Tools:
             return (f"replaced local/{done.key} ({done.note.recorded.isoformat()}); it keeps "
                     f"its key. A person can share it with `omh memory promote "
                     f"{shell_word(done.key)}`." + _waiting_links(done.note, searcher)
+                    + _secret_warnings(done)
                     + "".join(_correction_warning(p, done.key.value) for p in done.repeats))
         if done.layer is Layer.LOCAL and done.written:
             _record(ws, done.key, done.note)
@@ -428,7 +435,7 @@ class Tools:
             self.refresh_later(ws)
         return (f"remembered local/{done.key} ({done.note.recorded.isoformat()}). "
                 f"A person can share it with `omh memory promote {shell_word(done.key)}`."
-                + _waiting_links(done.note, searcher)
+                + _waiting_links(done.note, searcher) + _secret_warnings(done)
                 + "".join(_repeat_warning(p, searcher, ws.local, source, done.key.value)
                           for p in done.repeats[:NAMED])
                 + (f" Warning: {more}." if (more := more_than_named(done.repeats)) else ""))

@@ -131,14 +131,18 @@ def say_remembered(result: Remembered, as_json: bool) -> None:
     """What remember says of the note it wrote (or kept), and of the notes it repeats."""
     from omh_git_memory.cli.repeats import as_json as repeats_json
     from omh_git_memory.cli.repeats import say_repeats
+    from omh_git_memory.model.keys import shell_word
 
     if as_json:
         emit_json({"key": result.key.value, "layer": result.layer.value, "path": result.path,
-                   "written": result.written, "near_duplicates": repeats_json(result.repeats)})
+                   "written": result.written, "near_duplicates": repeats_json(result.repeats),
+                   "secrets": [{"line": h.line, "kind": h.kind} for h in result.secrets]})
         return
     if result.written:
         say(f"remembered {result.layer}/{result.key}")
         say(f"  {result.path}")
     else:
         say(f"kept the existing {result.layer}/{result.key} (--if-exists skip)")
+    for warning in result.secret_warnings(f"omh memory edit {shell_word(result.key)}"):
+        say(f"warning: {warning}")
     say_repeats(result.repeats, result.key.value if result.written else None)
