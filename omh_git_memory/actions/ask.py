@@ -93,12 +93,14 @@ def ask(ws: Workspace, question: Question, *, searcher: Searcher | None = None,
 
 
 def question_weights(searcher: Searcher, phrasings: Sequence[str]) -> dict[str, float]:
-    """Each word of the question's phrasings that the store holds, at its weight in
-    recall's scoring (its rarity; a function word at less), the best over phrasings."""
+    """Each content word of the question's phrasings that the store holds, at its
+    weight in recall's scoring (its rarity), the best over phrasings. Function words
+    (`how`, `I`) choose no section: in a small store they outweigh what is asked."""
     weights: dict[str, float] = {}
     for phrasing in phrasings:
         for term in searcher.terms(phrasing):
-            weights[term.word] = max(weights.get(term.word, 0.0), term.idf)
+            if term.content:
+                weights[term.word] = max(weights.get(term.word, 0.0), term.idf)
     return weights
 
 

@@ -74,7 +74,7 @@ def recall(searcher: Searcher, question: str, also: Iterable[str] = (),
     # A note in the final eight is among the best eight of the phrasing that gave
     # its best score, so the candidates are the union of each phrasing's best.
     candidates: set[int] = set()
-    pool = MAX_RESULTS * WIDER if places is not None and semantic is None else MAX_RESULTS
+    pool = MAX_RESULTS * WIDER if places is not None else MAX_RESULTS
     for scan in scans:
         candidates.update(scan.best(pool, order))
 
@@ -94,7 +94,7 @@ def recall(searcher: Searcher, question: str, also: Iterable[str] = (),
     # The floor is a share of the best answer's score: with the section check, of
     # the best document that passes it (one turned away is no answer to measure by).
     leader = max(best.values(), default=0.0)
-    if share_of is not None and semantic is None:
+    if share_of is not None:
         ranked = sorted((s for s in best if best[s] > 0 and (enough is None or s in enough)),
                         key=lambda s: order(s, best[s]))
         leader = next((best[s] for s in ranked if share_of(s) >= need), leader)
@@ -114,24 +114,41 @@ def recall(searcher: Searcher, question: str, also: Iterable[str] = (),
         scores, nominated = fuse(searcher, semantic, asked, best, lexical, zero_is_evidence)
         passed |= {s for s in scores if s in nominated}
     kept = sorted((s for s in scores if s in passed), key=lambda s: order(s, scores[s]))
-    must = ANSWERS if answers is None else answers
-    top: list[int] = []
-    turned_away = 0
-    best_place = 0.0
-    for slot in kept:  # in order, so that only what could be shown is read
-        if len(top) == MAX_RESULTS:
-            break
-        held = 1.0 if share_of is None or slot in nominated else share_of(slot)
-        if held >= need:
-            top.append(slot)
-            best_place = max(best_place, held)
-        else:
-            turned_away += 1
-    if share_of is not None and best_place < must:
-        turned_away += len(top)
-        top = []
+    if share_of is None:
+        top = kept[:MAX_RESULTS]
+        hits = neighbourhoods(searcher, top, scores, inbound, lexical)
+        return Answer(hits, max(0, len(passed) - len(top)), tuple(asked))
+    top, more = _checked(searcher, kept, nominated, share_of, need,
+                         ANSWERS if answers is None else answers)
+    # Past the candidates, only what needs no check is counted as more that matched.
+    unread = sum(1 for s in passed - set(scores) if not _is_document(searcher, s))
     hits = neighbourhoods(searcher, top, scores, inbound, lexical)
-    return Answer(hits, max(0, len(passed) - len(top) - turned_away), tuple(asked))
+    return Answer(hits, more + unread, tuple(asked))
+
+
+def _is_document(searcher: Searcher, slot: int) -> bool:
+    d = searcher.docs[slot]
+    return d is not None and d.is_stub
+
+
+def _checked(searcher: Searcher, kept: Sequence[int], nominated: set[int],
+             share_of: Callable[[int], float], need: float, must: float
+             ) -> tuple[list[int], int]:
+    """The first MAX_RESULTS of `kept` (in order) that pass the section check, and how
+    many more pass it. A document (a stub the embedding did not nominate) passes when
+    it holds `need` in one place; the documents go, all of them, when none holds
+    `must`: what remains are the notes. Every one of `kept` is read, so that the count
+    of more is true."""
+    passing: list[tuple[int, float | None]] = []
+    for slot in kept:
+        if slot in nominated or not _is_document(searcher, slot):
+            passing.append((slot, None))
+        elif (held := share_of(slot)) >= need:
+            passing.append((slot, held))
+    if max((h for _, h in passing if h is not None), default=must) < must:
+        passing = [(slot, h) for slot, h in passing if h is None]
+    top = [slot for slot, _ in passing[:MAX_RESULTS]]
+    return top, len(passing) - len(top)
 
 
 def together_share(searcher: Searcher, places: Places, per_phrasing: Sequence[Sequence[Term]],

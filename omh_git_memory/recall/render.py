@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Final
 
 from omh_git_memory.model.config import DEFAULT_REPO_NAME
-from omh_git_memory.model.keys import shell_word
+from omh_git_memory.model.keys import printable, shell_word
 from omh_git_memory.model.layers import Layer
 from omh_git_memory.model.note import Note
 from omh_git_memory.model.plural import agree, count
@@ -78,8 +78,10 @@ def render_tree(answer: Answer, stale: Mapping[tuple[str, str], str] | None = No
     results = {id(h.doc) for h in answer.results}
 
     def where(doc: Doc) -> str:
+        # A path or heading comes from a tree: escaped, so it can forge no line.
         found = matched.get((doc.layer, doc.key)) if id(doc) in results else None
-        return read_at(doc) + (f" {section_label(found)}" if found is not None else "")
+        return printable(read_at(doc) + (f" {section_label(found)}" if found is not None
+                                          else ""))
 
     blocks: list[list[tuple[str, Doc | None]]] = []
     for hit in answer.results:
@@ -98,7 +100,7 @@ def render_tree(answer: Answer, stale: Mapping[tuple[str, str], str] | None = No
     meta_width = max((len(m) for m in metas.values()), default=0)
     lines = [
         f"{label.ljust(width)}  {metas[id(doc)].ljust(meta_width)}  "
-        f"{what_it_is(doc)} — {where(doc)}" if doc else label
+        f"{printable(what_it_is(doc))} — {where(doc)}" if doc else label
         for block in blocks
         for label, doc in block
     ]
@@ -123,8 +125,9 @@ def excerpt(doc: Doc, note: Note, answer: Answer, limit: int = EXCERPT_EACH,
     At most `limit` bytes (UTF-8) once each line is indented and ends in a newline."""
     if note.type == "stub" and quote is not None:
         section, quoted = quote
-        head = f"Read {note.source} {section_label(section)}" + (":" if quoted else "")
-        return _fill([head, *quoted], limit)
+        head = printable(f"Read {note.source} {section_label(section)}") + (
+            ":" if quoted else "")
+        return _fill([head, *map(_shown, quoted)], limit)
     asked = {t for q in answer.question for t in question_words(q) if not is_function_word(t)}
     lines: list[str] = []
     if note.type == "surprise":
@@ -155,6 +158,12 @@ def excerpt(doc: Doc, note: Note, answer: Answer, limit: int = EXCERPT_EACH,
         text = without_links(body.partition("\n")[2] if body.startswith("#") else body)
         lines += named[:2] or [" ".join(p.split()) for p in text.split("\n\n") if p.strip()][:2]
     return _cut(lines, limit)
+
+
+def _shown(line: str) -> str:
+    """A document's line as quoted to an agent: tabs kept (a command stays one),
+    every other control or invisible character written as a visible escape."""
+    return "\t".join(printable(part) for part in line.split("\t"))
 
 
 def _cut(lines: Sequence[str], limit: int) -> list[str]:

@@ -9,7 +9,8 @@ A section is an ATX heading (`#` to `######`, outside code fences) and the lines
 to the next heading of any level; the lines before the first heading are a section
 without a heading. Setext headings (a line underlined with `===`) are not split on.
 Only the part of a document recall indexes is read (`indexed_part`), so a section
-never names a line the index did not see.
+never names a line the index did not see, except the headings after it, which the
+stub's Answers hold: each is a section of its heading line alone.
 """
 
 from __future__ import annotations
@@ -47,11 +48,19 @@ class Section:
         return f"§ {self.heading}, {where}" if self.heading else where
 
 
+def lines_of(text: str) -> list[str]:
+    """A document's lines as an editor numbers them: split at line feeds only (a form
+    feed or a U+2028 inside a line ends nothing), the CR of a CRLF dropped."""
+    return [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
+
+
 def split(text: str) -> list[tuple[Section, list[str]]]:
     """The document's sections in order, each with its lines (its heading line first).
     A section of blank lines only is left out; each section ends at its last line
-    that is not blank."""
-    lines = indexed_part(text).splitlines()
+    that is not blank. Past the part recall indexes, a heading is still a section
+    (the stub's Answers hold every heading), of its heading line alone."""
+    lines = lines_of(text)
+    indexed = indexed_part(text).count("\n") + 1  # lines the index read, the last perhaps in part
     out: list[tuple[Section, list[str]]] = []
     heading: str | None = None
     start = 0
@@ -68,10 +77,16 @@ def split(text: str) -> list[tuple[Section, list[str]]]:
             continue
         match = _HEADING.match(line)
         if match:
-            _close(out, heading, start, lines[start:at])
+            _close(out, heading, start, lines[start:_end(start, at, indexed)])
             heading, start = " ".join((match.group(2) or "").split()) or None, at
-    _close(out, heading, start, lines[start:])
+    _close(out, heading, start, lines[start:_end(start, len(lines), indexed)])
     return out
+
+
+def _end(start: int, stop: int, indexed: int) -> int:
+    """Where a section from line `start` to `stop` ends, as read: at the index's
+    limit, or after its heading line when it starts past that limit."""
+    return min(stop, indexed) if start < indexed else start + 1
 
 
 def _close(out: list[tuple[Section, list[str]]], heading: str | None, start: int,
@@ -129,7 +144,7 @@ def quoted_lines(text: str, section: Section, wanted: Iterable[str]) -> list[str
     dropped; the whole section after its heading when no line holds one. A caller
     cuts them to its budget, so the first lines are the ones that matter."""
     wanted_set = set(wanted)
-    lines = indexed_part(text).splitlines()[section.start - 1: section.end]
+    lines = lines_of(text)[section.start - 1: section.end]
     if section.heading is not None:
         lines = lines[1:]
     body = [ln.rstrip() for ln in lines if ln.strip()]

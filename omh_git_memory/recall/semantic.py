@@ -18,6 +18,7 @@ import contextlib
 import datetime as dt
 import hashlib
 import io
+import json
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -334,12 +335,18 @@ def note_text(note: Note) -> str:
     return f"{note.title}\n{without_links(note.body)}"
 
 
+# A document's first sections embedded, at most: what a model call costs is paid per
+# section, and a page of thousands of headings would take minutes and megabytes.
+MAX_SECTIONS: Final = 128
+
+
 def section_texts(text: str, title: str) -> list[str]:
     """What is embedded for a document: one text per section (the document's title,
     then the section's lines, its heading first), or its title alone when it has no
     section. A question is compared with each, and the document is as close as its
     closest section (a whole document is far longer than the model reads)."""
-    return [f"{title}\n" + "\n".join(lines) for _, lines in split(text)] or [title]
+    pieces = [f"{title}\n" + "\n".join(lines) for _, lines in split(text)]
+    return pieces[:MAX_SECTIONS] or [title]
 
 
 class SemanticView:
@@ -380,7 +387,11 @@ def _load_rows(stem: Path) -> dict[str, Any]:
     if raw_keys is None or raw_rows is None:
         return {}
     try:
-        digest, *keys = raw_keys.decode("utf-8").split("\n")[:-1]
+        digest, *lines = raw_keys.decode("utf-8").split("\n")[:-1]
+        # One JSON string a line: a key holds a path, and a path may hold a line feed.
+        keys = [json.loads(line) for line in lines]
+        if not all(isinstance(k, str) for k in keys):
+            raise ValueError("keys of another kind")
         if digest != hashlib.sha256(raw_rows).hexdigest():
             raise ValueError("vectors of another write")
         rows = np.load(io.BytesIO(raw_rows), allow_pickle=False)
@@ -405,7 +416,7 @@ def _save_rows(stem: Path, keys: Sequence[str], rows: np.ndarray[Any, Any]) -> N
         # (a crash between the renames) never loads.
         write_checked(stem.with_suffix(".vec.npy"), raw_rows)
         listing = "".join(f"{line}\n" for line in
-                          (hashlib.sha256(raw_rows).hexdigest(), *keys))
+                          (hashlib.sha256(raw_rows).hexdigest(), *map(json.dumps, keys)))
         write_checked(stem.with_suffix(".vec.keys"), listing.encode("utf-8"))
     except OSError:
         pass  # a cache that cannot be written is rebuilt next time
@@ -440,7 +451,7 @@ def vectors_for(
         key = f"{MODEL_ID}:{doc.source}" if doc is not None and not doc.problem else ""
         if doc is not None and key and doc.is_stub:
             count = sections_known.get(key, 0)
-            pieces = None if count else _stub_texts(repo, config, doc, day)
+            pieces = None if count else _stub_texts(repo, doc)
             for i in range(count if pieces is None else len(pieces)):
                 keys.append(f"{key}#{i}")
                 owner.append(slot)
@@ -487,12 +498,11 @@ def _sections_known(known: dict[str, Any]) -> dict[str, int]:
     return counts
 
 
-def _stub_texts(repo: GitRepo, config: Config, doc: Doc, day: dt.date) -> list[str]:
-    """The texts embedded for a stub: its document's sections, or the stub's own
-    text when the document cannot be read (a partial clone that lacks it)."""
+def _stub_texts(repo: GitRepo, doc: Doc) -> list[str]:
+    """The texts embedded for a stub: its document's sections, or its title when the
+    document cannot be read (a partial clone that lacks it)."""
     try:
         text = read_blob(repo, doc.content.blob_id, doc.content.path).decode("utf-8", "replace")
-    except GitFailure:
-        note = written_or_stub(repo, config, doc, day)
-        return [note_text(note) if note is not None else doc.title]
+    except GitFailure:  # the stub's text is made from the same blob: its title is left
+        return [doc.title]
     return section_texts(text, doc.title)

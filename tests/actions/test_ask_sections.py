@@ -112,3 +112,20 @@ def test_over_mcp_two_commands_stay_on_two_lines(tmp_path: Path) -> None:
     assert "  Read CONTRIBUTING.md § Running the tests, lines 9–14:\n" in quoted, said
     assert "      cargo run python install\n      cargo nextest run\n" in quoted, said
     assert "contributing  team · " in said.split("What the best", 1)[0]
+
+
+def test_function_words_choose_no_section(tmp_path: Path) -> None:
+    """`how do I install it`: the section holding `how` and `I` many times is not the
+    one that says `install`; and a question whose only word a section holds is a
+    function word names no section at all."""
+    guide = ("# Guide\n\n## Questions\n\nHow do I ask? How do I answer? How do I know?\n\n"
+             "## Setup\n\nInstall it with pip.\n")
+    make_repo(tmp_path / "r", {"docs/guide.md": guide,
+                               "docs/quantum/entanglement.md":
+                                   "# Notes\n\n## Misc\n\nThis is about the coffee rota.\n"})
+    ws = open_workspace(tmp_path / "r")
+    answered = ask(ws, Question("how do I install it"))
+    assert answered.sections[("team", "docs/guide")].heading == "Setup"
+    other = ask(ws, Question("what is the quantum entanglement about"))
+    assert [h.doc.key for h in other.answer.results] == ["docs/quantum/entanglement"]
+    assert ("team", "docs/quantum/entanglement") not in other.sections

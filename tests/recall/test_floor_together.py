@@ -192,3 +192,97 @@ def test_a_document_holding_a_quarter_in_one_place_passes_but_answers_nothing_al
     searcher = ws.searcher()
     shown = recall(searcher, asked, places=Documents(ws).places, answers=0.25)
     assert [h.doc.key for h in shown.results] == ["docs/spread"]
+
+
+def test_holding_exactly_the_share_needed_is_enough(tmp_path: Path) -> None:
+    """The check is *at least* TOGETHER (and ANSWERS): a document holding every word
+    of the question in one place holds 1.0, and passes at 1.0."""
+    make_repo(tmp_path / "r", {"README.md": "# Project\n\nA project.\n",
+                               "docs/spread.md": SPREAD})
+    searcher = open_workspace(tmp_path / "r").searcher()
+    everything = (frozenset(words(ASKED)),)
+    held = recall(searcher, ASKED, places=lambda d: everything, together=1.0, answers=1.0)
+    assert [h.doc.key for h in held.results] == ["docs/spread"]
+
+
+def test_left_out_counts_what_passed_less_what_was_shown_and_turned_away(
+    tmp_path: Path,
+) -> None:
+    """Ten documents hold the question together and two louder ones spread it: the
+    two are turned away, eight shown, and the answer says 2 more matched."""
+    loud = (f"# Notes\n\n## Kernel\n\nkernel kernel kernel kernel.\n\n{FILLER}"
+            "## Scheduler\n\nscheduler scheduler scheduler.\n\n## Quota\n\nquota quota.\n"
+            "\n## Timeout\n\ntimeout timeout.\n\n## Retry\n\nretry retry.\n\n"
+            "## Budget\n\nbudget budget.\n")
+    files = {f"docs/loud-{n}.md": loud for n in range(2)}
+    files.update({f"docs/quiet-{n}.md": f"# Quiet {n}\n\n## Tuning\n\n{ASKED}.\n"
+                  for n in range(10)})
+    make_repo(tmp_path / "r", files)
+    answer = ask(open_workspace(tmp_path / "r"), Question(ASKED)).answer
+    assert sorted(h.doc.key for h in answer.results) == [f"docs/quiet-{n}" for n in range(8)]
+    assert answer.left_out == 2
+
+
+def test_a_phrasing_of_function_words_only_is_no_trouble(tmp_path: Path) -> None:
+    """Its content weight is 0: it holds no share anywhere, and the other phrasing
+    still answers."""
+    make_repo(tmp_path / "r", {"README.md": "# Project\n\nA project.\n",
+                               "docs/together.md": TOGETHER})
+    ws = open_workspace(tmp_path / "r")
+    answer = ask(ws, Question("how do I do it", also=[ASKED])).answer
+    assert [h.doc.key for h in answer.results] == ["docs/together"]
+
+
+def test_without_a_content_share_floor_the_check_still_works(tmp_path: Path) -> None:
+    make_repo(tmp_path / "r", {"README.md": "# Project\n\nA project.\n",
+                               "docs/spread.md": SPREAD, "docs/together.md": TOGETHER})
+    ws = open_workspace(tmp_path / "r")
+    found = recall(ws.searcher(), ASKED, places=Documents(ws).places, min_share=0.0)
+    assert [h.doc.key for h in found.results] == ["docs/together"]
+
+
+def _loud_and_quiet(tmp_path: Path, loud_documents: int) -> list[str]:
+    loud = (f"# Notes\n\n## Kernel\n\nkernel kernel kernel kernel.\n\n{FILLER}"
+            "## Scheduler\n\nscheduler scheduler scheduler.\n\n## Quota\n\nquota quota.\n"
+            "\n## Timeout\n\ntimeout timeout.\n\n## Retry\n\nretry retry.\n\n"
+            "## Budget\n\nbudget budget.\n")
+    files = {f"docs/loud-{n:02}.md": loud for n in range(loud_documents)}
+    files["docs/quiet.md"] = ("# Quiet\n\n" + "Words that pad the page out. " * 40 +
+                              f"\n\n## Tuning\n\n{ASKED}.\n")
+    make_repo(tmp_path / "r", files)
+    return keys(tmp_path / "r", ASKED)
+
+
+def test_the_check_reads_at_most_three_times_eight_candidates(tmp_path: Path) -> None:
+    """What a question may cost is bounded: behind 23 louder documents turned away
+    the quiet one is still found; behind 24 it is not (nothing is returned)."""
+    assert _loud_and_quiet(tmp_path / "a", 23) == ["docs/quiet"]
+    assert _loud_and_quiet(tmp_path / "b", 24) == []
+
+
+def test_left_out_never_counts_a_document_that_would_not_pass(tmp_path: Path) -> None:
+    """Thirty documents spread the question and one holds it together: the answer is
+    the one, and says nothing more matched — neither the checked ones turned away nor
+    the unread ones past the candidates, which the check has not passed."""
+    loud = (f"# Notes\n\n## Kernel\n\nkernel.\n\n{FILLER}## Scheduler\n\nscheduler.\n\n"
+            "## Quota\n\nquota.\n\n## Timeout\n\ntimeout.\n\n## Retry\n\nretry.\n\n"
+            "## Budget\n\nbudget.\n")
+    files = {f"docs/loud-{n:02}.md": loud for n in range(30)}
+    files["docs/together.md"] = f"# Tuning\n\n## All of it\n\n{ASKED}. {ASKED}. {ASKED}.\n"
+    make_repo(tmp_path / "r", files)
+    answer = ask(open_workspace(tmp_path / "r"), Question(ASKED)).answer
+    assert [h.doc.key for h in answer.results] == ["docs/together"]
+    assert answer.left_out == 0
+
+
+def test_a_written_note_does_not_bring_back_documents_that_answer_nothing(
+    tmp_path: Path,
+) -> None:
+    """The answer share is for documents: a note that matches (a note is one place)
+    is shown, and the documents that hold a quarter of the question each are not."""
+    note = note_text("kernel-budget", body="The kernel scheduler quota has a timeout.\n")
+    make_repo(tmp_path / "r", {"README.md": "# Project\n\nA project.\n",
+                               "docs/spread.md": SPREAD, ".omh/notes/kernel-budget.md": note})
+    ws = open_workspace(tmp_path / "r")
+    asked = "kernel scheduler quota timeout"
+    assert [h.doc.key for h in ask(ws, Question(asked)).answer.results] == ["kernel-budget"]

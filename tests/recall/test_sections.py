@@ -7,7 +7,15 @@ The cases after the first ones came from a mutation pass over recall/sections.py
 from __future__ import annotations
 
 from omh_git_memory.recall.document import MAX_INDEXED
-from omh_git_memory.recall.sections import Section, best_section, quoted_lines, split
+from omh_git_memory.recall.sections import (
+    Section,
+    best_section,
+    counted,
+    lines_of,
+    places,
+    quoted_lines,
+    split,
+)
 
 GUIDE = """\
 Some words before any heading.
@@ -99,10 +107,25 @@ def test_a_long_section_is_discounted_against_a_short_one_with_the_word_once() -
     assert best_section(text, {"build": 1.0}).heading == "Short"  # type: ignore[union-attr]
 
 
-def test_only_the_indexed_part_of_a_long_document_is_split() -> None:
-    """A heading past what recall indexes is never named: the index did not see it."""
+def test_past_the_indexed_part_a_heading_is_a_section_of_its_line_alone() -> None:
+    """Recall indexes a document's first MAX_INDEXED characters and every heading (the
+    stub's Answers): a heading past that part is a section of its heading line, the
+    lines under it unread, so the floor's check sees what the index saw."""
     text = "## Early\nbuild\n" + "x " * MAX_INDEXED + "\n## Late\nbuild build build\n"
-    assert [s.heading for s, _ in split(text)] == ["Early"]
+    found = split(text)
+    assert [(s.heading, s.start, s.end) for s, _ in found] == [
+        ("Early", 1, 3), ("Late", 4, 4)]
+    assert found[1][1] == ["## Late"]
+    assert places(counted(text))[1] == frozenset({"late"})
+
+
+def test_lines_are_numbered_at_line_feeds_only() -> None:
+    """A form feed or a U+2028 inside a line ends nothing (an editor numbers lines at
+    line feeds), and the CR of a CRLF is not part of the line."""
+    text = "# A\r\nintro\x0cmore\u2028more\r\n\r\n## Tomato\r\nwater\r\n## B\x0c## C\n"
+    assert [(s.heading, s.start, s.end) for s, _ in split(text)] == [
+        ("A", 1, 2), ("Tomato", 4, 5), ("B ## C", 6, 6)]
+    assert lines_of("a\r\nb\rc\n") == ["a", "b\rc", ""]
 
 
 def test_quoted_lines_keep_line_breaks_from_the_first_matching_line() -> None:

@@ -10,7 +10,12 @@ import numpy as np
 import pytest
 
 from omh_git_memory.actions.workspace import open_workspace
-from omh_git_memory.recall.semantic import Embedder, _sections_known, section_texts
+from omh_git_memory.recall.semantic import (
+    MAX_SECTIONS,
+    Embedder,
+    _sections_known,
+    section_texts,
+)
 from tests.helpers import git, make_repo
 
 GUIDE = """# Operations guide
@@ -100,23 +105,46 @@ def test_section_vectors_are_cached_and_a_changed_document_is_embedded_again(
     assert sum(embedded) == 5  # only the changed document, all its sections
 
 
-def test_a_document_that_cannot_be_read_gets_one_vector(
-    tmp_path: Path, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+def test_a_document_whose_blob_is_gone_gets_one_vector_of_its_title(
+    tmp_path: Path, embedder: Embedder
 ) -> None:
-    from omh_git_memory.model.errors import GitFailure
-    from omh_git_memory.recall import semantic
-
-    make_repo(tmp_path / "r", {"docs/guide.md": GUIDE})
+    """A partial clone lacks the blob (here: its object file removed after the index
+    was built): semantic recall embeds the stub's title, and does not fail."""
+    repo = make_repo(tmp_path / "r", {"docs/guide.md": GUIDE, "README.md": "# R\n\nHi.\n"})
     ws = open_workspace(tmp_path / "r")
     searcher = ws.searcher()
-
-    def missing(*_: object) -> bytes:
-        raise GitFailure("a partial clone lacks it")
-
-    monkeypatch.setattr(semantic, "read_blob", missing)
+    blob = str(repo.revparse_single("HEAD:docs/guide.md").id)
+    (Path(repo.path) / "objects" / blob[:2] / blob[2:]).unlink()
     view = ws.semantic(searcher, embedder)
-    slot = next(i for i, d in enumerate(searcher.docs) if d is not None and d.is_stub)
+    slot = next(i for i, d in enumerate(searcher.docs)
+                if d is not None and d.is_stub and d.location == "docs/guide.md")
     assert list(view.owner).count(slot) == 1
+    title = searcher.docs[slot].title  # type: ignore[union-attr]
+    row = view.vectors[list(view.owner).index(slot)]
+    assert float(row @ embedder.embed([title])[0]) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_a_path_holding_a_line_feed_keeps_the_cache_whole(
+    tmp_path: Path, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cache's keys name paths, one a line: a line feed in a path must not shift
+    them (every document would be embedded again on every question)."""
+    make_repo(tmp_path / "r", {"a.md": "# A\n\n## Walrus\n\nWalruses.\n",
+                               "odd\nname.md": "# Odd\n\nodd.\n"})
+    embedded = counting(monkeypatch)
+    ws = open_workspace(tmp_path / "r")
+    ws.semantic(ws.searcher(), embedder)
+    assert sum(embedded) > 0
+    embedded.clear()
+    ws.semantic(ws.searcher(), embedder)
+    assert embedded == []
+
+
+def test_a_document_of_thousands_of_headings_embeds_its_first_sections_only() -> None:
+    text = "".join(f"## H{n}\n\nword{n}\n\n" for n in range(1000))
+    pieces = section_texts(text, "Many")
+    assert len(pieces) == MAX_SECTIONS == 128
+    assert pieces[0] == "Many\n## H0\n\nword0"
 
 
 def test_the_cache_counts_a_stubs_sections_by_their_last_number() -> None:
