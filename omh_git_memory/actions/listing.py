@@ -4,6 +4,7 @@ layer (notes someone wrote apart from the stubs and topic omh derives)."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -20,8 +21,11 @@ class Listing:
     counts: dict[str, dict[str, int]]
 
 
-def list_notes(ws: Workspace, progress: Progress | None = None) -> Listing:
-    """The notes by layer then key, and the files that are not notes."""
+def list_notes(ws: Workspace, progress: Progress | None = None, *,
+               layer: str | None = None, types: Collection[str] = ()) -> Listing:
+    """The notes by layer then key, and the files that are not notes; only those of
+    `layer` and of the `types` given (`surprise`, `topic`, `stub`, …), when given.
+    The counts are the whole store's."""
     from omh_git_memory.recall.note_path import json_path
     from omh_git_memory.recall.render import date_of
 
@@ -44,7 +48,11 @@ def list_notes(ws: Workspace, progress: Progress | None = None) -> Listing:
     unreadable += [{"layer": e.layer.value, "path": e.location, "problem": e.problem}
                    for e in local if e.note is None]
     rows.sort(key=lambda r: (str(r["layer"]), str(r["key"])))
-    return Listing(rows, unreadable, searcher.snapshot.commit, layer_counts(rows))
+    counts = layer_counts(rows)
+    rows = [r for r in rows if (layer is None or r["layer"] == layer)
+            and (not types or r["type"] in types)]
+    unreadable = [u for u in unreadable if layer is None or u["layer"] == layer]
+    return Listing(rows, unreadable, searcher.snapshot.commit, counts)
 
 
 def layer_counts(rows: list[dict[str, Any]]) -> dict[str, dict[str, int]]:

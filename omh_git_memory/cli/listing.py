@@ -3,31 +3,52 @@ to each, and the files that do not read back as notes."""
 
 from __future__ import annotations
 
+from typing import Annotated
+
+import typer
+
 from omh_git_memory.cli.adopt import warn_left_behind
-from omh_git_memory.cli.options import JsonFlag
+from omh_git_memory.cli.options import JsonFlag, LayerChoice
 from omh_git_memory.cli.output import emit_json, here, progress_bar, say
 from omh_git_memory.model.plural import count as _count
 
 
-def list_notes(as_json: JsonFlag = False) -> None:
-    """List the notes by layer, with how many notes link to each."""
+def list_notes(
+    as_json: JsonFlag = False,
+    layer: Annotated[LayerChoice | None, typer.Option(
+        "--layer", help="Only this layer's notes.")] = None,
+    types: Annotated[list[str] | None, typer.Option(
+        "--type", help="Only notes of this type: surprise, topic, stub, … (repeat for "
+        "more).")] = None,
+    every: Annotated[bool, typer.Option(
+        "--all", help="List the stubs and the repository topic too, not only their "
+        "count.")] = False,
+) -> None:
+    """List the notes by layer, with how many notes link to each: the notes people
+    and agents wrote, then how many stubs omh derives (--all or --type stub lists
+    them)."""
     from omh_git_memory.actions.listing import list_notes as listed
     from omh_git_memory.model.layers import Layer
 
     ws = here()
     warn_left_behind(ws)
-    found = listed(ws, progress=progress_bar())
+    found = listed(ws, progress=progress_bar(), layer=layer.value if layer else None,
+                   types=types or ())
     rows, counts = found.rows, found.counts
     if as_json:
         emit_json({"notes": rows, "unreadable": found.unreadable,
                    "local_store": str(ws.local.root), "head": found.head, "counts": counts})
         return
-    for layer in Layer:
-        mine = [r for r in rows if r["layer"] == layer.value]
-        if layer is Layer.LOCAL:
-            say(f"{layer} · {_count(len(mine), 'note')} in {ws.local.root}")
+    for shown in Layer:
+        if layer is not None and shown.value != layer.value:
+            continue
+        mine = [r for r in rows if r["layer"] == shown.value]
+        hidden = [] if every or types else [r for r in mine if r["derived"]]
+        mine = [r for r in mine if every or types or not r["derived"]]
+        if shown is Layer.LOCAL:
+            say(f"{shown} · {_count(counts['local']['notes'], 'note')} in {ws.local.root}")
         else:
-            say(f"{layer} · {_team_census(counts['team'])} at HEAD "
+            say(f"{shown} · {_team_census(counts['team'])} at HEAD "
                 + (found.head[:12] if found.head else "(no commit yet)"))
         width = max((len(str(r["key"])) for r in mine), default=0)
         for r in mine:
@@ -35,8 +56,20 @@ def list_notes(as_json: JsonFlag = False) -> None:
                 f"  {str(r['key']).ljust(width)}  {r['recorded']}  {r['type']:<8}  "
                 f"← {_count(int(r['inbound']), 'link')}"
             )
+        if hidden:
+            say(f"  (the {_derived_census(hidden)} omh derives from the tree are not listed: "
+                "--all lists them, --type stub the stubs alone)")
     for u in found.unreadable:
         say(f"unreadable: {u['path']}: {u['problem']} (omh memory lint says more)")
+
+
+def _derived_census(rows: list[dict[str, object]]) -> str:
+    """`37 stubs and 1 repository topic`."""
+    stubs = sum(1 for r in rows if r["type"] == "stub")
+    parts = [_count(stubs, "stub")] if stubs else []
+    if len(rows) > stubs:
+        parts.append(_count(len(rows) - stubs, "repository topic"))
+    return " and ".join(parts)
 
 
 def _team_census(counts: dict[str, int]) -> str:
