@@ -35,7 +35,7 @@ import os
 import secrets
 import stat
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Final
 
@@ -98,9 +98,41 @@ class Changes:
     source: str | None = None
     recorded: dt.date | None = None
     title: str | None = None
+    add_answers: Sequence[str] | None = None  # added to the list (to `answers`, if given)
+    add_relates_to: Sequence[str] | None = None
 
     def empty(self) -> bool:
         return all(getattr(self, name) is None for name in self.__dataclass_fields__)
+
+    def with_additions(self, note: Note) -> Changes:
+        """These changes with each `add_…` list made whole: the note's list (or the
+        one given to replace it) and then the items added that it does not hold."""
+        answers, related = self.answers, self.relates_to
+        if self.add_answers is not None:
+            base = list(answers) if answers is not None else list(_items(note, "Answers"))
+            answers = base + [a for a in self.add_answers if a.strip() and a not in base]
+        if self.add_relates_to is not None:
+            base = list(related) if related is not None else list(note.links)
+            related = base + [k for k in self.add_relates_to if k.strip() and k not in base]
+        return replace(self, answers=answers, relates_to=related, add_answers=None,
+                       add_relates_to=None)
+
+    def dropped(self, note: Note) -> dict[str, tuple[str, ...]]:
+        """What each whole list given replaces and no longer holds: `answers` and
+        `relates_to` → the items of the note's list left out."""
+        out = {}
+        if self.answers is not None:
+            kept = {a.strip() for a in self.answers}
+            out["answers"] = tuple(a for a in _items(note, "Answers") if a not in kept)
+        if self.relates_to is not None:
+            kept = {k.strip() for k in self.relates_to}
+            out["relates_to"] = tuple(k for k in note.links if k not in kept)
+        return {name: items for name, items in out.items() if items}
+
+
+def _items(note: Note, name: str) -> tuple[str, ...]:
+    found = note.section(name)
+    return found.items if found is not None else ()
 
 
 @dataclass(frozen=True)
@@ -124,6 +156,8 @@ class Updated:
     note: Note
     commit: str | None = None  # the team layer's commit
     title_differs: bool = False  # Observed's first sentence is no longer the title
+    # A list given whole (`answers`, `relates_to`) → the items it no longer holds.
+    dropped: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def find_target(graph: Graph, derived: Mapping[str, str], key: str,
@@ -452,18 +486,21 @@ def update(ws: Workspace, key: str, changes: Changes, layer: Layer | None = None
                                                               ws.facts()))
     if changes.empty():
         raise NoteRefused(f"nothing to update: give a section to change (--expected, "
-                          f"--observed, --evidence, --answers, --relates-to, …), or run "
+                          f"--observed, --evidence, --answers, --add-answers, --relates-to, "
+                          f"…), or run "
                           f"`omh memory edit {shell_word(key)}`")
     finish_team_commit(ws)
     graph = ws.graph()
     target = find_target(graph, derived_sources(ws), key, layer)
+    changes = changes.with_additions(target.note)
+    dropped = changes.dropped(target.note)  # what a list given whole no longer holds
     text = apply_changes(target.note, changes)
     note = check_text(text, target, graph, strict)
     done = write_back(ws, target, text)
     observed = note.section("Observed")
     differs = (changes.observed is not None and changes.title is None and observed is not None
                and first_sentence(observed.text) != note.title)
-    return replace(done, title_differs=differs)
+    return replace(done, title_differs=differs, dropped=dropped if done.changed else {})
 
 
 def replace_own(ws: Workspace, key: str, obs: Observation, templates: KeyTemplates,

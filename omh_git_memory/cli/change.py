@@ -35,6 +35,16 @@ def update(
         typer.Option("--relates-to", help="Keys of related notes; replaces the whole "
                      "`## Related` list (repeat for more)."),
     ] = None,
+    add_answers: Annotated[
+        list[str] | None,
+        typer.Option("--add-answers", help="A question to add to `## Answers`, the others "
+                     "kept (repeat for more)."),
+    ] = None,
+    add_relates_to: Annotated[
+        list[str] | None,
+        typer.Option("--add-relates-to", help="A key to add to `## Related`, the others "
+                     "kept (repeat for more)."),
+    ] = None,
     invalidated_by: Annotated[
         list[str] | None,
         typer.Option(help="What makes the note stale, e.g. base:2026-09 (one per note)."),
@@ -59,6 +69,7 @@ def update(
         expected=expected, observed=observed, evidence=evidence, answers=answers,
         relates_to=relates_to, invalidated_by=single_trigger(invalidated_by),
         source=source, recorded=recorded_day(recorded), title=title,
+        add_answers=add_answers, add_relates_to=add_relates_to,
     )
     done = do_update(here(), key, changes, chosen_layer(layer), strict)
     _report_change(done, "update", as_json)
@@ -89,6 +100,7 @@ def _report_change(done: Updated, verb: str, as_json: bool) -> None:
     if as_json:
         emit_json({"key": done.key.value, "layer": done.layer.value, "path": done.path,
                    "changed": done.changed, "title_differs": done.title_differs,
+                   "dropped": {name: list(items) for name, items in done.dropped.items()},
                    **({"commit": done.commit} if done.commit is not None else {})})
         return
     past = {"update": "updated", "edit": "edited"}[verb]
@@ -100,6 +112,11 @@ def _report_change(done: Updated, verb: str, as_json: bool) -> None:
     else:
         say(f"{past} {done.layer}/{done.key}: commit {done.commit[:12]} changes {done.path}; "
             "push the branch to share it")
+    for name, items in done.dropped.items():
+        flag = name.replace("_", "-")
+        gone = "; ".join(items)
+        say(f"note: --{flag} replaced the whole list; no longer in it: {gone} "
+            f"(--add-{flag} adds to the list instead)")
     if done.title_differs:
         from omh_git_memory.model.keys import shell_word
 
