@@ -122,3 +122,17 @@ def test_no_comment_cites_what_the_repository_does_not_hold() -> None:
     found = [f"{path.relative_to(ROOT)}: {match.group()!r}" for path in _sources()
              for match in _POINTS_NOWHERE.finditer(_prose(path))]
     assert not found, found
+
+
+def test_the_memory_toml_in_the_docs_is_the_file_init_writes(tmp_path: Path) -> None:
+    """Byte for byte, comments included: what a user reads in the file is what the
+    command reference shows (init names the repository after its folder)."""
+    from omh_git_memory.actions.init import initialise
+    from omh_git_memory.actions.workspace import open_workspace
+    from tests.helpers import make_repo
+
+    page = (DOCS / "commands.md").read_text(encoding="utf-8")
+    shown = page.split("<!-- memory-toml -->\n```toml\n", 1)[1].split("```\n", 1)[0]
+    make_repo(tmp_path / "tinyhttp")
+    initialise(open_workspace(tmp_path / "tinyhttp"))
+    assert (tmp_path / "tinyhttp/.omh/memory.toml").read_text(encoding="utf-8") == shown
