@@ -155,6 +155,7 @@ def plan(ws: Workspace, graph: Graph, keys: Sequence[str]) -> Plan:
             problems.append(key_secret_problem(key.value, carried))
         chosen.append((key, entry))
     batch = {key.value for key, _ in (*chosen, *finish)}
+    together = [key.value for key, _ in (*chosen, *finish)] + _needed_too(graph, batch, chosen)
     for key, entry in chosen:
         assert entry.note is not None
         for target in entry.note.links:
@@ -163,8 +164,9 @@ def plan(ws: Workspace, graph: Graph, keys: Sequence[str]) -> Plan:
             if graph.claimants(Layer.LOCAL, target):
                 problems.append(
                     f"{key}: [[{target}]] would dangle for a teammate, who does not have "
-                    "your local notes; promote both: "
-                    f"omh memory promote {shell_word(key)} {shell_word(target)}"
+                    "your local notes; promote them together (the local notes these link "
+                    f"to, and theirs, all the way): omh memory promote "
+                    + " ".join(map(shell_word, together))
                 )
             else:
                 problems.append(f"{key}: [[{target}]] names no note; fix or remove the link")
@@ -174,6 +176,26 @@ def plan(ws: Workspace, graph: Graph, keys: Sequence[str]) -> Plan:
     if problems:
         raise PromoteRefused(problems)
     return Plan(chosen, finish, tuple(already))
+
+
+def _needed_too(graph: Graph, batch: set[str], chosen: Sequence[tuple[Key, StoredNote]]
+                ) -> list[str]:
+    """The local notes the chosen ones link to that the team layer lacks, and the ones
+    those link to, all the way (A → B → C: promoting A needs B and C), in the order
+    they are reached: what must be promoted with the batch so no link dangles."""
+    needed: list[str] = []
+    seen = set(batch)
+    waiting = [t for _, e in chosen if e.note is not None for t in e.note.links]
+    while waiting:
+        target = waiting.pop(0)
+        if target in seen or graph.reaches(target, Layer.TEAM):
+            continue
+        seen.add(target)
+        notes = [e.note for e in graph.claimants(Layer.LOCAL, target) if e.note is not None]
+        if notes:
+            needed.append(target)
+            waiting.extend(notes[0].links)
+    return needed
 
 
 def _key_or_none(raw: str) -> Key | None:

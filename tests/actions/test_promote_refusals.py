@@ -26,13 +26,14 @@ from omh_git_memory.model.keys import Key
 from tests.helpers import (
     git,
     note_text,
+    omh,
     promote_ready,
     remember_linked,
     resume,
     start_at_fault,
     wait_stopped,
 )
-from tests.helpers.repo import head_of
+from tests.helpers.repo import head_of, init_committed
 
 A = "surprise/mutants-note-a"
 B = "surprise/mutants-note-b"
@@ -380,3 +381,24 @@ def test_a_copy_that_cannot_be_hashed_is_put_back(
         remove_team_note(open_workspace(promoted), Key(A))
     assert path.read_bytes() == committed and head_of(promoted) == head
     assert sorted(p.name for p in path.parent.iterdir()) == [path.name]
+
+
+def test_the_advice_names_every_local_note_a_chain_of_links_needs(repo_dir: Path) -> None:
+    """A → B → C, all local: promoting A alone is refused, and the command the advice
+    gives promotes the whole chain at once (before, it named B only, and failed
+    again on C)."""
+    init_committed(repo_dir)
+    c = "surprise/the-cache-is-cold"
+    b = "surprise/the-build-reads-the-cache"
+    a = "surprise/ci-is-slow"
+    for observed, link in (("The cache is cold.", None), ("The build reads the cache.", c),
+                           ("CI is slow.", b)):
+        extra = ["--relates-to", link] if link else []
+        assert omh(repo_dir, "memory", "remember", "--expected", "e", "--observed", observed,
+                   "--evidence", "v", "--answers", "q", *extra).code == 0
+    run = omh(repo_dir, "memory", "promote", a)
+    assert run.code == 1
+    advice = f"omh memory promote {a} {b} {c}"
+    assert advice in run.err, run.err
+    again = omh(repo_dir, *advice.split()[1:])
+    assert again.code == 0, again.err
