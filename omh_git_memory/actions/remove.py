@@ -15,6 +15,7 @@ from omh_git_memory.model.errors import (
     AmbiguousKey,
     BadArguments,
     ChangedMeanwhile,
+    NoteRefused,
     NotUpdatable,
 )
 from omh_git_memory.model.keys import Key, shell_word
@@ -35,9 +36,11 @@ class Removed:
 
 
 def remove(ws: Workspace, key: str, layer: Layer | None = None,
-           signoff: bool = False) -> Removed:
+           signoff: bool = False, leave_links: bool = False) -> Removed:
     """Remove the note `key` of `layer` (either, when only one holds it); `signoff`
-    ends a team removal's commit message with a Signed-off-by trailer."""
+    ends a team removal's commit message with a Signed-off-by trailer. A team note
+    other team notes link to is refused unless `leave_links`: the commit would fail
+    the CI check (`lint --ref`), which fails on a team link that dangles."""
     from omh_git_memory.actions.promote import finish_team_commit
 
     finish_team_commit(ws)  # a team verb killed mid-way: finished before anything is read
@@ -52,9 +55,24 @@ def remove(ws: Workspace, key: str, layer: Layer | None = None,
     if entry.layer is Layer.TEAM:
         from omh_git_memory.actions.promote import remove_team_note
 
+        team_linkers = [k for lay, k in linkers if lay is Layer.TEAM]
+        if team_linkers and not leave_links:
+            raise NoteRefused(_links_would_dangle(key, team_linkers))
+
         commit = remove_team_note(ws, Key(entry.relpath.removesuffix(".md")), signoff=signoff)
         return Removed(key, entry.layer, entry.location.split(":", 1)[1], commit, linkers)
     return Removed(key, entry.layer, _remove_local(ws, entry, key, signoff), None, linkers)
+
+
+def _links_would_dangle(key: str, linkers: list[str]) -> str:
+    named = ", ".join(f"team/{k}" for k in linkers)
+    first = shell_word(linkers[0])
+    return (f"team/{key} is linked from {named}: removing it would leave "
+            f"{'that link' if len(linkers) == 1 else 'those links'} to [[{key}]] dangling, "
+            "and the commit would fail the CI check (`omh memory lint --ref HEAD` fails on a "
+            "team link to nothing); nothing was removed. Drop the links first (`omh memory "
+            f"edit {first} --layer team`), or run rm again with --leave-links to remove it "
+            "anyway")
 
 
 def _remove_local(ws: Workspace, entry: StoredNote, key: str, signoff: bool) -> str:

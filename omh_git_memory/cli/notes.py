@@ -45,12 +45,18 @@ def rm(
         typer.Option("--signoff", help="For a team note: end the removing commit's message "
                      "with a Signed-off-by trailer, as promote --signoff."),
     ] = False,
+    leave_links: Annotated[
+        bool,
+        typer.Option("--leave-links", help="For a team note other team notes link to: "
+                     "remove it anyway, leaving their links dangling (lint --ref fails on "
+                     "them)."),
+    ] = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Remove one note and say what linked to it. Never removes anything else."""
     from omh_git_memory.actions.remove import remove
 
-    done = remove(here(), key, chosen_layer(layer), signoff=signoff)
+    done = remove(here(), key, chosen_layer(layer), signoff=signoff, leave_links=leave_links)
     if as_json:
         emit_json(
             {

@@ -204,9 +204,24 @@ def test_git_add_all_never_commits_a_local_note(linked: Path) -> None:
     assert git(linked, "ls-files").split() == [".omh/.gitignore", ".omh/memory.toml", "README.md"]
 
 
+def test_rm_of_a_team_note_linked_from_the_team_is_refused_with_the_links_named(
+    linked: Path,
+) -> None:
+    """The removing commit would fail `lint --ref HEAD` (a team link to nothing), the
+    check the docs give CI: refused before anything is committed."""
+    assert omh(linked, "memory", "promote", A, B).code == 0
+    head = head_of(linked)
+    run = omh(linked, "memory", "rm", A)
+    assert run.code == 1
+    assert (f"team/{A} is linked from team/{B}: removing it would leave that link to "
+            f"[[{A}]] dangling") in run.err
+    assert "--leave-links" in run.err and f"omh memory edit {B} --layer team" in run.err
+    assert head_of(linked) == head and (linked / f".omh/notes/{A}.md").exists()
+
+
 def test_rm_of_a_team_note_is_a_commit_recoverable_from_history(linked: Path) -> None:
     assert omh(linked, "memory", "promote", A, B).code == 0
-    run = omh(linked, "memory", "rm", A, "--json")
+    run = omh(linked, "memory", "rm", A, "--leave-links", "--json")
     assert run.code == 0, run.err
     assert run.json()["linked_from"] == [{"layer": "team", "key": B}]
     assert git(linked, "log", "-1", "--format=%s").strip() == f"omh: remove {A}"

@@ -86,7 +86,7 @@ VERBS: dict[str, Callable[[Path], list[str]]] = {
                              "Deploying"],
     "edit": lambda _repo: ["memory", "edit", "deploy", "--layer", "team"],
     "mv": lambda _repo: ["memory", "mv", "deploy", "ops/deploy"],
-    "rm": lambda _repo: ["memory", "rm", "deploy", "--layer", "team"],
+    "rm": lambda _repo: ["memory", "rm", "deploy", "--layer", "team", "--leave-links"],
 }
 
 
