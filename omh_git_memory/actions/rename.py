@@ -12,9 +12,10 @@ sees half of it:
   are when the index or working copy of any path it touches holds something
   HEAD does not.
 
-Links from another layer are never rewritten — a team note cannot link to a
-local one, and a local note linking a renamed team note is yours to change —
-so they are reported instead.
+Links from another layer are not rewritten unless asked — a team note cannot link
+to a local one, and a local note linking a renamed team note is yours to change —
+so they are reported instead; `relink_local` (`mv --relink-local`) rewrites your
+local notes' links to a renamed team note too, after its commit.
 """
 
 from __future__ import annotations
@@ -54,12 +55,15 @@ class Renamed:
     commit: str | None = None  # the team layer's commit
 
 
-def rename(ws: Workspace, old: str, new: str, layer: Layer | None = None) -> Renamed:
+def rename(ws: Workspace, old: str, new: str, layer: Layer | None = None,
+           relink_local: bool = False) -> Renamed:
     """Rename the note `old` to `new` in its layer (`layer`, or the one that holds it),
     rewriting every `[[old]]` link of that layer. Refused, with nothing changed,
     when `new` is no valid key or is taken (in that layer, or as a key a local note
     would shadow or be shadowed by), when `old` is not a written note of one layer,
-    or when a file the rename touches holds something omh did not read."""
+    or when a file the rename touches holds something omh did not read. With
+    `relink_local`, a team rename also rewrites your local notes' `[[old]]` links
+    once its commit is made (a local write, under the store's lock)."""
     new_key = Key(new)  # InvalidKey: one line, exit 1
     finish_team_commit(ws)
     if new_key.value == old:
@@ -84,8 +88,26 @@ def rename(ws: Workspace, old: str, new: str, layer: Layer | None = None) -> Ren
         path, relinked = _rename_local(ws, entry, note, new_key, moved, rewritten, old)
         return Renamed(Layer.LOCAL, note.key, new_key, path, relinked, untouched)
     commit = _rename_team(ws, entry, new_key, moved, rewritten, old)
+    if relink_local and untouched:
+        local = _relink_local(ws, old, new_key)
+        untouched = tuple(u for u in untouched if u[1] not in local)
+        relinked = tuple(sorted((*relinked, *(f"local/{k}" for k in local))))
     return Renamed(Layer.TEAM, note.key, new_key, team_path(new_key), relinked, untouched,
                    commit)
+
+
+def _relink_local(ws: Workspace, old: str, new: Key) -> set[str]:
+    """Rewrite every `[[old]]` link of the local notes to `[[new]]`, the files
+    switched under the store's lock as a local rename switches them; the keys of the
+    notes rewritten."""
+    store = ws.local
+    with journal.exclusive(store.root):
+        linking = [(e, e.note) for e in store.scan(locked=True)
+                   if e.note is not None and old in e.note.links]
+        journal.switch(store.root, [
+            journal.FileChange(e.relpath, _bytes(n), _bytes(retarget_links(n, old, new.value)))
+            for e, n in linking])
+    return {n.key.value for _, n in linking}
 
 
 def _the_note(ws: Workspace, graph: Graph, old: str, layer: Layer | None

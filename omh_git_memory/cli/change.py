@@ -129,12 +129,18 @@ def mv(
     old: Annotated[str, typer.Argument(help="The note's key now.")],
     new: Annotated[str, typer.Argument(help="Its new key (the file moves with it).")],
     layer: LayerOption = None,
+    relink_local: Annotated[
+        bool,
+        typer.Option("--relink-local/--no-relink-local", help="For a team note: also "
+                     "rewrite the [[OLD]] links of your local notes, after the commit "
+                     "(the default)."),
+    ] = True,
     as_json: JsonFlag = False,
 ) -> None:
     """Rename a note and rewrite every [[OLD]] link in its layer, all at once."""
     from omh_git_memory.actions.rename import rename
 
-    done = rename(here(), old, new, chosen_layer(layer))
+    done = rename(here(), old, new, chosen_layer(layer), relink_local=relink_local)
     if as_json:
         emit_json({
             "renamed": {"layer": done.layer.value, "old": done.old.value, "new": done.new.value,
@@ -156,6 +162,7 @@ def mv(
         one = len(done.untouched) == 1
         say(f"{_count(len(done.untouched), 'note')} of another layer still link"
             f"{'s' if one else ''} to [[{done.old}]], which omh leaves as "
-            f"{'it is' if one else 'they are'}; change {'it' if one else 'them'} yourself:")
+            f"{'it is' if one else 'they are'} (--no-relink-local); change "
+            f"{'it' if one else 'them'} yourself (`omh memory edit KEY`):")
         for lay, k in done.untouched:
             say(f"  {lay}/{k}")

@@ -207,8 +207,8 @@ def test_team_mv_is_one_commit_with_exactly_the_paths_it_touches(team_repo: Path
     run = omh(team_repo, "memory", "mv", "deploy", "ops/deploy", "--json")
     assert run.code == 0, run.err
     out = run.json()
-    assert out["renamed"]["layer"] == "team" and out["relinked"] == ["ci"]
-    assert out["untouched"] == [{"layer": "local", "key": mine}]
+    assert out["renamed"]["layer"] == "team" and out["relinked"] == ["ci", f"local/{mine}"]
+    assert out["untouched"] == []  # the local note's link was rewritten after the commit
     assert git(team_repo, "rev-parse", "HEAD~1").strip() == head
     changed = git(team_repo, "diff", "--name-status", "--no-renames", head, "HEAD").split("\n")
     assert sorted(filter(None, changed)) == [
@@ -217,17 +217,30 @@ def test_team_mv_is_one_commit_with_exactly_the_paths_it_touches(team_repo: Path
     assert "[[ops/deploy]]" in (team_repo / ".omh/notes/ci.md").read_text()
     assert "key: ops/deploy\n" in (team_repo / ".omh/notes/ops/deploy.md").read_text()
     text = omh(team_repo, "memory", "mv", "ops/deploy", "deploy").out
-    assert "still links to [[ops/deploy]]" not in text  # the local note links [[deploy]]
+    assert "still links to [[ops/deploy]]" not in text  # the local note followed again
     lint = omh(team_repo, "memory", "lint", "--ref", "HEAD", "--json")
     assert lint.code == 0 and lint.json()["counts"]["DanglingLink"] == 0
 
 
-def test_team_mv_reports_local_links_it_leaves(team_repo: Path) -> None:
+def test_team_mv_with_no_relink_local_reports_local_links_it_leaves(team_repo: Path) -> None:
     mine = remember_linked(team_repo, "Local thing.", "deploy")
     before = (local_store(team_repo) / f"{mine}.md").read_bytes()
-    out = omh(team_repo, "memory", "mv", "deploy", "ops/deploy").out
+    out = omh(team_repo, "memory", "mv", "deploy", "ops/deploy", "--no-relink-local").out
     assert f"local/{mine}" in out and "change it yourself" in out
     assert (local_store(team_repo) / f"{mine}.md").read_bytes() == before
+
+
+def test_team_mv_rewrites_your_local_links_to_it_after_the_commit(team_repo: Path) -> None:
+    """Your local notes follow the rename you made (before, they kept [[deploy]],
+    which then named nothing, and no command changed one link)."""
+    mine = remember_linked(team_repo, "Local thing.", "deploy")
+    run = omh(team_repo, "memory", "mv", "deploy", "ops/deploy", "--json")
+    assert run.code == 0, run.err
+    assert f"local/{mine}" in run.json()["relinked"] and run.json()["untouched"] == []
+    text = (local_store(team_repo) / f"{mine}.md").read_text()
+    assert "[[ops/deploy]]" in text and "[[deploy]]" not in text
+    lint = omh(team_repo, "memory", "lint", "--json").json()
+    assert lint["counts"]["DanglingLink"] == 0
 
 
 def _refused(repo: Path, run: Run, head: str) -> None:
