@@ -18,18 +18,12 @@ from omh_git_memory.agent import tools as tools_module
 from omh_git_memory.agent.sdk import build_server
 from omh_git_memory.agent.tools import Tools
 from omh_git_memory.model.errors import GitFailure, IndexBuilding, ToolRefused
-from tests.helpers import git, note_text
-from tests.helpers.mcp import GOOD, text_of
+from tests.helpers.mcp import GOOD, text_of, with_deploy_note
 
 
 @pytest.fixture
 def served(repo_dir: Path) -> Path:
-    notes = repo_dir / ".omh/notes"
-    notes.mkdir(parents=True)
-    (notes / "deploy.md").write_text(note_text("deploy", body="Deploy from the release branch.\n"))
-    git(repo_dir, "add", "-A")
-    git(repo_dir, "commit", "-qm", "a note")
-    return repo_dir
+    return with_deploy_note(repo_dir)
 
 
 @pytest.fixture

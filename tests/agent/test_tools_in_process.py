@@ -34,7 +34,7 @@ from omh_git_memory.agent.sdk import build_server
 from omh_git_memory.agent.tools import clean_source_part, written_notes
 from omh_git_memory.agent.transport import unanswered
 from tests.helpers import git, note_text, omh
-from tests.helpers.mcp import mcp_args, text_of
+from tests.helpers.mcp import mcp_args, text_of, with_deploy_note
 from tests.helpers.near_duplicate import (
     AGAIN,
     FIRST,
@@ -61,12 +61,7 @@ def session(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def served(repo_dir: Path) -> Path:
-    notes = repo_dir / ".omh/notes"
-    notes.mkdir(parents=True)
-    (notes / "deploy.md").write_text(note_text("deploy", body="Deploy from the release branch.\n"))
-    git(repo_dir, "add", "-A")
-    git(repo_dir, "commit", "-qm", "a team note")
-    return repo_dir
+    return with_deploy_note(repo_dir)
 
 
 def _serve(repo: Path, body: Body, name: str = "claude-code", version: str = "2.1") -> Any:

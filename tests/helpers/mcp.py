@@ -14,6 +14,8 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.types import Implementation
 
+from tests.helpers import git, note_text
+
 # A surprise an agent remembers over the tool.
 GOOD = {"expected": "port 8080 would be free", "observed": "CI already listens on 8080.",
         "evidence": "bind: address already in use", "answers": ["why do tests fail on CI?"]}
@@ -72,3 +74,14 @@ def mcp_args(cli: list[str]) -> dict[str, Any]:
     given = dict(zip(cli[::2], cli[1::2], strict=True))
     return {"expected": given["--expected"], "observed": given["--observed"],
             "evidence": given["--evidence"], "answers": [given["--answers"]]}
+
+
+def with_deploy_note(repo: Path) -> Path:
+    """`repo` with one committed team note, `deploy`: the store most server tests
+    serve."""
+    notes = repo / ".omh/notes"
+    notes.mkdir(parents=True)
+    (notes / "deploy.md").write_text(note_text("deploy", body="Deploy from the release branch.\n"))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "a team note")
+    return repo

@@ -18,6 +18,7 @@ from omh_git_memory.recall.floor import recall
 from omh_git_memory.recall.semantic import MAX_TOKENS, Embedder
 from omh_git_memory.recall.wordpiece import basic_tokens, encode, general_basic_tokens
 from tests.helpers import git, note_text, omh
+from tests.helpers.semantic import count_embeddings
 
 # Token ids the reference tokenizer (`tokenizers`, with the model's tokenizer.json)
 # gives for these texts; the full corpus check is bench/recall_quality.py's corpus.
@@ -211,14 +212,7 @@ def test_semantic_recall_finds_a_note_that_shares_no_word(notes_repo: Path,
 def test_vectors_are_cached_per_commit_and_reused_after_a_one_note_commit(
     notes_repo: Path, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    embedded: list[int] = []
-    real = Embedder.embed
-
-    def counting(self, texts, progress=None):  # type: ignore[no-untyped-def]
-        embedded.append(len(texts))
-        return real(self, texts, progress)
-
-    monkeypatch.setattr(Embedder, "embed", counting)
+    embedded = count_embeddings(monkeypatch)
     ws = open_workspace(notes_repo)
     ws.semantic(ws.searcher(), embedder)
     first = sum(embedded)
@@ -238,20 +232,13 @@ def test_vectors_made_another_way_are_embedded_again_not_mixed_in(
 ) -> None:
     # The vectors cached before the matrix products became integer ones differ from
     # today's for the same text: a note must not keep an old vector until it changes.
-    embedded: list[int] = []
-    real = Embedder.embed
-
-    def counting(self, texts, progress=None):  # type: ignore[no-untyped-def]
-        embedded.append(len(texts))
-        return real(self, texts, progress)
-
     ws = open_workspace(notes_repo)
     # The id of the float32 matrix products at 128 pieces, the release before (the
     # length is part of today's id too).
     monkeypatch.setattr(semantic_module, "MODEL_ID", "all-MiniLM-L6-v2-onnx-int8-128")
     ws.semantic(ws.searcher(), embedder)
     monkeypatch.undo()
-    monkeypatch.setattr(Embedder, "embed", counting)
+    embedded = count_embeddings(monkeypatch)
     ws.semantic(ws.searcher(), embedder)
     assert sum(embedded) == 5
 

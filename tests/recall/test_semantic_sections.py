@@ -17,6 +17,7 @@ from omh_git_memory.recall.semantic import (
     section_texts,
 )
 from tests.helpers import git, make_repo
+from tests.helpers.semantic import count_embeddings
 
 GUIDE = """# Operations guide
 
@@ -38,18 +39,6 @@ Water the tomatoes every other morning.
 @pytest.fixture(scope="module")
 def embedder(tmp_path_factory: pytest.TempPathFactory) -> Embedder:
     return Embedder(cache=tmp_path_factory.mktemp("model-cache"))
-
-
-def counting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    embedded: list[int] = []
-    real = Embedder.embed
-
-    def count(self, texts, progress=None):  # type: ignore[no-untyped-def]
-        embedded.append(len(texts))
-        return real(self, texts, progress)
-
-    monkeypatch.setattr(Embedder, "embed", count)
-    return embedded
 
 
 def test_a_document_is_as_close_as_its_closest_section(tmp_path: Path,
@@ -91,7 +80,7 @@ def test_section_vectors_are_cached_and_a_changed_document_is_embedded_again(
     tmp_path: Path, embedder: Embedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     make_repo(tmp_path / "r", {"docs/guide.md": GUIDE, "README.md": "# R\n\nHello.\n"})
-    embedded = counting(monkeypatch)
+    embedded = count_embeddings(monkeypatch)
     ws = open_workspace(tmp_path / "r")
     ws.semantic(ws.searcher(), embedder)
     assert sum(embedded) == 4 + 1 + 1  # the guide's sections, the README's, the topic
@@ -131,7 +120,7 @@ def test_a_path_holding_a_line_feed_keeps_the_cache_whole(
     them (every document would be embedded again on every question)."""
     make_repo(tmp_path / "r", {"a.md": "# A\n\n## Walrus\n\nWalruses.\n",
                                "odd\nname.md": "# Odd\n\nodd.\n"})
-    embedded = counting(monkeypatch)
+    embedded = count_embeddings(monkeypatch)
     ws = open_workspace(tmp_path / "r")
     ws.semantic(ws.searcher(), embedder)
     assert sum(embedded) > 0

@@ -23,19 +23,15 @@ from typing import IO, Any
 
 import pytest
 
-from tests.helpers import git, note_text, wait_stopped
+from tests.helpers import git, wait_stopped
+from tests.helpers.mcp import with_deploy_note
 
 QUESTION = {"question": "how do I deploy"}
 
 
 @pytest.fixture
 def served(repo_dir: Path) -> Path:
-    notes = repo_dir / ".omh/notes"
-    notes.mkdir(parents=True)
-    (notes / "deploy.md").write_text(note_text("deploy", body="Deploy from the release branch.\n"))
-    git(repo_dir, "add", "-A")
-    git(repo_dir, "commit", "-qm", "a team note")
-    return repo_dir
+    return with_deploy_note(repo_dir)
 
 
 # --- item 21: a client that goes away, and signals ------------------------------------
