@@ -91,8 +91,15 @@ def _summary(session: str | None, hook_format: HookFormat | None, as_json: bool)
     if as_json:
         emit_json({"session": session, "count": len(notes),
                    "keys": [n.key.value for n in notes], "line": line})
-    elif line is not None and hook_format is HookFormat.claude:
-        emit_json({"systemMessage": line})
+        return
+    if hook_format is HookFormat.claude:
+        from omh_git_memory.agent.session_end import hook_input, question
+
+        given = hook_input("" if sys.stdin.isatty() else sys.stdin.read())
+        ask = question(given, len(notes), ws.repo.common_dir / "omh")
+        said = {"systemMessage": line} if line is not None else {}
+        if ask is not None or said:
+            emit_json({**({"decision": "block", "reason": ask} if ask else {}), **said})
     elif line is not None:
         typer.echo(line)
 
