@@ -1,0 +1,57 @@
+"""The clone's cache folder (recall/cache_files.py): which snapshots pruning keeps
+(docs/store.md: "the eight newest are kept"), and the mode a checked file is
+written with — a shared cache file less the umask, a private one 0600 whatever
+the umask.
+
+Its cases came from a mutation pass (docs/records/mutation-passes.md)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from omh_git_memory.recall.cache_files import prune, read_checked, write_checked
+
+SIDE = (".idx", ".post", ".vec.npy", ".vec.keys")  # one commit's files
+
+
+@contextmanager
+def _umask(mask: int) -> Iterator[None]:
+    old = os.umask(mask)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+def test_pruning_keeps_the_eight_newest_snapshots_and_their_files(tmp_path: Path) -> None:
+    now = 1_700_000_000
+    for age in range(11):  # commit c0 the newest, c10 the oldest
+        for suffix in SIDE:
+            path = tmp_path / f"c{age}{suffix}"
+            path.write_bytes(b"x")
+            os.utime(path, (now - age, now - age))
+    (tmp_path / "local-notes.cache").write_bytes(b"x")  # no snapshot: never pruned
+    prune(tmp_path)
+    kept = sorted(p.name for p in tmp_path.iterdir())
+    assert kept == sorted(
+        ["local-notes.cache", *(f"c{age}{suffix}" for age in range(8) for suffix in SIDE)]
+    )
+
+
+def test_a_shared_cache_file_is_written_less_the_umask(tmp_path: Path) -> None:
+    path = tmp_path / "c.idx"
+    with _umask(0o027):
+        write_checked(path, b"payload")
+    assert path.stat().st_mode & 0o777 == 0o640
+    assert read_checked(path) == b"payload"
+
+
+def test_a_private_cache_file_is_0600_whatever_the_umask(tmp_path: Path) -> None:
+    path = tmp_path / "local-notes.cache"
+    with _umask(0o277):  # a umask that would leave even the owner unable to write it
+        write_checked(path, b"payload", mode=0o600)
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert read_checked(path) == b"payload"
