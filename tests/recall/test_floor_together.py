@@ -286,3 +286,31 @@ def test_a_written_note_does_not_bring_back_documents_that_answer_nothing(
     ws = open_workspace(tmp_path / "r")
     asked = "kernel scheduler quota timeout"
     assert [h.doc.key for h in ask(ws, Question(asked)).answer.results] == ["kernel-budget"]
+
+
+def test_the_floor_is_measured_from_a_leader_holding_exactly_the_share_needed(
+    tmp_path: Path,
+) -> None:
+    """Twenty-three louder documents hold nothing in one place; the quiet one holds
+    the whole question (1.0, exactly what `together=1.0` asks): it leads, so the
+    relative floor is measured from it, and it is returned."""
+    _loud_and_quiet(tmp_path, 23)
+    searcher = open_workspace(tmp_path / "r").searcher()
+    everything = (frozenset(words(ASKED)),)
+
+    def places(doc: Doc) -> tuple[frozenset[str], ...]:
+        return everything if doc.location == "docs/quiet.md" else ()
+
+    found = recall(searcher, ASKED, places=places, together=1.0, answers=1.0)
+    assert [h.doc.key for h in found.results] == ["docs/quiet"]
+
+
+def test_notes_past_the_candidates_are_counted_as_more(tmp_path: Path) -> None:
+    """Thirty written notes match alike: eight are shown, and the answer counts the
+    other 22 — the 16 candidates past the eighth and the 6 notes past the 24
+    candidates, which need no check to be counted."""
+    files = {f".omh/notes/n{n:02}.md": note_text(f"n{n:02}", body=f"{ASKED}.\n")
+             for n in range(30)}
+    make_repo(tmp_path / "r", files)
+    answer = ask(open_workspace(tmp_path / "r"), Question(ASKED)).answer
+    assert len(answer.results) == 8 and answer.left_out == 22
