@@ -49,6 +49,9 @@ class _Server(MCPServer):
         except ToolError as err:
             if isinstance(err.__cause__, ValidationError):
                 raise ToolError(arguments_refused(name, err.__cause__)) from None
+            said, prefix = str(err), f"Error executing tool {name}: "
+            if said.startswith(prefix):  # omh's own refusal, in its own words only
+                raise ToolError(said[len(prefix):]) from None
             raise
 
 

@@ -126,7 +126,9 @@ class _Build:
 
     def waited_in_vain(self) -> IndexBuilding:
         done, total = self.progress
-        so_far = f" ({done:,} of {total:,} documents read)" if total else ""
+        so_far = (f" (all {total:,} documents read; the index is being written)"
+                  if total and done >= total else
+                  f" ({done:,} of {total:,} documents read)" if total else "")
         return IndexBuilding(
             f"the recall index of this repository is still being built{so_far}, the "
             "first time omh serves it; nothing was searched or written. Call again in a "

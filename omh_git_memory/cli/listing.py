@@ -9,27 +9,34 @@ import typer
 
 from omh_git_memory.cli.adopt import warn_left_behind
 from omh_git_memory.cli.options import JsonFlag, LayerChoice
-from omh_git_memory.cli.output import emit_json, here, progress_bar, say
+from omh_git_memory.cli.output import emit_json, here, progress_bar, say, usage_error
 from omh_git_memory.model.plural import count as _count
+
+ListLayer = Annotated[LayerChoice | None, typer.Option(
+    "--layer", help="Only this layer's notes.")]
+ListTypes = Annotated[list[str] | None, typer.Option(
+    "--type", help="Only notes of this type: surprise, topic, stub, … (repeat for more).")]
+ListAll = Annotated[bool, typer.Option(
+    "--all", help="List the stubs and the repository topic too, not only their count.")]
 
 
 def list_notes(
     as_json: JsonFlag = False,
-    layer: Annotated[LayerChoice | None, typer.Option(
-        "--layer", help="Only this layer's notes.")] = None,
-    types: Annotated[list[str] | None, typer.Option(
-        "--type", help="Only notes of this type: surprise, topic, stub, … (repeat for "
-        "more).")] = None,
-    every: Annotated[bool, typer.Option(
-        "--all", help="List the stubs and the repository topic too, not only their "
-        "count.")] = False,
+    layer: ListLayer = None,
+    types: ListTypes = None,
+    every: ListAll = False,
 ) -> None:
     """List the notes by layer, with how many notes link to each: the notes people
     and agents wrote, then how many stubs omh derives (--all or --type stub lists
     them)."""
     from omh_git_memory.actions.listing import list_notes as listed
     from omh_git_memory.model.layers import Layer
+    from omh_git_memory.model.note import NOTE_TYPES
 
+    unknown = [t for t in types or () if t not in NOTE_TYPES]
+    if unknown:
+        raise usage_error(f"--type {unknown[0]!r} is no type of note; the types are "
+                          f"{', '.join(NOTE_TYPES)}")
     ws = here()
     warn_left_behind(ws)
     found = listed(ws, progress=progress_bar(), layer=layer.value if layer else None,

@@ -10,6 +10,7 @@ import typer
 from omh_git_memory.cli import agents_md, change, checks, listing, notes, promote, recall
 from omh_git_memory.cli import remember as remembering
 from omh_git_memory.cli.options import JsonFlag
+from omh_git_memory.cli.output import usage_error
 from omh_git_memory.cli.review import review as review_notes
 
 app = typer.Typer(
@@ -20,11 +21,19 @@ app = typer.Typer(
 
 
 @app.callback()
-def memory(ctx: typer.Context, as_json: JsonFlag = False) -> None:
-    """With no command: list the notes by layer, with how many notes link to each."""
+def memory(ctx: typer.Context, as_json: JsonFlag = False,
+           layer: listing.ListLayer = None, types: listing.ListTypes = None,
+           every: listing.ListAll = False) -> None:
+    """With no command: list the notes by layer, with how many notes link to each (the
+    options of `omh memory list`)."""
     if ctx.invoked_subcommand is None:
-        listing.list_notes(as_json)
-    elif as_json:  # `omh memory --json CMD` means `omh memory CMD --json`
+        listing.list_notes(as_json, layer, types, every)
+        return
+    if layer is not None or types or every:
+        raise usage_error("--layer, --type and --all choose what `omh memory` lists; give "
+                          "them without a command (`omh memory --all`) or to `omh memory "
+                          f"list`, not before `{ctx.invoked_subcommand}`")
+    if as_json:  # `omh memory --json CMD` means `omh memory CMD --json`
         ctx.default_map = {ctx.invoked_subcommand: {"as_json": True}}
 
 

@@ -95,7 +95,8 @@ def _summary(session: str | None, hook_format: HookFormat | None, as_json: bool)
     if hook_format is HookFormat.claude:
         from omh_git_memory.agent.session_end import hook_input, question
 
-        given = hook_input("" if sys.stdin.isatty() else sys.stdin.read())
+        # Without a session nothing tells whether this one recorded a note: no question.
+        given = hook_input("" if session is None or sys.stdin.isatty() else sys.stdin.read())
         ask = question(given, len(notes), ws.repo.common_dir / "omh")
         said = {"systemMessage": line} if line is not None else {}
         if ask is not None or said:

@@ -54,3 +54,11 @@ def test_a_call_that_fits_is_answered_as_before(repo_dir: Path) -> None:
 def test_the_handshake_names_omhs_version(repo_dir: Path) -> None:
     info, _ = calls(repo_dir)
     assert info.name == "omh" and info.version == version("omh-git-memory") != ""
+
+
+def test_omhs_own_refusals_come_in_its_own_words_only(repo_dir: Path) -> None:
+    _, (empty, blank) = calls(repo_dir, ("remember", {**GOOD, "answers": []}),
+                              ("recall", {"question": "  "}))
+    assert empty.is_error and text_of(empty).startswith("`answers` is empty")
+    assert blank.is_error and text_of(blank).startswith("`question` is empty")
+    assert "Error executing tool" not in text_of(empty) + text_of(blank)

@@ -75,3 +75,15 @@ def test_the_hook_command_asks_claude_to_go_on_once(repo_dir: Path, tmp_path: Pa
     first = json.loads(run())
     assert first == {"decision": "block", "reason": QUESTION}
     assert run() == ""  # asked already: silent, as before
+
+
+def test_without_a_named_session_the_hook_asks_nothing(repo_dir: Path, tmp_path: Path) -> None:
+    """Nothing tells whether an unnamed session recorded a note: no question, as the
+    end-of-session line says nothing then too."""
+    assert omh(repo_dir, "init").code == 0
+    env = {k: v for k, v in os.environ.items() if k != "OMH_SESSION"}
+    done = subprocess.run(
+        [sys.executable, "-m", "omh_git_memory", "memory", "review", "--summary", "--for",
+         "claude"], cwd=repo_dir, input=json.dumps(given(tmp_path)), capture_output=True,
+        text=True, env=env, check=False)
+    assert done.returncode == 0 and done.stdout == ""

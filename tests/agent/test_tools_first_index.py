@@ -56,6 +56,9 @@ def test_a_server_without_an_index_starts_at_once_and_says_it_is_building(
     with pytest.raises(ToolRefused) as refused:
         tools.recall("how do I deploy")
     assert "still being built (3 of 7 documents read)" in str(refused.value)
+    tools.state.building.progress = (7, 7)  # type: ignore[union-attr]
+    with pytest.raises(ToolRefused, match=r"all 7 documents read; the index is being written"):
+        tools.recall("how do I deploy")
     assert "nothing was searched or written" in str(refused.value)
     with pytest.raises(IndexBuilding):
         tools.remember(**GOOD, client=None)  # nothing written while it waits

@@ -67,3 +67,17 @@ def test_json_holds_every_note_unless_filtered_and_counts_the_whole_store(
         "team": {"notes": 1, "stubs": 3, "topic": 1}, "local": {"notes": 1}}
     local = omh(store, "memory", "list", "--layer", "local", "--json").json()
     assert [n["layer"] for n in local["notes"]] == ["local"]
+
+
+def test_the_options_work_on_omh_memory_itself_as_the_hint_says(store: Path) -> None:
+    assert omh(store, "memory", "--all").out == omh(store, "memory", "list", "--all").out
+    assert listed(omh(store, "memory", "--type", "stub").out) == ["a", "b", "readme"]
+    assert listed(omh(store, "memory", "--layer", "local").out) == ["surprise/the-port-is-taken"]
+    before = omh(store, "memory", "--all", "recall", "port")
+    assert before.code == 2 and "not before `recall`" in before.err
+
+
+def test_an_unknown_type_is_refused_with_the_types_named(store: Path) -> None:
+    run = omh(store, "memory", "list", "--type", "surprises")
+    assert run.code == 2
+    assert "--type 'surprises' is no type of note; the types are surprise, topic, stub" in run.err
