@@ -54,20 +54,27 @@ def record(ws: Workspace, draft: Observation | TopicDraft, *, searcher: Searcher
     if searcher is None:
         searcher = ws.searcher(progress=progress)
     repeats_of = _repeats_in(ws, searcher)
+    keys = {d.key for d in searcher.docs if d is not None and not d.problem}
     if isinstance(draft, Observation) and replaces is not None:
-        return _replace(ws, replaces, dataclasses.replace(draft, invalidated_by=pinned),
+        done = _replace(ws, replaces, dataclasses.replace(draft, invalidated_by=pinned),
                         repeats_of)
-    known = None
-    if strict:
-        known = {d.key for d in searcher.docs if d is not None and not d.problem}
+        return _with_waiting(done, keys)
+    known = keys if strict else None
     team = TeamKeys.of(searcher.snapshot.docs)  # a taken team key conflicts
     if topic is not None:
-        return write_local(ws.local, topic, if_exists, known, team=team, repeats_of=repeats_of,
-                           refuse_repeats=refuse_repeats)
+        return _with_waiting(write_local(ws.local, topic, if_exists, known, team=team,
+                                         repeats_of=repeats_of, refuse_repeats=refuse_repeats),
+                             keys)
     assert isinstance(draft, Observation)
-    return remember(ws.local, dataclasses.replace(draft, invalidated_by=pinned),
-                    ws.config().keys, if_exists, known_keys=known, team=team,
-                    repeats_of=repeats_of, refuse_repeats=refuse_repeats)
+    return _with_waiting(remember(ws.local, dataclasses.replace(draft, invalidated_by=pinned),
+                                  ws.config().keys, if_exists, known_keys=known, team=team,
+                                  repeats_of=repeats_of, refuse_repeats=refuse_repeats), keys)
+
+
+def _with_waiting(done: Remembered, keys: set[str]) -> Remembered:
+    """`done` with the links of its note that name no note of the store yet."""
+    waiting = tuple(t for t in done.note.links if t not in keys) if done.written else ()
+    return dataclasses.replace(done, waiting=waiting) if waiting else done
 
 
 def _repeats_in(ws: Workspace, searcher: Searcher) -> Callable[[Note], Sequence[Pair]]:

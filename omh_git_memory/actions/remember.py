@@ -75,6 +75,8 @@ class Remembered:
     # Lines of the note written that look like a secret: it stays local, and promote
     # refuses it until they are removed, so the writer is told at once.
     secrets: tuple[SecretHit, ...] = ()
+    # Links to keys no note holds yet: kept (a key is known before its note exists).
+    waiting: tuple[str, ...] = ()
 
     def secret_warnings(self, edit: str) -> list[str]:
         """One sentence per line that looks like a secret; `edit` is how the reader

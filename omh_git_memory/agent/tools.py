@@ -344,16 +344,14 @@ def _secret_warnings(done: Remembered) -> str:
     return "".join(f" Warning: {w}." for w in done.secret_warnings(edit))
 
 
-def _waiting_links(note: Note, searcher: Searcher) -> str:
+def _waiting_links(done: Remembered) -> str:
     """What the answer says of the links that name no note yet: a key can be worked
     out before its note is written, so such a link is kept, and reaches the note once
     it exists (lint's DanglingLink warns until then)."""
-    known = {d.key for d in searcher.docs if d is not None and not d.problem}
-    waiting = [t for t in note.links if t not in known]
-    if not waiting:
+    if not done.waiting:
         return ""
-    one = len(waiting) == 1
-    return (f" {'Its link' if one else 'Its links'} to {', '.join(waiting)} "
+    one = len(done.waiting) == 1
+    return (f" {'Its link' if one else 'Its links'} to {', '.join(done.waiting)} "
             f"{'names' if one else 'name'} no note yet: kept, to reach the note once one is "
             "written under that key (`omh memory lint` warns DanglingLink until then).")
 
@@ -428,7 +426,7 @@ class Tools:
             _record(ws, done.key, done.note)
             return (f"replaced local/{done.key} ({done.note.recorded.isoformat()}); it keeps "
                     f"its key. A person can share it with `omh memory promote "
-                    f"{shell_word(done.key)}`." + _waiting_links(done.note, searcher)
+                    f"{shell_word(done.key)}`." + _waiting_links(done)
                     + _secret_warnings(done)
                     + "".join(_correction_warning(p, done.key.value) for p in done.repeats))
         if done.layer is Layer.LOCAL and done.written:
@@ -437,7 +435,7 @@ class Tools:
             self.refresh_later(ws)
         return (f"remembered local/{done.key} ({done.note.recorded.isoformat()}). "
                 f"A person can share it with `omh memory promote {shell_word(done.key)}`."
-                + _waiting_links(done.note, searcher) + _secret_warnings(done)
+                + _waiting_links(done) + _secret_warnings(done)
                 + "".join(_repeat_warning(p, searcher, ws.local, source, done.key.value)
                           for p in done.repeats[:NAMED])
                 + (f" Warning: {more}." if (more := more_than_named(done.repeats)) else ""))

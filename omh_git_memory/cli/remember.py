@@ -136,7 +136,8 @@ def say_remembered(result: Remembered, as_json: bool) -> None:
     if as_json:
         emit_json({"key": result.key.value, "layer": result.layer.value, "path": result.path,
                    "written": result.written, "near_duplicates": repeats_json(result.repeats),
-                   "secrets": [{"line": h.line, "kind": h.kind} for h in result.secrets]})
+                   "secrets": [{"line": h.line, "kind": h.kind} for h in result.secrets],
+                   "waiting_links": list(result.waiting)})
         return
     if result.written:
         say(f"remembered {result.layer}/{result.key}")
@@ -145,4 +146,8 @@ def say_remembered(result: Remembered, as_json: bool) -> None:
         say(f"kept the existing {result.layer}/{result.key} (--if-exists skip)")
     for warning in result.secret_warnings(f"omh memory edit {shell_word(result.key)}"):
         say(f"warning: {warning}")
+    for target in result.waiting:
+        say(f"note: [[{target}]] names no note yet; the link is kept, and reaches the note "
+            "once one is written under that key (`omh memory lint` warns DanglingLink until "
+            "then; --strict refuses such a link)")
     say_repeats(result.repeats, result.key.value if result.written else None)
