@@ -149,4 +149,18 @@ def quoted_lines(text: str, section: Section, wanted: Iterable[str]) -> list[str
         lines = lines[1:]
     body = [ln.rstrip() for ln in lines if ln.strip()]
     first = next((i for i, ln in enumerate(body) if wanted_set & set(words(ln))), 0)
-    return body[first:]
+    return body[_opening(body, first):]
+
+
+def _opening(body: list[str], at: int) -> int:
+    """`at`, or, when line `at` is inside a code fence, the fence's opening line: a
+    quote starting mid-block would end on a closing fence that opens nothing."""
+    fence, opened_at = "", 0
+    for i, line in enumerate(body[:at]):
+        opened = _FENCE.match(line)
+        if fence:
+            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence):
+                fence = ""
+        elif opened:
+            fence, opened_at = opened.group(1), i
+    return opened_at if fence else at

@@ -192,3 +192,13 @@ def test_the_line_right_under_a_heading_is_quoted() -> None:
     text = "## Setup\nfirst line\nsecond line\n"
     assert quoted_lines(text, Section("Setup", 1, 3), ["absent"]) == [
         "first line", "second line"]
+
+
+def test_a_quote_starting_inside_a_code_block_starts_at_its_fence() -> None:
+    """The first line holding the question's word is inside a fence: the quote opens
+    with the fence, so it does not end on a closing fence that opens nothing."""
+    text = "## Testing\n\nRun this:\n\n```sh\npoetry build\ntar tzf dist/*.tar.gz\n```\n\nDone.\n"
+    found = split(text)[0][0]
+    assert quoted_lines(text, found, ["tar"]) == [
+        "```sh", "poetry build", "tar tzf dist/*.tar.gz", "```", "Done."]
+    assert quoted_lines(text, found, ["done"]) == ["Done."]
