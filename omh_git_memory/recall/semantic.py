@@ -15,7 +15,6 @@ the file's own int8 weights and scales), once, and caches the result under
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import hashlib
 import io
 import os
@@ -415,12 +414,11 @@ def vectors_for(
     local_known = _load_rows(folder / f"local-{MODEL_ID}")
     keys: list[str] = []
     texts: dict[int, str] = {}
-    day = dt.date.today()
     for slot, doc in enumerate(snap.docs):
         key = f"{MODEL_ID}:{doc.source}" if doc is not None and not doc.problem else ""
         keys.append(key)
         if key and key not in known:
-            note = written_or_stub(repo, config, doc, day) if doc else None
+            note = written_or_stub(repo, config, doc) if doc else None
             if note is None and doc is not None and doc.is_topic:
                 note = derived_note(repo, config, doc)
             texts[slot] = note_text(note) if note is not None else doc.title if doc else ""
