@@ -48,12 +48,12 @@ def last_changed(
     if commit is None:
         return {}
     fresh = set(paths)
-    trie = _trie(fresh | set(base_paths))
+    trie = _trie(sorted(fresh | set(base_paths)))  # sorted: the same walk every run
     dates: dict[str, dt.date] = {}
     walked = 0
     while True:
         if str(commit.id) == base:  # the rest of base_paths are as they were there
-            trie = _trie(fresh - dates.keys())
+            trie = _trie(sorted(fresh - dates.keys()))
         if not trie:
             break
         parent = _first_parent(repo, commit)

@@ -15,9 +15,9 @@ import pygit2
 import pytest
 
 from omh_git_memory.git.history import commit_date
-from omh_git_memory.git.last_changed import last_changed
+from omh_git_memory.git.last_changed import MAX_COMMITS, last_changed
 from omh_git_memory.git.repository import GitRepo, open_repo
-from tests.helpers import IDENTITY, git
+from tests.helpers import IDENTITY, ROOT, git
 
 Files = dict[str, bytes | None]  # path -> content (None: remove it)
 
@@ -174,6 +174,35 @@ def test_the_walk_is_bounded_and_what_is_left_gets_the_oldest_day_walked(
     # a path dated within the bound keeps its own day
     assert history.dates(head, ["a.md", "b.md"], limit=2) == {
         "a.md": "2026-03-01", "b.md": "2026-04-01"}
+
+
+def test_the_default_bound_is_the_one_the_docs_give(history: History) -> None:
+    recall = (ROOT / "docs" / "recall.md").read_text(encoding="utf-8")
+    assert f"at most {MAX_COMMITS:,} commits (`MAX_COMMITS`)" in recall
+    history.commit("2026-01-01", {"a.md": b"a\n"})
+    head = history.commit("2026-02-01", {"k": b"k\n"})
+    assert history.dates(head, ["a.md"]) == {"a.md": "2026-01-01"}  # well within it
+
+
+def test_a_folder_that_changed_does_not_hide_its_siblings_changes(history: History) -> None:
+    # a/ holds a path still to date and changed in the same commit as b.md
+    history.commit("2026-01-01", {"a/x.md": b"x\n", "a/y.md": b"y\n", "b.md": b"b\n"})
+    history.commit("2026-02-01", {"a/y.md": b"y2\n", "b.md": b"b2\n"})
+    head = history.commit("2026-03-01", {"k": b"k\n"})
+    assert history.dates(head, ["a/x.md", "b.md"]) == {"a/x.md": "2026-01-01",
+                                                       "b.md": "2026-02-01"}
+
+
+def test_a_folder_whose_paths_are_all_dated_does_not_hide_its_siblings(
+    history: History,
+) -> None:
+    history.commit("2026-01-01", {"a/x.md": b"x\n", "b.md": b"b\n", "k": b"k\n"})
+    history.commit("2026-02-01", {"b.md": b"b2\n", "k": b"k2\n"})
+    history.commit("2026-03-01", {"a/x.md": b"x3\n", "k": b"k3\n"})
+    head = history.commit("2026-04-01", {"k": b"k4\n"})
+    # a/ is done after 2026-03-01; the walk goes on past it for b.md
+    assert history.dates(head, ["a/x.md", "b.md"]) == {"a/x.md": "2026-03-01",
+                                                       "b.md": "2026-02-01"}
 
 
 def test_paths_known_at_a_base_are_dated_only_when_they_changed_since(
