@@ -108,6 +108,7 @@ MODULES = {
     "obstacles": "git/obstacles.py",
     "commit": "git/commit.py",
     "recovery": "git/recovery.py",
+    "last_changed": "git/last_changed.py",
     "graph": "stores/graph.py",
     "layers": "model/layers.py",
     "document": "recall/document.py",

@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from omh_git_memory.git.history import commit_date, commit_id, resolve_commit
+from omh_git_memory.git.last_changed import last_changed
 from omh_git_memory.git.repository import GitRepo
 from omh_git_memory.git.trees import TreeEntry, list_tree, read_blob, require_blobs
 from omh_git_memory.model.config import Config
@@ -112,12 +113,15 @@ class _Builder:
             self._put(content_id.note_id(e.blob_id, e.path),
                       functools.partial(self._note, e, prefix))
         stub_keys: list[str] = []
+        stub_slots: dict[str, int] = {}
         for e in documents:
             slot = self._put(content_id.stub_id(e.blob_id, e.path),
                              functools.partial(self._stub, e))
             doc = self.docs[slot] if slot is not None else None
-            if doc is not None:
+            if slot is not None and doc is not None:
                 stub_keys.append(doc.key)
+                stub_slots[e.path] = slot
+        self._date_stubs(stub_slots)
         topic_terms = self._put_topic(stub_keys)
         base_slots = len(self.base.docs) if self.base else 0
         removed = [s for s in range(base_slots) if self.docs[s] is not None and s not in self.keep]
@@ -128,14 +132,27 @@ class _Builder:
         for slot in removed:
             self.docs[slot] = None
         today = self.day.toordinal()
-        for slot, d in enumerate(self.docs):  # derived notes are dated as of this commit
-            if d is not None and d.derived and d.recorded != today:
+        for slot, d in enumerate(self.docs):  # the topic is dated as of this commit
+            if d is not None and d.is_topic and d.recorded != today:
                 self.docs[slot] = d._replace(recorded=today)
         base = self.base.postings if self.base else EMPTY
         postings = base.patched(changes_for(base, gone_terms, self.added))
         return Snapshot(self.sha, self.docs, postings, topic_terms,
                         len(self.keep), len(self.added),
                         tuple((c.key, c.path, c.kept_by) for c in clashes))
+
+    def _date_stubs(self, slots: dict[str, int]) -> None:
+        """Date each stub by the day its document last changed (git/last_changed.py):
+        one kept from the base keeps the base's date unless its document changed
+        since the base's commit (changed and changed back), a new one is walked for."""
+        kept = {path for path, slot in slots.items() if slot in self.keep}
+        base = self.base.commit if self.base is not None else None
+        dates = last_changed(self.repo, self.sha, slots.keys() - kept, base, kept)
+        for path, day in dates.items():
+            slot = slots[path]
+            doc = self.docs[slot]
+            if doc is not None and doc.recorded != day.toordinal():
+                self.docs[slot] = doc._replace(recorded=day.toordinal())
 
     def _put(self, source: str, make: Callable[[], tuple[Doc, dict[str, int]] | None]
              ) -> int | None:
@@ -163,6 +180,7 @@ class _Builder:
     def _stub(self, e: TreeEntry) -> tuple[Doc, dict[str, int]] | None:
         self._tick()
         text = read_blob(self.repo, e.blob_id, e.path).decode("utf-8", errors="replace")
+        # Dated by _date_stubs once every stub is known (the date is in no word).
         note = stub_note(e.path, text, self.config.keys, self.day)
         if note is None:
             return None
@@ -202,9 +220,9 @@ class _Builder:
         if doc.is_stub:
             blob_id, path = doc.content.blob_id, doc.content.path
             text = read_blob(self.repo, blob_id, path).decode("utf-8", errors="replace")
-            stub = stub_note(path, text, self.config.keys, self.day)
+            stub = stub_note(path, text, self.config.keys, dt.date.fromordinal(doc.recorded))
             return dict(analyse(stub, text)) if stub is not None else {}
-        note = written_or_stub(self.repo, self.config, doc, self.day)
+        note = written_or_stub(self.repo, self.config, doc)
         return dict(analyse(note)) if note is not None else {}
 
 

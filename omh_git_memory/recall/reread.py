@@ -7,19 +7,17 @@ by the same functions the index used.
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Sequence
 
 from omh_git_memory.git.history import commit_date, resolve_commit
 from omh_git_memory.git.repository import GitRepo
-from omh_git_memory.git.trees import list_tree, read_blob
+from omh_git_memory.git.trees import list_tree
 from omh_git_memory.model.config import Config
 from omh_git_memory.model.layers import Layer
 from omh_git_memory.model.note import Note
 from omh_git_memory.recall.build import snapshot_for
 from omh_git_memory.recall.document import Doc
 from omh_git_memory.recall.sources import derive_topic, written_or_stub
-from omh_git_memory.recall.stubs import stub_note
 
 
 def note_of(repo: GitRepo, config: Config, doc: Doc,
@@ -30,21 +28,18 @@ def note_of(repo: GitRepo, config: Config, doc: Doc,
         return next((note for d, note in local if d is doc), None)
     if doc.derived:
         return derived_note(repo, config, doc)
-    return written_or_stub(repo, config, doc, dt.date.today())
+    return written_or_stub(repo, config, doc)
 
 
 def derived_note(repo: GitRepo, config: Config, doc: Doc, rev: str = "HEAD") -> Note | None:
-    """Re-derive a stub or the topic (for `show`): the same function the index used."""
-    commit = resolve_commit(repo, rev)
-    if commit is None:
-        return None
-    day = commit_date(commit)
+    """Re-derive a stub or the topic (for `show`): the same function the index used,
+    with the index's date (a stub's: the day its document last changed; the
+    topic's: the commit's)."""
     if doc.is_stub:
-        blob_id, path = doc.content.blob_id, doc.content.path
-        text = read_blob(repo, blob_id, path).decode("utf-8", errors="replace")
-        return stub_note(path, text, config.keys, day)
-    if doc.is_topic:
-        snap = snapshot_for(repo, config, rev)
-        stub_keys = [d.key for _, d in snap.live() if d.is_stub]
-        return derive_topic(repo, config, list_tree(repo, commit), stub_keys, day)
-    return None
+        return written_or_stub(repo, config, doc)
+    commit = resolve_commit(repo, rev)
+    if commit is None or not doc.is_topic:
+        return None
+    snap = snapshot_for(repo, config, rev)
+    stub_keys = [d.key for _, d in snap.live() if d.is_stub]
+    return derive_topic(repo, config, list_tree(repo, commit), stub_keys, commit_date(commit))

@@ -15,7 +15,6 @@ the file's own int8 weights and scales), once, and caches the result under
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import hashlib
 import io
 import json
@@ -446,7 +445,6 @@ def vectors_for(
     keys: list[str] = []
     owner: list[int] = []
     texts: dict[int, str] = {}  # row -> the text to embed
-    day = dt.date.today()
     for slot, doc in enumerate(snap.docs):
         key = f"{MODEL_ID}:{doc.source}" if doc is not None and not doc.problem else ""
         if doc is not None and key and doc.is_stub:
@@ -461,7 +459,7 @@ def vectors_for(
         keys.append(key)
         owner.append(slot)
         if key and key not in known:
-            note = written_or_stub(repo, config, doc, day) if doc else None
+            note = written_or_stub(repo, config, doc) if doc else None
             if note is None and doc is not None and doc.is_topic:
                 note = derived_note(repo, config, doc)
             texts[len(keys) - 1] = note_text(note) if note is not None else \

@@ -32,7 +32,8 @@ from omh_git_memory.recall.postings import Postings
 # 3: checksummed files; 4: stubs indexed as their document, not omh's sentence;
 # 5: one stub per key (clashes kept), the topic named by the committed memory.toml
 # 6: each snapshot names the settings and code it was built with (`shape`)
-VERSION: Final = 6
+# 7: a stub is dated by the day its document last changed, not the commit's
+VERSION: Final = 7
 
 
 @dataclass

@@ -29,15 +29,17 @@ from omh_git_memory.recall.stubs import repo_facts, stub_note, topic_note
 from omh_git_memory.stores.reading import read_note_bytes
 
 
-def written_or_stub(repo: GitRepo, config: Config, doc: Doc, day: dt.date) -> Note | None:
-    """A team note or stub, re-read from git by its content id (not the topic)."""
+def written_or_stub(repo: GitRepo, config: Config, doc: Doc) -> Note | None:
+    """A team note or stub, re-read from git by its content id (not the topic); a
+    stub dated as the index dated it (the day its document last changed)."""
     if doc.problem or content_id.kind_of(doc.source) not in (content_id.Kind.NOTE,
                                                              content_id.Kind.STUB):
         return None
     blob_id, path = doc.content.blob_id, doc.content.path
     data = read_blob(repo, blob_id, path)
     if doc.is_stub:
-        return stub_note(path, data.decode("utf-8", "replace"), config.keys, day)
+        return stub_note(path, data.decode("utf-8", "replace"), config.keys,
+                         dt.date.fromordinal(doc.recorded))
     return read_note_bytes(Layer.TEAM, path, path, data).note
 
 

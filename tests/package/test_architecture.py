@@ -28,7 +28,7 @@ MAY_IMPORT = {
 HOMES = {
     "pygit2": {"git/repository.py", "git/config.py", "git/history.py", "git/trees.py",
                "git/staging.py", "git/filters.py", "git/obstacles.py", "git/commit.py",
-               "git/recovery.py"},
+               "git/recovery.py", "git/last_changed.py"},
     "mistune": {"model/note.py"},
     "typer": {"cli"},
     "mcp": {"agent/sdk.py"},

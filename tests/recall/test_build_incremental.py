@@ -1,10 +1,11 @@
 """Holes the mutation pass found in the incremental recall index.
 
 An index of a new commit is built from the newest one on disk: what did not
-change is reused. What is reused must still be true of the new commit: a derived
-note (stub, repository topic) is dated as of the commit it is derived from
-(invariant: every answer shows its layer and date, and the date is true), and a
-document that was replaced is no longer found by the words it used to hold.
+change is reused. What is reused must still be true of the new commit: a stub
+keeps the day its document last changed and the repository topic is dated as of
+the commit it is derived from (invariant: every answer shows its layer and date,
+and the date is true), and a document that was replaced is no longer found by the
+words it used to hold.
 
 Found by mutation testing (the holes it left: docs/records/mutation-holes.md);
 was tests/test_holes_index.py."""
@@ -50,20 +51,22 @@ def _listed(repo: Path) -> dict[str, dict[str, Any]]:
 DOC = "# Building\n\n## Running the tests\n"
 
 
-def test_reused_stubs_and_topic_carry_the_new_commits_date(
+def test_a_reused_stub_keeps_its_documents_date_and_the_topic_the_commits(
     repo_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Was: every reused derived note carried the new commit's date, so every
+    document looked written on the day of the last commit."""
     _commit(repo_dir, monkeypatch, "2026-03-01", {"docs/build.md": DOC})
     _reindex(repo_dir)
     # A change that touches no document and nothing the topic is made of.
     _commit(repo_dir, monkeypatch, "2026-07-15", {"assets/data.txt": "data\n"})
     built = _reindex(repo_dir)
     assert built["analysed"] == 0 and built["reused"] == 3  # two stubs and the topic
-    shown = _shown(_recall(repo_dir, "running the tests"))
-    assert {d["key"] for d in shown} >= {"docs/build", "repo"}
-    assert {d["recorded"] for d in shown} == {"2026-07-15"}
+    shown = {d["key"]: d["recorded"] for d in _shown(_recall(repo_dir, "running the tests"))}
+    assert shown["docs/build"] == "2026-03-01" and shown["repo"] == "2026-07-15"
     listed = _listed(repo_dir)
-    assert {listed[k]["recorded"] for k in ("docs/build", "readme", "repo")} == {"2026-07-15"}
+    assert listed["docs/build"]["recorded"] == "2026-03-01"
+    assert listed["repo"]["recorded"] == "2026-07-15"
 
 
 def test_a_reused_stub_is_dated_like_one_built_afresh(

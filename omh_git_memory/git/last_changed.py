@@ -1,0 +1,161 @@
+"""When a path last changed: the newest commit on the first-parent line back from a
+commit in which the path's blob differs from the first parent's (or the parent
+lacks the path). It is a stub's date (docs/recall.md#a-stubs-date).
+
+The walk compares each commit's tree with its first parent's along the paths
+asked only, skipping every subtree whose id is the same on both sides, so a
+commit costs a few lookups whatever the size of its tree. (pygit2's tree diff
+takes no pathspec; it lists every change of a commit and measured some 45 times
+slower on 5,000 commits of 4,000 files.) Only trees are read, never a blob: a
+blobless clone walks its whole history.
+
+The walk ends when every path is dated, or at a root, a shallow boundary (libgit2
+gives such a commit no parents), a commit or tree this clone lacks (a treeless
+clone), or after `limit` commits: the paths left get the date of the oldest commit
+walked.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Collection, Iterable
+from typing import Final
+
+import pygit2
+
+from omh_git_memory.git.history import commit_date, resolve_commit
+from omh_git_memory.git.repository import GitRepo
+
+MAX_COMMITS: Final = 10_000  # the commits one walk compares at most
+
+# A folder's part of the paths still to date: name -> the path (a file) or the
+# folder below it.
+_Node = dict[str, "str | _Node"]
+
+
+def last_changed(
+    repo: GitRepo, start: str, paths: Iterable[str],
+    base: str | None = None, base_paths: Collection[str] = (), limit: int = MAX_COMMITS,
+) -> dict[str, dt.date]:
+    """The day each of `paths` (files of the tree of commit `start`) last changed,
+    in the committer's time zone (as `commit_date`).
+
+    `base_paths` are paths whose dates the caller knows as of commit `base` (an
+    index built before): they are dated only when they changed between `commit`
+    and `base`, and a path of them missing from the answer is unchanged since. When
+    `base` is not on the first-parent line they are dated like `paths`."""
+    commit = resolve_commit(repo, start)
+    if commit is None:
+        return {}
+    fresh = set(paths)
+    trie = _trie(sorted(fresh | set(base_paths)))  # sorted: the same walk every run
+    dates: dict[str, dt.date] = {}
+    walked = 0
+    while True:
+        if str(commit.id) == base:  # the rest of base_paths are as they were there
+            trie = _trie(sorted(fresh - dates.keys()))
+        if not trie:
+            break
+        parent = _first_parent(repo, commit)
+        if parent is None:
+            break
+        try:
+            _compare(repo, trie, commit.tree, parent.tree, commit_date(commit), dates)
+        except _Missing:
+            break
+        walked += 1
+        if walked >= limit:
+            break
+        commit = parent
+    left = _leaves(trie)  # unchanged as far as the walk went: the oldest commit it read
+    dates.update(dict.fromkeys(left, commit_date(commit)))
+    return dates
+
+
+class _Missing(Exception):
+    """A tree this clone lacks (a partial clone): the walk ends there."""
+
+
+def _first_parent(repo: GitRepo, commit: pygit2.Commit) -> pygit2.Commit | None:
+    """The first parent, its tree read; None at a root, a shallow boundary (libgit2
+    lists no parents there), or a commit or tree this clone lacks."""
+    if not commit.parent_ids:
+        return None
+    try:
+        parent = repo.repo[commit.parent_ids[0]].peel(pygit2.Commit)
+        parent.tree  # noqa: B018 -- a treeless clone lacks it: found here, not mid-walk
+    except (KeyError, ValueError, pygit2.GitError):
+        return None
+    return parent
+
+
+def _compare(repo: GitRepo, trie: _Node, ours: pygit2.Tree, theirs: pygit2.Tree,
+             day: dt.date, dates: dict[str, dt.date]) -> None:
+    """Date `day` every path of `trie` that differs between `ours` and `theirs`, and
+    take it out of `trie`. Iterative: a path nested thousands deep must not
+    exhaust the stack."""
+    stack: list[tuple[_Node, pygit2.Tree, pygit2.Tree]] = [(trie, ours, theirs)]
+    while stack:
+        node, mine, other = stack.pop()
+        for name, below in list(node.items()):
+            if not below:  # a folder whose paths an earlier commit dated
+                del node[name]
+                continue
+            here, there = _entry(mine, name), _entry(other, name)
+            if _id(here) == _id(there):
+                continue  # the same blob, or the same subtree: nothing below changed
+            if not isinstance(below, str):
+                folder, parent_folder = _tree(repo, here), _tree(repo, there)
+                if folder is not None and parent_folder is not None:
+                    stack.append((below, folder, parent_folder))
+                    continue
+            for path in _leaves({name: below}):  # new here, or a folder that was not one
+                dates[path] = day
+            del node[name]
+
+
+def _entry(tree: pygit2.Tree, name: str) -> pygit2.Object | None:
+    try:
+        return tree[name]
+    except KeyError:
+        return None
+
+
+def _id(entry: pygit2.Object | None) -> pygit2.Oid | None:
+    return None if entry is None else entry.id
+
+
+def _tree(repo: GitRepo, entry: pygit2.Object | None) -> pygit2.Tree | None:
+    """The folder `entry` is; None when it is absent or not a folder. _Missing when
+    this clone lacks it."""
+    if entry is None or entry.filemode != pygit2.enums.FileMode.TREE:
+        return None
+    try:
+        return repo.repo[entry.id].peel(pygit2.Tree)
+    except (KeyError, ValueError, pygit2.GitError):
+        raise _Missing from None
+
+
+def _trie(paths: Iterable[str]) -> _Node:
+    top: _Node = {}
+    for path in paths:
+        node = top
+        *folders, name = path.split("/")
+        for folder in folders:
+            step = node.setdefault(folder, {})
+            assert not isinstance(step, str), path  # paths of one tree: no file is a folder
+            node = step
+        node[name] = path
+    return top
+
+
+def _leaves(node: _Node) -> list[str]:
+    found: list[str] = []
+    stack = [node]
+    while stack:
+        for below in stack.pop().values():
+            if isinstance(below, str):
+                found.append(below)
+            else:
+                stack.append(below)
+    return found
