@@ -136,3 +136,11 @@ def test_the_memory_toml_in_the_docs_is_the_file_init_writes(tmp_path: Path) -> 
     make_repo(tmp_path / "tinyhttp")
     initialise(open_workspace(tmp_path / "tinyhttp"))
     assert (tmp_path / "tinyhttp/.omh/memory.toml").read_text(encoding="utf-8") == shown
+
+
+def test_the_readme_says_what_the_test_command_costs() -> None:
+    """A newcomer about to run the second command learns first what it installs and
+    how long it takes."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    said = readme.split("What the second costs:", 1)[1].split("\n\n", 1)[0]
+    assert "MB installed" in said and "minutes" in said and "semantic extra" in said
