@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
+
+from omh_git_memory.git import nofollow
+from omh_git_memory.model.errors import OmhError
 
 QUESTION: Final = (
     "Before you stop: did anything in this session go differently from what you "
@@ -58,13 +60,9 @@ def question(given: Mapping[str, Any], recorded: int, omh_dir: Path) -> str | No
     if recorded or given.get("stop_hook_active") or not isinstance(session, str) or \
             not session or not worked(given.get("transcript_path")):
         return None
-    marker = omh_dir / ASKED_DIR / hashlib.sha256(session.encode("utf-8")).hexdigest()
-    try:
-        marker.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    except FileExistsError:
-        return None  # asked this session already
-    except OSError:
+    marker = f"{ASKED_DIR}/{hashlib.sha256(session.encode('utf-8')).hexdigest()}"
+    try:  # through the one write path: never through a link planted there
+        made = nofollow.write(omh_dir, marker, b"", new_mode=0o600, only_if_absent=True)
+    except (OSError, OmhError):
         return None  # nowhere to remember having asked: better not to ask at all
-    os.close(fd)
-    return QUESTION
+    return QUESTION if made else None  # not made: asked this session already

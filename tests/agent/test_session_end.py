@@ -87,3 +87,13 @@ def test_without_a_named_session_the_hook_asks_nothing(repo_dir: Path, tmp_path:
          "claude"], cwd=repo_dir, input=json.dumps(given(tmp_path)), capture_output=True,
         text=True, env=env, check=False)
     assert done.returncode == 0 and done.stdout == ""
+
+
+def test_a_link_planted_where_the_marker_goes_is_not_followed(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    omh_dir = tmp_path / "omh"
+    omh_dir.mkdir()
+    (omh_dir / ASKED_DIR).symlink_to(outside)
+    assert question(given(tmp_path), 0, omh_dir) is None
+    assert list(outside.iterdir()) == []
