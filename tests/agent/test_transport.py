@@ -10,7 +10,7 @@ pytest. Where the end depends on what the MCP SDK raises, a stand-in for
 sdk.run_stdio raises it; stdin's reader is driven with a stream that counts what
 it hands out.
 
-The cases came from a mutation pass (tools/mutation.py, issue 24): each one fails
+The cases came from a mutation pass (tools/mutation.py): each one fails
 with a mutant of transport.py that no earlier test caught. The same ends in a real
 process are tests/attacks/mcp/test_server_end.py's.
 """

@@ -6,7 +6,7 @@ thread still waits for a line that will never come (the interpreter joins every
 thread not marked daemon before it exits). In process (tests/agent/test_transport.py)
 the session's end is seen, never the exit that follows it.
 
-The case came from a mutation pass (tools/mutation.py, issue 24): the reading thread
+The case came from a mutation pass (tools/mutation.py): the reading thread
 made a non-daemon one survived every other test.
 """
 
