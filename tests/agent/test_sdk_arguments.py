@@ -62,3 +62,15 @@ def test_omhs_own_refusals_come_in_its_own_words_only(repo_dir: Path) -> None:
     assert empty.is_error and text_of(empty).startswith("`answers` is empty")
     assert blank.is_error and text_of(blank).startswith("`question` is empty")
     assert "Error executing tool" not in text_of(empty) + text_of(blank)
+
+
+def test_a_source_tree_nobody_installed_names_no_version(monkeypatch: Any) -> None:
+    import importlib.metadata
+
+    from omh_git_memory.agent import sdk
+
+    def missing(name: str) -> str:
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", missing)
+    assert sdk._version() == ""

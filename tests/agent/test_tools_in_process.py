@@ -487,6 +487,8 @@ def test_probe_sees_the_tools_the_name_and_one_answer(served: Path) -> None:
     # too little for a document on its own; the topic answers, the README beside it
     assert seen.recall_text.startswith("repo ") and "└─ readme" in seen.recall_text
     assert "notes" in seen.tools["recall"]
+    # the seconds from the start to tools/list, then to the answer (doctor's start line)
+    assert 0 < seen.listed_after <= seen.answered_after < 60
 
 
 def test_probe_of_a_server_that_dies_says_why_with_its_log(tmp_path: Path) -> None:
