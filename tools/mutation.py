@@ -136,6 +136,27 @@ MODULES = {
     "server_sdk": "agent/sdk.py",
 }
 
+
+
+def every_module(package: Path) -> dict[str, str]:
+    """Every module of the package by short name: MODULES' names first, then each other
+    module by its file's stem, or `part_stem` where two parts hold the same stem."""
+    named = dict(MODULES)
+    taken = set(named.values())
+    rest = sorted(p.relative_to(package).as_posix() for p in package.rglob("*.py")
+                  if p.name not in ("__init__.py", "__main__.py"))
+    rest = [rel for rel in rest if rel not in taken]
+    stems: dict[str, int] = {}
+    for rel in rest:
+        stem = Path(rel).stem
+        stems[stem] = stems.get(stem, 0) + 1
+    for rel in rest:
+        stem = Path(rel).stem
+        name = stem if stems[stem] == 1 and stem not in named else rel[:-3].replace("/", "_")
+        named[name] = rel
+    return named
+
+
 IMPORT = "<import>"
 KILLED, SURVIVED, TIMEOUT, UNCOVERED, ERROR = "killed", "survived", "timeout", "uncovered", "error"
 
@@ -154,7 +175,8 @@ class Paths:
         self.equivalent = self.root / "tools" / "mutation_equivalent.toml"
 
     def module_file(self, name: str) -> Path:
-        rel = MODULES.get(name, name if name.endswith(".py") else f"{name}.py")
+        rel = every_module(self.package).get(
+            name, name if name.endswith(".py") else f"{name}.py")
         path = (self.package / rel).resolve()
         if self.package not in path.parents or not path.is_file():
             raise SystemExit(f"mutation: no module {name!r} under {self.package}")
@@ -690,6 +712,15 @@ def table(paths: Paths) -> str:
     return "\n".join(rows)
 
 
+def listing(paths: Paths) -> str:
+    """One line a module: its short name, its file, and its score or `unmeasured`."""
+    results = (json.loads(paths.results.read_text(encoding="utf-8"))
+               if paths.results.exists() else {})
+    scores = {r["module"]: f"{r['score']}%" for r in results.values()}
+    return "\n".join(f"{name}\t{rel}\t{scores.get(name, 'unmeasured')}"
+                     for name, rel in sorted(every_module(paths.package).items()))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--root", type=Path, default=HERE.parent, help="the checkout")
@@ -698,7 +729,7 @@ def main(argv: list[str] | None = None) -> int:
     mapping.add_argument("--tests", nargs="*", default=[], help="only these (merged in)")
     running = sub.add_parser("run", help="mutate modules and test each mutant")
     running.add_argument("--module", action="append", required=True,
-                         help=f"one of {', '.join(MODULES)} (repeatable)")
+                         help="a module's short name (`list` prints them; repeatable)")
     running.add_argument("--limit", type=int, help="only the first N mutants (a smoke run)")
     running.add_argument("--verbose", action="store_true", help="print killed mutants too")
     running.add_argument("--recheck", action="store_true",
@@ -706,6 +737,7 @@ def main(argv: list[str] | None = None) -> int:
     running.add_argument("--max-tests", type=int, default=30,
                          help="run at most the N fastest covering tests per mutant (0: all)")
     sub.add_parser("table", help="print the per-module table")
+    sub.add_parser("list", help="every module's short name, its file, and whether it is measured")
     sub.add_parser("rescore", help="apply the equivalent list again to the saved results")
     sub.add_parser("restore", help="put back a file a killed run left mutated")
     args = parser.parse_args(argv)
@@ -737,6 +769,8 @@ def main(argv: list[str] | None = None) -> int:
             print(table(paths))
         elif args.command == "table":
             print(table(paths))
+        elif args.command == "list":
+            print(listing(paths))
     except (KeyboardInterrupt, _Interrupted):
         restore(paths)
         print("mutation: interrupted; the module is back as it was", file=sys.stderr)

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -190,3 +191,34 @@ def test_a_mutant_is_tested_by_its_modules_own_tests_then_its_parts_then_the_res
     assert not tool._tests_of("recall", "bm25", "tests/recall/test_floor.py::t")
     assert tool._in_part("recall", "tests/recall/test_floor.py::t")
     assert not tool._in_part("recall", "tests/cli/test_cli.py::t")
+
+
+def _load_tool() -> object:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("omh_mutation_tool_names", TOOL)
+    assert spec is not None and spec.loader is not None
+    tool = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = tool
+    try:
+        spec.loader.exec_module(tool)
+    finally:
+        del sys.modules[spec.name]
+    return tool
+
+
+def test_every_module_of_the_package_has_a_short_name_and_no_name_two_files() -> None:
+    """`run --module` reaches every module, not only those listed by hand: a module a
+    later change adds is measurable without editing the tool, and a stem two parts
+    share is named by its part so that neither hides the other."""
+    tool: Any = _load_tool()
+    package = ROOT / "omh_git_memory"
+    named = tool.every_module(package)
+    files = sorted(p.relative_to(package).as_posix() for p in package.rglob("*.py")
+                   if p.name not in ("__init__.py", "__main__.py"))
+    assert sorted(named.values()) == files
+    assert len(set(named.values())) == len(named)
+    assert named["server_tools"] == "agent/tools.py"  # a hand-given name is kept
+    assert named["journal"] == "stores/journal.py"
+    assert named["cli_adopt"] == "cli/adopt.py" and named["stores_adopt"] == "stores/adopt.py"
+    assert "adopt" not in named
