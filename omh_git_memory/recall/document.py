@@ -9,7 +9,7 @@ first MAX_INDEXED characters count (`indexed_part`).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Final, NamedTuple
 
 from omh_git_memory.model.layers import Layer
@@ -133,6 +133,6 @@ def indexed_part(text: str) -> str:
 
 
 def doc_for(note: Note, layer: Layer, source: str, location: str,
-            terms: Counter[str]) -> Doc:
+            terms: Mapping[str, int]) -> Doc:
     return Doc(layer.value, note.key.value, note.type, note.recorded.toordinal(), note.title,
                note.links, source, sum(terms.values()), location, None, note.invalidated_by)

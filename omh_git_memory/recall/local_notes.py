@@ -11,7 +11,6 @@ import datetime as dt
 import hashlib
 import marshal
 import os
-from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Final
@@ -43,12 +42,13 @@ def local_docs(entries: Iterable[StoredNote], cache: NoteCache | None = None
     for entry in entries:
         if entry.note is None:
             continue
-        known = cache.terms(entry.note) if cache is not None else None
-        terms = Counter(known) if known is not None else analyse(entry.note)
-        if cache is not None and known is None:
-            cache.keep_terms(entry.note, dict(terms))
+        terms = cache.terms(entry.note) if cache is not None else None
+        if terms is None:
+            terms = dict(analyse(entry.note))
+            if cache is not None:
+                cache.keep_terms(entry.note, terms)
         out.append((doc_for(entry.note, Layer.LOCAL, content_id.LOCAL, entry.location, terms),
-                    dict(terms), entry.note))
+                    terms, entry.note))
     if cache is not None:
         cache.save()
     return out
