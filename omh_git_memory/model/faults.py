@@ -50,6 +50,10 @@ STOP_ONLY: Final = (
     "mcp:call",  # `omh mcp serve` took a tool call, has not begun it (a request pending)
 )
 
+# The point of an index build just after it wrote a checkpoint (recall/checkpoint.py):
+# a kill there must leave the next build to analyse only what the checkpoints lack.
+BUILD: Final = "build:checkpoint"
+
 # The points inside the commit's transaction, where an error must be undone.
 TRANSACTION: Final = ("commit:blobs", "commit:stage", "commit:tree", "commit:object",
                       "commit:ref", "commit:workdir")

@@ -23,6 +23,7 @@ from omh_git_memory.model.errors import GitFailure
 from omh_git_memory.model.layers import Layer
 from omh_git_memory.recall import content_id
 from omh_git_memory.recall.cache_files import index_dir
+from omh_git_memory.recall.checkpoint import Checkpoints
 from omh_git_memory.recall.document import Doc, analyse, doc_for
 from omh_git_memory.recall.postings import EMPTY, changes_for
 from omh_git_memory.recall.shape import shape
@@ -60,18 +61,22 @@ def snapshot_for(
         if cached is not None:
             return cached
     base = None if rebuild else newest(folder, made_by)
+    # What a stopped build of this commit analysed already (none when asked to rebuild).
+    saved = Checkpoints(folder, sha, made_by, resume=not rebuild)
     try:
         snap = _Builder(repo, config, sha, commit_date(commit), list_tree(repo, commit),
-                        base, progress).build()
+                        base, progress, saved).build()
     except _BaseGone:  # a document of the base pruned from git: build without it
         base = None
         snap = _Builder(repo, config, sha, commit_date(commit), list_tree(repo, commit),
-                        None, progress).build()
+                        None, progress, saved).build()
     if base is not None and sum(d is None for d in snap.docs) * 2 > len(snap.docs):
         # Mostly tombstones: start afresh rather than carry the holes.
         snap = _Builder(repo, config, sha, commit_date(commit), list_tree(repo, commit),
-                        None, progress).build()
+                        None, progress, saved).build()
     save(folder, snap, made_by)
+    if (folder / f"{sha}.idx").is_file():  # saved: what the parts held is in the index now
+        saved.done()
     return snap
 
 
@@ -85,9 +90,9 @@ class _Builder:
 
     def __init__(self, repo: GitRepo, config: Config, sha: str, day: dt.date,
                  entries: list[TreeEntry], base: Snapshot | None,
-                 progress: Progress | None) -> None:
+                 progress: Progress | None, saved: Checkpoints | None = None) -> None:
         self.repo, self.config, self.sha, self.day = repo, config, sha, day
-        self.entries, self.base, self.progress = entries, base, progress
+        self.entries, self.base, self.progress, self.saved = entries, base, progress, saved
         self.docs: list[Doc | None] = list(base.docs) if base else []
         self.by_source = {d.source: slot for slot, d in base.live()} if base else {}
         self.keep: set[int] = set()
@@ -159,9 +164,15 @@ class _Builder:
         if source in self.by_source:
             self.keep.add(self.by_source[source])
             return self.by_source[source]
-        made = make()
-        if made is None:
-            return None
+        made = self.saved.known(source) if self.saved is not None else None
+        if made is not None:
+            self._tick()
+        else:
+            made = make()
+            if made is None:
+                return None
+            if self.saved is not None:
+                self.saved.add(source, made)
         doc, terms = made
         self.docs.append(doc)
         self.added[len(self.docs) - 1] = terms
