@@ -12,6 +12,7 @@ from typing import Final
 from omh_git_memory.recall.document import Doc
 
 MAX_RESULTS: Final = 8  # rule: recall names at most eight matched notes
+MAX_DOCUMENTS: Final = 5  # ... of which at most five are documents (stubs): see docs/recall.md
 
 
 @dataclass(frozen=True)

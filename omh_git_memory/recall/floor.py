@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 
-from omh_git_memory.recall.answer import MAX_RESULTS, Answer
+from omh_git_memory.recall.answer import MAX_DOCUMENTS, MAX_RESULTS, Answer
 from omh_git_memory.recall.bm25 import Searcher, Term
 from omh_git_memory.recall.document import Doc
 from omh_git_memory.recall.fusion import Semantic, fuse
@@ -134,11 +134,11 @@ def _is_document(searcher: Searcher, slot: int) -> bool:
 def _checked(searcher: Searcher, kept: Sequence[int], nominated: set[int],
              share_of: Callable[[int], float], need: float, must: float
              ) -> tuple[list[int], int]:
-    """The first MAX_RESULTS of `kept` (in order) that pass the section check, and how
-    many more pass it. A document (a stub the embedding did not nominate) passes when
-    it holds `need` in one place; the documents go, all of them, when none holds
-    `must`: what remains are the notes. Every one of `kept` is read, so that the count
-    of more is true."""
+    """The first MAX_RESULTS of `kept` (in order) that pass the section check, no more
+    than MAX_DOCUMENTS of them documents, and how many more pass it. A document (a
+    stub the embedding did not nominate) passes when it holds `need` in one place;
+    the documents go, all of them, when none holds `must`: what remains are the
+    notes. Every one of `kept` is read, so that the count of more is true."""
     passing: list[tuple[int, float | None]] = []
     for slot in kept:
         if slot in nominated or not _is_document(searcher, slot):
@@ -147,7 +147,16 @@ def _checked(searcher: Searcher, kept: Sequence[int], nominated: set[int],
             passing.append((slot, held))
     if max((h for _, h in passing if h is not None), default=must) < must:
         passing = [(slot, h) for slot, h in passing if h is None]
-    top = [slot for slot, _ in passing[:MAX_RESULTS]]
+    top: list[int] = []
+    documents = 0
+    for slot, _ in passing:
+        if len(top) == MAX_RESULTS:
+            break
+        if _is_document(searcher, slot):
+            if documents == MAX_DOCUMENTS:
+                continue  # counted with the more that matched
+            documents += 1
+        top.append(slot)
     return top, len(passing) - len(top)
 
 

@@ -209,7 +209,7 @@ def test_left_out_counts_what_passed_less_what_was_shown_and_turned_away(
     tmp_path: Path,
 ) -> None:
     """Ten documents hold the question together and two louder ones spread it: the
-    two are turned away, eight shown, and the answer says 2 more matched."""
+    two are turned away, five shown, and the answer says the other 5 matched too."""
     loud = (f"# Notes\n\n## Kernel\n\nkernel kernel kernel kernel.\n\n{FILLER}"
             "## Scheduler\n\nscheduler scheduler scheduler.\n\n## Quota\n\nquota quota.\n"
             "\n## Timeout\n\ntimeout timeout.\n\n## Retry\n\nretry retry.\n\n"
@@ -219,8 +219,9 @@ def test_left_out_counts_what_passed_less_what_was_shown_and_turned_away(
                   for n in range(10)})
     make_repo(tmp_path / "r", files)
     answer = ask(open_workspace(tmp_path / "r"), Question(ASKED)).answer
-    assert sorted(h.doc.key for h in answer.results) == [f"docs/quiet-{n}" for n in range(8)]
-    assert answer.left_out == 2
+    shown = floor.MAX_DOCUMENTS  # of documents, whatever MAX_RESULTS is
+    assert sorted(h.doc.key for h in answer.results) == [f"docs/quiet-{n}" for n in range(shown)]
+    assert answer.left_out == 10 - shown
 
 
 def test_a_phrasing_of_function_words_only_is_no_trouble(tmp_path: Path) -> None:
@@ -314,3 +315,18 @@ def test_notes_past_the_candidates_are_counted_as_more(tmp_path: Path) -> None:
     make_repo(tmp_path / "r", files)
     answer = ask(open_workspace(tmp_path / "r"), Question(ASKED)).answer
     assert len(answer.results) == 8 and answer.left_out == 22
+
+
+def test_an_answer_shows_at_most_five_documents_and_counts_the_rest(tmp_path: Path) -> None:
+    """Seven documents answer alike: five are shown and two counted as more that
+    matched; written notes are not held to the five (eight of them still show)."""
+    files = {f"docs/tuning-{n}.md": TOGETHER for n in range(7)}
+    make_repo(tmp_path / "docs", files)
+    answer = ask(open_workspace(tmp_path / "docs"), Question(ASKED)).answer
+    assert [h.doc.is_stub for h in answer.results] == [True] * floor.MAX_DOCUMENTS
+    assert answer.left_out == 7 - floor.MAX_DOCUMENTS
+    notes = {f".omh/notes/tuning-{n}.md": note_text(f"tuning-{n}", body=TOGETHER)
+             for n in range(9)}
+    make_repo(tmp_path / "notes", notes)
+    answer = ask(open_workspace(tmp_path / "notes"), Question(ASKED)).answer
+    assert len([h for h in answer.results if not h.doc.is_stub]) == 8
