@@ -13,7 +13,8 @@ drawn from the recall-dev corpus with its own word frequencies), then
 - `git grep -i -w` over the same notes at HEAD, one question's words, median of 7.
 
 and a repository of 5,000 Markdown documents (no notes): the stubs' first
-build and the commands after it.
+build and the commands after it; and (`--local N`, 10,000 by default) N team notes
+against N/2 team and N/2 local ones, recall's CPU time on each.
 
 Every figure is also printed as a ratio to `git grep` measured in the same run,
 because these machines are noisy, and warm recall and the CLI also as CPU time
@@ -241,6 +242,51 @@ def documents(n: int, tmp: Path) -> None:
           f"`omh memory recall` {cli * 1000:.0f} ms, `omh memory` {listing * 1000:.0f} ms")
 
 
+def local_layer(n: int, question: str, tmp: Path) -> None:
+    """`n` team notes against `n / 2` team and `n / 2` local notes (the local ones an
+    agent's, in the local store): the CLI's cold recall and in-process recall with the
+    searcher built afresh (what the MCP server does for each question), as CPU time
+    and as the ratio of the mixed store to the team-only one."""
+    rng = random.Random(7)
+    vocab = vocabulary()
+    made = [note(rng, vocab, i) for i in range(n)]
+    rows = {}
+    for label, team in (("team only", n), ("half local", n // 2)):
+        where = tmp / f"local-layer-{team}"
+        repo = pygit2.init_repository(str(where), initial_head="main")
+        index = pygit2.Index()
+        for key, data in made[:team]:
+            index.add(pygit2.IndexEntry(f".omh/notes/{key}.md", repo.create_blob(data),
+                                        pygit2.enums.FileMode.BLOB))
+        repo.create_commit("HEAD", SIG, SIG, "notes", index.write_tree(repo), [])
+        env = {**os.environ, "OMH_LOCAL_STORE": str(tmp / f"local-store-{team}"),
+               "PYTHONPATH": str(ROOT)}
+        store = Path(env["OMH_LOCAL_STORE"])
+        store.mkdir(parents=True)
+        for key, data in made[team:]:
+            (store / f"{key}.md").write_bytes(data.replace(b"source: bench", b"source: cli"))
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        cmd = [sys.executable, "-m", "omh_git_memory", "memory", "recall", question]
+        timed(cmd, where, env, runs=2)  # the index and the local notes' cache made
+        _, cli_cpu = timed(cmd, where, env, runs=5)
+        warm = subprocess.run(
+            [sys.executable, "-c", (
+                "import sys, time; from pathlib import Path\n"
+                "from omh_git_memory.actions.workspace import open_workspace\n"
+                "from omh_git_memory.recall.floor import recall\n"
+                "ws = open_workspace(Path.cwd()); ws.searcher()\n"
+                "t = time.process_time()\n"
+                "for _ in range(5): recall(ws.searcher(), sys.argv[1])\n"
+                "print((time.process_time() - t) / 5)\n"), question],
+            cwd=where, env=env, capture_output=True, text=True, check=True)
+        rows[label] = (cli_cpu, float(warm.stdout))
+    (team_cli, team_warm), (mixed_cli, mixed_warm) = rows["team only"], rows["half local"]
+    print(f"\n{n:,} notes, all team against half of them local (CPU): CLI recall "
+          f"{team_cli * 1000:.0f} ms / {mixed_cli * 1000:.0f} ms ({mixed_cli / team_cli:.2f}x); "
+          f"a question with the searcher built afresh {team_warm * 1000:.0f} ms / "
+          f"{mixed_warm * 1000:.0f} ms ({mixed_warm / team_warm:.2f}x)", flush=True)
+
+
 def main() -> None:
     if "--worker" in sys.argv:
         at = sys.argv.index("--worker")
@@ -252,6 +298,8 @@ def main() -> None:
     parser.add_argument("--documents", type=int, default=5000)
     parser.add_argument("--against", type=Path, help="another checkout of omh to compare with")
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--local", type=int, default=10000,
+                        help="notes of the local-layer comparison (0: skip it)")
     args = parser.parse_args()
     with (CORPUS / "queries.tsv").open() as handle:
         questions = [row["query"] for row in csv.DictReader(handle, delimiter="\t")]
@@ -291,6 +339,8 @@ def main() -> None:
                       f"{m['p50'] / o['p50']:.2f} | {m['p95'] / o['p95']:.2f} | "
                       f"{m['cpu_p95'] / o['cpu_p95']:.2f} | {m['cli'] / o['cli']:.2f} | "
                       f"{m['cli_cpu'] / o['cli_cpu']:.2f} |", flush=True)
+        if args.local:
+            local_layer(args.local, questions[0], Path(tmp))
         if args.documents:
             documents(args.documents, Path(tmp))
     print(f"\nload average at the end: {_load_average()} (on a shared machine the wall "
