@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from omh_git_memory.expiry.stale import stale_marks
 from omh_git_memory.git.trees import read_blob
 from omh_git_memory.model.errors import BadArguments, GitFailure
+from omh_git_memory.model.layers import Layer
 from omh_git_memory.recall.answer import shown_docs
 from omh_git_memory.recall.floor import recall
 from omh_git_memory.recall.reread import note_of
@@ -56,6 +57,9 @@ class Answered:
     sections: dict[tuple[str, str], Section] = field(default_factory=dict)
     # (layer, key) → the section's lines to quote, for the excerpted stub results
     quotes: dict[tuple[str, str], tuple[Section, list[str]]] = field(default_factory=dict)
+    # (layer, key) → the commit that last changed it, for each team note and document
+    # shown: (commit id, author, day ordinal), from the index (git/last_changed.py)
+    changed: dict[tuple[str, str], tuple[str, str, int]] = field(default_factory=dict)
 
 
 def ask(ws: Workspace, question: Question, *, searcher: Searcher | None = None,
@@ -89,7 +93,10 @@ def ask(ws: Workspace, question: Question, *, searcher: Searcher | None = None,
             sections[(hit.doc.layer, hit.doc.key)] = found
             if rank < excerpts:
                 quotes[(hit.doc.layer, hit.doc.key)] = (found, quoted_lines(text, found, wanted))
-    return Answered(answer, fired, notes, sections, quotes)
+    changed = {(d.layer, d.key): change for d in shown_docs(answer)
+               if d.layer == Layer.TEAM.value and (d.is_team_file or d.is_stub)
+               and (change := searcher.snapshot.changes.get(d.content.path)) is not None}
+    return Answered(answer, fired, notes, sections, quotes, changed)
 
 
 def question_weights(searcher: Searcher, phrasings: Sequence[str]) -> dict[str, float]:

@@ -453,9 +453,10 @@ class Tools:
         quoted = render_excerpts(answer, answered.notes, answered.quotes)
         best = min(EXCERPTS, len(answer.results))
         return render_tree(answer, answered.stale, also="`also_phrased_as`",
-                           sections=answered.sections) + (
+                           sections=answered.sections, changed=answered.changed) + (
             f"\nWhat the best {agree(best, 'note says', f'{best} say')}:\n{quoted}"
             if quoted else "") + (
             "\nEach line: key, layer · date, title — where to read it in full (a team "
             "note's file in this repository, a local note's file, or the document a stub "
-            "points at, with the section that matched and its lines).\n" if answer.results else "")
+            "points at, with the section that matched and its lines), and for a team note "
+            "or document who last changed it in which commit.\n" if answer.results else "")

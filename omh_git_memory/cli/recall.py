@@ -56,11 +56,13 @@ def recall(
                         "score": round(h.score, 4),
                         "stale": fired.get((h.doc.layer, h.doc.key)),
                         "section": _section_json(answered.sections.get((h.doc.layer, h.doc.key))),
+                        "changed": _changed_json(answered.changed.get((h.doc.layer, h.doc.key))),
                         "neighbours": [
                             {"key": n.key, "layer": n.layer, "recorded": date_of(n),
                              "title": n.title,
                              "path": json_path(n.layer, n.location, n.source),
-                             "stale": fired.get((n.layer, n.key))}
+                             "stale": fired.get((n.layer, n.key)),
+                             "changed": _changed_json(answered.changed.get((n.layer, n.key)))}
                             for n in h.neighbours
                         ],
                         "more_neighbours": h.more_neighbours,
@@ -71,7 +73,17 @@ def recall(
             }
         )
         return
-    say_lines(render_tree(answer, fired, sections=answered.sections))
+    say_lines(render_tree(answer, fired, sections=answered.sections, changed=answered.changed))
+
+
+def _changed_json(change: tuple[str, str, int] | None) -> dict[str, str] | None:
+    """The commit that last changed a team note or document, or None (a local note)."""
+    if change is None:
+        return None
+    import datetime as dt
+
+    commit, author, day = change
+    return {"commit": commit, "author": author, "date": dt.date.fromordinal(day).isoformat()}
 
 
 def _section_json(section: Section | None) -> dict[str, object] | None:

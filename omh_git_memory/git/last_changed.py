@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Collection, Iterable
-from typing import Final
+from typing import Final, NamedTuple
 
 import pygit2
 
@@ -33,12 +33,32 @@ MAX_COMMITS: Final = 10_000  # the commits one walk compares at most
 _Node = dict[str, "str | _Node"]
 
 
+class Change(NamedTuple):
+    """The commit that last changed a path: its id, its author's name, and its day in
+    the committer's time zone (as `commit_date`), as a date ordinal."""
+
+    commit: str
+    author: str
+    day: int
+
+
 def last_changed(
     repo: GitRepo, start: str, paths: Iterable[str],
     base: str | None = None, base_paths: Collection[str] = (), limit: int = MAX_COMMITS,
 ) -> dict[str, dt.date]:
     """The day each of `paths` (files of the tree of commit `start`) last changed,
-    in the committer's time zone (as `commit_date`).
+    in the committer's time zone (as `commit_date`); see `last_changes`."""
+    return {path: dt.date.fromordinal(change.day) for path, change in
+            last_changes(repo, start, paths, base, base_paths, limit).items()}
+
+
+def last_changes(
+    repo: GitRepo, start: str, paths: Iterable[str],
+    base: str | None = None, base_paths: Collection[str] = (), limit: int = MAX_COMMITS,
+) -> dict[str, Change]:
+    """The commit that last changed each of `paths` (files of the tree of commit
+    `start`); a path the walk did not reach the change of gets the oldest commit it
+    walked.
 
     `base_paths` are paths whose dates the caller knows as of commit `base` (an
     index built before): they are dated only when they changed between `commit`
@@ -49,7 +69,7 @@ def last_changed(
         return {}
     fresh = set(paths)
     trie = _trie(sorted(fresh | set(base_paths)))  # sorted: the same walk every run
-    dates: dict[str, dt.date] = {}
+    dates: dict[str, Change] = {}
     walked = 0
     while True:
         if str(commit.id) == base:  # the rest of base_paths are as they were there
@@ -60,7 +80,7 @@ def last_changed(
         if parent is None:
             break
         try:
-            _compare(repo, trie, commit.tree, parent.tree, commit_date(commit), dates)
+            _compare(repo, trie, commit.tree, parent.tree, _change(commit), dates)
         except _Missing:
             break
         walked += 1
@@ -68,8 +88,14 @@ def last_changed(
             break
         commit = parent
     left = _leaves(trie)  # unchanged as far as the walk went: the oldest commit it read
-    dates.update(dict.fromkeys(left, commit_date(commit)))
+    dates.update(dict.fromkeys(left, _change(commit)))
     return dates
+
+
+def _change(commit: pygit2.Commit) -> Change:
+    # raw: a name in another encoding, or not text at all, is still a name to show
+    author = commit.author.raw_name.decode("utf-8", errors="replace")
+    return Change(str(commit.id), author, commit_date(commit).toordinal())
 
 
 class _Missing(Exception):
@@ -90,8 +116,8 @@ def _first_parent(repo: GitRepo, commit: pygit2.Commit) -> pygit2.Commit | None:
 
 
 def _compare(repo: GitRepo, trie: _Node, ours: pygit2.Tree, theirs: pygit2.Tree,
-             day: dt.date, dates: dict[str, dt.date]) -> None:
-    """Date `day` every path of `trie` that differs between `ours` and `theirs`, and
+             day: Change, dates: dict[str, Change]) -> None:
+    """Give `day` to every path of `trie` that differs between `ours` and `theirs`, and
     take it out of `trie`. Iterative: a path nested thousands deep must not
     exhaust the stack."""
     stack: list[tuple[_Node, pygit2.Tree, pygit2.Tree]] = [(trie, ours, theirs)]

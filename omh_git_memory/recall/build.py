@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from omh_git_memory.git.history import commit_date, commit_id, resolve_commit
-from omh_git_memory.git.last_changed import last_changed
+from omh_git_memory.git.last_changed import last_changes
 from omh_git_memory.git.repository import GitRepo
 from omh_git_memory.git.trees import TreeEntry, list_tree, read_blob, require_blobs
 from omh_git_memory.model.config import Config
@@ -114,9 +114,12 @@ class _Builder:
             e.path: e.blob_id for e in (*notes, *documents) if e.kind == "file"
             and f"{_kind(e, prefix)}:{e.blob_id}:{e.path}" not in self.by_source
         }, f"{NOTES_DIR} '*.md'")
+        note_slots: dict[str, int] = {}
         for e in notes:
-            self._put(content_id.note_id(e.blob_id, e.path),
-                      functools.partial(self._note, e, prefix))
+            slot = self._put(content_id.note_id(e.blob_id, e.path),
+                             functools.partial(self._note, e, prefix))
+            if slot is not None and e.kind == "file":
+                note_slots[e.path] = slot
         stub_keys: list[str] = []
         stub_slots: dict[str, int] = {}
         for e in documents:
@@ -126,7 +129,7 @@ class _Builder:
             if slot is not None and doc is not None:
                 stub_keys.append(doc.key)
                 stub_slots[e.path] = slot
-        self._date_stubs(stub_slots)
+        changes = self._date_stubs(stub_slots, note_slots)
         topic_terms = self._put_topic(stub_keys)
         base_slots = len(self.base.docs) if self.base else 0
         removed = [s for s in range(base_slots) if self.docs[s] is not None and s not in self.keep]
@@ -144,20 +147,27 @@ class _Builder:
         postings = base.patched(changes_for(base, gone_terms, self.added))
         return Snapshot(self.sha, self.docs, postings, topic_terms,
                         len(self.keep), len(self.added),
-                        tuple((c.key, c.path, c.kept_by) for c in clashes))
+                        tuple((c.key, c.path, c.kept_by) for c in clashes), changes)
 
-    def _date_stubs(self, slots: dict[str, int]) -> None:
-        """Date each stub by the day its document last changed (git/last_changed.py):
-        one kept from the base keeps the base's date unless its document changed
-        since the base's commit (changed and changed back), a new one is walked for."""
-        kept = {path for path, slot in slots.items() if slot in self.keep}
+    def _date_stubs(self, slots: dict[str, int], notes: dict[str, int]
+                    ) -> dict[str, tuple[str, str, int]]:
+        """The commit that last changed each document and written note, in one walk
+        (git/last_changed.py), and each stub dated by its document's day: one kept
+        from the base keeps the base's unless its file changed since the base's
+        commit (changed and changed back), a new one is walked for."""
+        every = {**slots, **notes}
+        known = self.base.changes if self.base is not None else {}
+        kept = {path for path, slot in every.items() if slot in self.keep and path in known}
         base = self.base.commit if self.base is not None else None
-        dates = last_changed(self.repo, self.sha, slots.keys() - kept, base, kept)
-        for path, day in dates.items():
-            slot = slots[path]
+        found = last_changes(self.repo, self.sha, every.keys() - kept, base, kept)
+        changes = {path: known[path] for path in kept} | {
+            path: (change.commit, change.author, change.day) for path, change in found.items()}
+        for path, slot in slots.items():
             doc = self.docs[slot]
-            if doc is not None and doc.recorded != day.toordinal():
-                self.docs[slot] = doc._replace(recorded=day.toordinal())
+            day = changes[path][2]
+            if doc is not None and doc.recorded != day:
+                self.docs[slot] = doc._replace(recorded=day)
+        return changes
 
     def _put(self, source: str, make: Callable[[], tuple[Doc, dict[str, int]] | None]
              ) -> int | None:

@@ -47,6 +47,15 @@ def read_at(doc: Doc) -> str:
     return doc.location
 
 
+def changed_by(change: tuple[str, str, int], shown: int) -> str:
+    """`by Ada in 1a2b3c4d, 2026-11-02`: who last changed a team note or document, in
+    which commit, and on which day when it is not the day the line shows already
+    (`shown`, a date ordinal). The name is escaped with the line, as a path is."""
+    commit, author, day = change
+    when = "" if day == shown else f", {dt.date.fromordinal(day).isoformat()}"
+    return f"by {author or 'an unnamed author'} in {commit[:8]}{when}"
+
+
 def what_it_is(doc: Doc) -> str:
     """The note's title, cut to TITLE_WIDTH; for the topic, that it is the repository's."""
     title = " ".join(doc.title.split()) or doc.key
@@ -66,22 +75,28 @@ def section_label(section: Section) -> str:
 
 def render_tree(answer: Answer, stale: Mapping[tuple[str, str], str] | None = None,
                 also: str = "--also",
-                sections: Mapping[tuple[str, str], Section] | None = None) -> str:
+                sections: Mapping[tuple[str, str], Section] | None = None,
+                changed: Mapping[tuple[str, str], tuple[str, str, int]] | None = None) -> str:
     """Recall's answer as a tree. Every line that names a note carries its layer and date, and
     `· stale` when the note's trigger has fired (`stale`: (layer, key) → why), then
     what the note is (its title) and where to read it in full — for a stub result,
-    the section of its document that matched (`sections`: (layer, key) → section).
+    the section of its document that matched (`sections`: (layer, key) → section),
+    and for a team note or document the commit that last changed it (`changed`:
+    (layer, key) → (commit, author, day)).
     `also` is how the asker adds a phrasing (`--also` on the command line,
     `also_phrased_as` over MCP)."""
     fired = stale or {}
     matched = sections or {}
+    commits = changed or {}
     results = {id(h.doc) for h in answer.results}
 
     def where(doc: Doc) -> str:
         # A path or heading comes from a tree: escaped, so it can forge no line.
         found = matched.get((doc.layer, doc.key)) if id(doc) in results else None
+        change = commits.get((doc.layer, doc.key))
         return printable(read_at(doc) + (f" {section_label(found)}" if found is not None
-                                          else ""))
+                                          else "") + (
+            f" · {changed_by(change, doc.recorded)}" if change else ""))
 
     blocks: list[list[tuple[str, Doc | None]]] = []
     for hit in answer.results:

@@ -33,7 +33,8 @@ from omh_git_memory.recall.postings import Postings
 # 5: one stub per key (clashes kept), the topic named by the committed memory.toml
 # 6: each snapshot names the settings and code it was built with (`shape`)
 # 7: a stub is dated by the day its document last changed, not the commit's
-VERSION: Final = 7
+# 8: the commit that last changed each note and document (`changes`)
+VERSION: Final = 8
 
 
 @dataclass
@@ -48,6 +49,9 @@ class Snapshot:
     analysed: int = 0
     # Documents left without a stub: (key, path, the path whose stub has the key).
     clashes: tuple[tuple[str, str, str], ...] = ()
+    # Each written note's and document's path -> the commit that last changed it:
+    # (commit id, author, day as a date ordinal); see git/last_changed.py.
+    changes: dict[str, tuple[str, str, int]] = field(default_factory=dict)
 
     def live(self) -> Iterable[tuple[int, Doc]]:
         return ((slot, d) for slot, d in enumerate(self.docs) if d is not None)
@@ -65,7 +69,7 @@ def save(folder: Path, snap: Snapshot, made_by: str) -> None:
         write_checked(folder / f"{snap.commit}.post", blob)
         write_checked(folder / f"{snap.commit}.idx", marshal.dumps(
             (VERSION, snap.commit, made_by, docs, snap.postings.table, snap.topic_terms,
-             hashlib.sha256(blob).digest(), snap.clashes)))
+             hashlib.sha256(blob).digest(), snap.clashes, snap.changes)))
         prune(folder)
     except OSError:
         pass  # a cache that cannot be written is rebuilt next time; recall stays correct
@@ -83,10 +87,11 @@ def load(folder: Path, sha: str, made_by: str) -> Snapshot | None:
     try:
         with collector_paused():  # some 100,000 objects, none in a cycle
             loaded = marshal.loads(raw)
-            if not isinstance(loaded, tuple) or len(loaded) != 8 or loaded[0] != VERSION:
+            if not isinstance(loaded, tuple) or len(loaded) != 9 or loaded[0] != VERSION:
                 raise ValueError("another version")
-            _, commit, built_by, docs, table, topic_terms, post_digest, clashes = loaded
-            if commit != sha:
+            (_, commit, built_by, docs, table, topic_terms, post_digest, clashes,
+             changes) = loaded
+            if commit != sha or not isinstance(changes, dict):
                 raise ValueError("another commit's")
             if built_by != made_by:
                 return None  # valid, for other settings: rebuilt (and replaced) by the caller
@@ -94,7 +99,8 @@ def load(folder: Path, sha: str, made_by: str) -> Snapshot | None:
             if post is None or post[1] != post_digest:
                 raise ValueError("postings of another write")
             snap = Snapshot(sha, docs_from_tuples(docs), Postings(table, post[0]), topic_terms,
-                            clashes=tuple(tuple(c) for c in clashes))
+                            clashes=tuple(tuple(c) for c in clashes),
+                            changes=changes)
     except (ValueError, EOFError, TypeError):
         discard(folder / f"{sha}.idx")
         discard(folder / f"{sha}.post")

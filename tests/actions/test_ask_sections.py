@@ -79,7 +79,7 @@ def test_the_command_line_shows_the_section_and_its_lines(tmp_path: Path) -> Non
     run = omh(_repo(tmp_path), "memory", "recall", "who tags a release")
     assert run.code == 0, run.err
     line = next(ln for ln in run.out.splitlines() if ln.startswith("contributing"))
-    assert line.endswith("— CONTRIBUTING.md § Releases, lines 16–18"), run.out
+    assert line.split(" · by ")[0].endswith("— CONTRIBUTING.md § Releases, lines 16–18"), run.out
 
 
 def test_json_gives_the_section_heading_and_line_range(tmp_path: Path) -> None:

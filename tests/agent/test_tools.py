@@ -199,7 +199,8 @@ def test_recall_says_what_each_result_is_and_quotes_the_best_within_a_budget(
     assert "second line" not in block
     assert len(block.split("\nsurprise/", 1)[0].encode()) <= EXCERPT_EACH
     # a stub: the document it points at, and the section that matched (a heading alone)
-    assert stub.splitlines()[0].endswith("Building — docs/build.md § Running the tests, line 3")
+    assert stub.splitlines()[0].split(" · by ")[0].endswith(
+        "Building — docs/build.md § Running the tests, line 3")
     assert "  Read docs/build.md § Running the tests, line 3\n" in stub
     # messages over MCP name MCP arguments, not CLI flags
     assert "also_phrased_as" in nothing and "--also" not in nothing

@@ -301,7 +301,8 @@ def test_the_excerpt_heading_counts_at_most_three(served: Path) -> None:
     two, many, none = (text_of(r) for r in _calls(
         served, _recall("cache-0 cache-1"), _recall("the cache is kept"), _recall("zzzqqq")))
     assert "\nWhat the best 3 say:\n" in many, many
-    assert many.endswith("points at, with the section that matched and its lines).\n")
+    assert many.endswith("and for a team note or document who last changed it in which "
+                         "commit.\n")
     assert "\nEach line: key, layer · date, title" in many
     assert "Each line" not in none and "What the best" not in none, none
     assert re.search(r"\nWhat the best [23] say:\n", two), two

@@ -9,9 +9,11 @@ check that its index is the one a build from nothing makes.
 
 from __future__ import annotations
 
+import marshal
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -20,7 +22,7 @@ from omh_git_memory.actions.workspace import open_workspace
 from omh_git_memory.git.history import head_id
 from omh_git_memory.recall import build, checkpoint
 from omh_git_memory.recall.build import snapshot_for
-from omh_git_memory.recall.cache_files import cache_files, index_dir
+from omh_git_memory.recall.cache_files import cache_files, index_dir, write_checked
 from omh_git_memory.recall.snapshot import Snapshot
 from tests.helpers import ROOT, make_repo
 
@@ -161,3 +163,45 @@ def test_a_build_killed_at_a_checkpoint_resumes_in_the_next_process(repo: Path) 
     saved = checkpoint.Checkpoints(index_dir(ws.repo), str(head_id(ws.repo)),
                                    build.shape(ws.config()))
     assert saved.resumed == 1
+
+
+def test_a_checkpoint_is_written_once_its_spacing_has_passed(tmp_path: Path) -> None:
+    now = [100.0]
+    saved = checkpoint.Checkpoints(tmp_path, "c0ffee", "shape", clock=lambda: now[0])
+    made = (_doc(), {"widget": 1})
+    now[0] += checkpoint.EVERY - 0.01
+    saved.add("s:1", made)
+    assert cache_files(tmp_path, "*.part-*") == []
+    now[0] = 100.0 + 2.0  # the documented spacing: two seconds
+    saved.add("s:2", made)
+    assert len(cache_files(tmp_path, "*.part-*")) == 1
+    again = checkpoint.Checkpoints(tmp_path, "c0ffee", "shape")
+    assert set(again.saved) == {"s:1", "s:2"} and again.known("s:2") == made
+
+
+def _doc() -> checkpoint.Doc:
+    return checkpoint.Doc("team", "docs/a", "topic", 739000, "A", (), "s:1", 3, "docs/a.md",
+                          None, None)
+
+
+@pytest.mark.parametrize("payload", [b"", b"not marshal data", marshal.dumps(5),
+                                     marshal.dumps((1, 2)), marshal.dumps((1, "c0ffee", "x"))])
+def test_a_checkpoint_that_is_not_one_is_removed_and_not_used(tmp_path: Path,
+                                                             payload: bytes) -> None:
+    """Whole and checked, yet not what a build writes (another version's layout):
+    never used, and removed so that it is not read again."""
+    part = tmp_path / "c0ffee.part-1"
+    write_checked(part, payload)
+    saved = checkpoint.Checkpoints(tmp_path, "c0ffee", "shape")
+    assert saved.saved == {}
+    assert not part.exists()
+
+
+def test_only_other_commits_checkpoints_over_a_week_old_are_removed(tmp_path: Path) -> None:
+    week = 7 * 24 * 3600
+    old, recent, mine = (tmp_path / f"{name}.part-1" for name in ("old", "recent", "c0ffee"))
+    for part, age in ((old, week + 60), (recent, week - 60), (mine, 0)):
+        write_checked(part, b"x")
+        os.utime(part, (time.time() - age, time.time() - age))
+    checkpoint.Checkpoints(tmp_path, "c0ffee", "shape", resume=False).done()
+    assert (old.exists(), recent.exists(), mine.exists()) == (False, True, False)

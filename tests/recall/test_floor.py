@@ -149,10 +149,12 @@ def test_json_recall_has_the_documented_shape(repo_dir: Path) -> None:
     assert out["left_out"] == 0
     (result,) = [r for r in out["results"] if r["key"] == "a"]
     assert set(result) == {"key", "layer", "recorded", "title", "path", "score", "stale",
-                           "section", "neighbours", "more_neighbours"}
+                           "section", "changed", "neighbours", "more_neighbours"}
     assert result["section"] is None  # a written note, not a document's stub
-    assert result["neighbours"] == [{"key": "b", "layer": "team", "recorded": "2026-11-01",
-                                     "title": "b", "path": ".omh/notes/b.md", "stale": None}]
+    (neighbour,) = result["neighbours"]
+    assert neighbour.pop("changed")["commit"] == result["changed"]["commit"]  # one commit
+    assert neighbour == {"key": "b", "layer": "team", "recorded": "2026-11-01",
+                         "title": "b", "path": ".omh/notes/b.md", "stale": None}
 
 
 def test_the_index_is_cached_per_commit_under_the_common_git_dir(
@@ -428,9 +430,10 @@ def test_every_result_line_says_its_title_and_where_to_read_it(docs_repo: Path) 
     _commit_notes(docs_repo, {"rollback": _topic("rollback", "Roll back with care.\n")})
     out = omh(docs_repo, "memory", "recall", "how do I roll back?").out
     by_key = {line.split()[0]: line for line in out.splitlines() if "team ·" in line}
-    assert by_key["docs/deploy-notes"].endswith(
+    # each line ends with who last changed the note (tests/recall/test_provenance.py)
+    assert by_key["docs/deploy-notes"].split(" · by ")[0].endswith(
         "Deploying — docs/Deploy Notes.md § Rolling back, lines 5–9")
-    assert by_key["rollback"].endswith("rollback — .omh/notes/rollback.md")
+    assert by_key["rollback"].split(" · by ")[0].endswith("rollback — .omh/notes/rollback.md")
     data = omh(docs_repo, "memory", "recall", "how do I roll back?", "--json").json()
     paths = {r["key"]: (r["title"], r["path"]) for r in data["results"]}
     assert paths["docs/deploy-notes"] == ("Deploying", "docs/Deploy Notes.md")
