@@ -35,7 +35,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from omh_git_memory.actions.workspace import open_workspace  # noqa: E402
-from omh_git_memory.git.last_changed import MAX_COMMITS, last_changed  # noqa: E402
+from omh_git_memory.git.history import commit_date, resolve_commit  # noqa: E402
+from omh_git_memory.git.last_changed import (  # noqa: E402
+    MAX_COMMITS,
+    Change,
+    last_changed,
+    last_changes,
+)
 from omh_git_memory.recall import build  # noqa: E402
 from omh_git_memory.recall.cache_files import index_dir  # noqa: E402
 
@@ -93,8 +99,13 @@ def timed(work: Callable[[], object]) -> float:
     return time.perf_counter() - started
 
 
-def no_walk(*_args: object, **_kwargs: object) -> dict[str, dt.date]:
-    return {}  # every stub keeps the commit's date it was made with
+def no_walk(repo: object, start: str, paths: object, *_args: object, **_kwargs: object
+            ) -> dict[str, Change]:
+    """Every path given the commit built (its date, as before the walk)."""
+    commit = resolve_commit(repo, start)  # type: ignore[arg-type]
+    assert commit is not None
+    found = Change(start, "", commit_date(commit).toordinal())
+    return dict.fromkeys(paths, found)  # type: ignore[call-overload]
 
 
 def main() -> None:
@@ -119,8 +130,8 @@ def main() -> None:
         walk: list[float] = []
         for _ in range(args.rounds):
             for way in full:
-                with mock.patch.object(build, "last_changed",
-                                       last_changed if way == "dates" else no_walk):
+                with mock.patch.object(build, "last_changes",
+                                       last_changes if way == "dates" else no_walk):
                     full[way].append(timed(lambda: build.snapshot_for(repo, config,
                                                                       rebuild=True)))
             walk.append(timed(lambda: last_changed(repo, head, docs)))
@@ -137,8 +148,8 @@ def main() -> None:
             for way in incremental:
                 for stale in index_dir(repo).glob(f"{new}.*"):
                     stale.unlink()
-                with mock.patch.object(build, "last_changed",
-                                       last_changed if way == "dates" else no_walk):
+                with mock.patch.object(build, "last_changes",
+                                       last_changes if way == "dates" else no_walk):
                     incremental[way].append(timed(lambda: build.snapshot_for(repo, config)))
         print("\n| build | with the dates | without the walk | ratio |\n|---|---:|---:|---:|")
         for name, runs in (("full", full), ("incremental (1 document)", incremental)):
