@@ -34,8 +34,7 @@ def token_words(token: str) -> tuple[str, ...]:
     """One token's stemmed words: the whole, then its identifier parts (kept: a
     store repeats a few thousand tokens a million times)."""
     whole = stem(token.lower())
-    # `MAX__SIZE` splits to "max", "", "size": the empty piece is no word.
-    parts = [p for piece in token.split("_") if piece for p in _parts(piece)]
+    parts = [p for piece in token.split("_") if piece for p in _parts(piece)]  # MAX__SIZE
     if len(parts) == 1:
         return (whole,)
     return (whole, *(s for s in (stem(p.lower()) for p in parts) if s != whole))
