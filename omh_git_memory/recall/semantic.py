@@ -156,9 +156,9 @@ def _integer_graph(raw: bytes) -> bytes:
             continue
         weights = numpy_helper.to_array(initial[widened.input[0]])
         scale = numpy_helper.to_array(initial[scaled.input[1]]).astype(np.float32)
-        if weights.dtype != np.int8 or weights.ndim != 2 or scale.size not in (
-                1, weights.shape[1]) or scale.ndim > 2 or scale.shape[-1:] not in (
-                (1,), weights.shape[1:]):
+        if weights.dtype != np.int8 or weights.ndim != 2 or scale.ndim > 2 or not (
+                scale.size == 1 or (scale.size == weights.shape[1]  # one, or one per column
+                                    and scale.shape[-1:] == weights.shape[1:])):  # not (n, 1)
             continue
         columns = f"{scaled.input[1]}/columns"
         extra.append(numpy_helper.from_array(scale.reshape(-1), columns))

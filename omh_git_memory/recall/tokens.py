@@ -17,7 +17,7 @@ from typing import Final
 
 # What words a text yields: part of every index's shape (recall/shape.py), so a
 # change to the splitting or the stemmer rebuilds indexes made by the old rules.
-VERSION: Final = 1
+VERSION: Final = 2  # 2: a run of underscores no longer yields an empty word
 
 _WORD = re.compile(r"[^\W_]+(?:_+[^\W_]+)*")  # letters/digits, joined by underscores
 _LINK = re.compile(r"\[\[[^\[\]\n]*\]\]")
@@ -34,7 +34,7 @@ def token_words(token: str) -> tuple[str, ...]:
     """One token's stemmed words: the whole, then its identifier parts (kept: a
     store repeats a few thousand tokens a million times)."""
     whole = stem(token.lower())
-    parts = [p for piece in token.split("_") for p in _parts(piece)]
+    parts = [p for piece in token.split("_") if piece for p in _parts(piece)]  # MAX__SIZE
     if len(parts) == 1:
         return (whole,)
     return (whole, *(s for s in (stem(p.lower()) for p in parts) if s != whole))

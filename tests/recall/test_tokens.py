@@ -1,8 +1,13 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from omh_git_memory.actions.workspace import open_workspace
+from omh_git_memory.recall.floor import recall
 from omh_git_memory.recall.tokens import stem, without_links, words
+from tests.helpers import make_repo, note_text
 
 
 @pytest.mark.parametrize(
@@ -33,3 +38,18 @@ def test_whole_words_only_and_no_stopword_list() -> None:
 
 def test_links_are_not_words() -> None:
     assert words(without_links("see [[docs/deploy]] now")) == ["see", "now"]
+
+
+def test_a_run_of_underscores_yields_no_empty_word() -> None:
+    # `MAX__SIZE` once yielded "", a word every such identifier shares.
+    assert words("MAX__SIZE retry___count") == ["max__size", "max", "size",
+                                                "retry___count", "retri", "count"]
+
+
+def test_two_identifiers_with_double_underscores_share_no_word(tmp_path: Path) -> None:
+    make_repo(tmp_path / "r", {
+        ".omh/notes/limits.md": note_text("limits", body="Set MAX__SIZE before the run.\n"),
+        ".omh/notes/sky.md": note_text("sky", body="The sky is blue today.\n"),
+    })
+    answer = recall(open_workspace(tmp_path / "r").searcher(), "retry__count")
+    assert [h.doc.key for h in answer.results] == []
