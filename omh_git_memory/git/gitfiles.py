@@ -465,10 +465,10 @@ class WorkdirUndo:
                         os.unlink(name, dir_fd=fd)
                 finally:
                     os.close(fd)
-            except OSError:
+            except (OSError, GitFailure):  # GitFailure: a link now where a folder was
                 left.append(path)
         for path in reversed(self.made):
-            with contextlib.suppress(OSError):
+            with contextlib.suppress(OSError, GitFailure):
                 fd = _open_dir(self.workdir, path, None)
                 if fd is not None:
                     try:
@@ -481,7 +481,7 @@ class WorkdirUndo:
                 if not self.write(path, data, ours) and read_nofollow(self.workdir,
                                                                       path) != data:
                     left.append(path)
-            except OSError:
+            except (OSError, GitFailure):
                 left.append(path)
         self.written, self.made, self.deleted, self.replaced = [], [], [], []
         return left

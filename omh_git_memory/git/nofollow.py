@@ -348,11 +348,12 @@ def remove(root: Path, rel: str, *, folder_too: bool = False) -> bool:
         mode = _lmode(fd, name)
         if mode is not None and not stat.S_ISREG(mode):
             raise _refuse_at(shown, mode, "removes")
-        with contextlib.suppress(FileNotFoundError):
-            try:
-                os.unlink(name, dir_fd=fd)
-            except OSError as err:
-                raise UnsafePath(f"cannot remove {shown}: {describe(err)}") from None
+        try:
+            os.unlink(name, dir_fd=fd)
+        except FileNotFoundError:
+            pass  # gone already (removed meanwhile): what was asked
+        except OSError as err:
+            raise UnsafePath(f"cannot remove {shown}: {describe(err)}") from None
     finally:
         os.close(fd)
     parts = _parts(rel)
