@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from omh_git_memory.model import faults
 from omh_git_memory.model.errors import (
     BadLockTimeout,
     ChangedMeanwhile,
@@ -145,7 +146,7 @@ def test_switch_keeps_a_new_note_that_appears_while_it_switches(
         if name == "journal:decided":
             (root / "c.md").write_bytes(_note("c", "theirs"))
 
-    monkeypatch.setattr(journal.faults, "point", meanwhile)
+    monkeypatch.setattr(faults, "point", meanwhile)
     with pytest.raises(ChangedMeanwhile, match="changed while omh switched its files"):
         journal.switch(root, [FileChange("c.md", None, _note("c")),
                               FileChange("a.md", _note("a"), None)])
@@ -160,7 +161,7 @@ def test_switch_drops_the_change_when_its_first_file_is_edited_meanwhile(
         if name == "journal:decided":
             (root / "a.md").write_bytes(_note("a", "edited"))
 
-    monkeypatch.setattr(journal.faults, "point", meanwhile)
+    monkeypatch.setattr(faults, "point", meanwhile)
     with pytest.raises(ChangedMeanwhile, match="changed while omh switched its files"):
         journal.switch(root, [FileChange("a.md", _note("a"), _note("a", "new")),
                               FileChange("sub/b.md", _note("sub/b"), None)])
@@ -175,7 +176,7 @@ def test_switch_keeps_a_later_file_edited_meanwhile(
         if name == "journal:decided":
             (root / "sub/b.md").write_bytes(_note("sub/b", "edited"))
 
-    monkeypatch.setattr(journal.faults, "point", meanwhile)
+    monkeypatch.setattr(faults, "point", meanwhile)
     journal.switch(root, [FileChange("c.md", None, _note("c")),
                           FileChange("sub/b.md", _note("sub/b"), _note("sub/b", "linked")),
                           FileChange("a.md", _note("a"), None)])
@@ -214,7 +215,7 @@ def test_switch_failing_to_place_a_file_says_the_next_command_finishes_it(
     def refused(src: object, dst: object) -> None:
         raise OSError(5, "Input/output error")
 
-    monkeypatch.setattr(journal.os, "link", refused)
+    monkeypatch.setattr(os, "link", refused)
     with pytest.raises(StoreError, match=r"cut short \(Input/output error\); the next omh"):
         journal.switch(root, [FileChange("c.md", None, _note("c"))])
     monkeypatch.undo()
@@ -414,7 +415,7 @@ def test_recovery_goes_on_past_a_file_it_cannot_place(
             raise OSError(5, "Input/output error")
         real_replace(src, dst)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(journal.os, "replace", refuse_a)
+    monkeypatch.setattr(os, "replace", refuse_a)
     _plant(root, [{"path": "c.md", "old": None, "new": _sha(_note("c")), "staged": "new-0"},
                   {"path": "a.md", "old": _sha(_note("a")), "new": _sha(_note("a2")),
                    "staged": "new-1"},
