@@ -84,12 +84,15 @@ def _content(path: Path) -> bytes | None:
     except OSError as err:
         if err.errno == errno.ELOOP:
             raise StoreError(f"{path} is a symlink; omh never follows one") from None
-        if err.errno == errno.EISDIR:
-            raise StoreError(f"{path} is a directory where a note should be") from None
         raise StoreError(f"cannot read {path}: {err.strerror}") from None
+    # A directory opens for reading (only reading it fails): told apart before that.
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        if stat.S_ISDIR(mode):
+            raise StoreError(f"{path} is a directory where a note should be")
+        raise StoreError(f"{path} is not a regular file")
     with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise StoreError(f"{path} is not a regular file")
         return handle.read()
 
 

@@ -1,0 +1,614 @@
+"""The local store's journal and lock (omh_git_memory/stores/journal.py): a change of
+several files is journalled, then switched in order, so no reader sees it half done;
+a journal a dead writer left is finished by whoever takes the lock next, never by
+following a link out of the store; the lock is waited for a bounded time, and a
+wait that runs out names whoever holds it.
+
+Found by mutation testing (docs/records/mutation-newer-stores.md): each case kills
+mutants of journal.py that no test caught, or holds one of its guards."""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from omh_git_memory.model import faults
+from omh_git_memory.model.errors import (
+    BadLockTimeout,
+    ChangedMeanwhile,
+    KeyConflict,
+    StoreBusy,
+    StoreError,
+)
+from omh_git_memory.stores import journal
+from omh_git_memory.stores.journal import FileChange
+from tests.helpers import note_text
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(os.lstat(path).st_mode)
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _note(key: str, body: str = "b") -> bytes:
+    return note_text(key, body=body).encode()
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    """A store folder holding `a.md` and `sub/b.md`, and its lock file."""
+    store = tmp_path / "store"
+    (store / "sub").mkdir(parents=True)
+    (store / "a.md").write_bytes(_note("a"))
+    (store / "sub" / "b.md").write_bytes(_note("sub/b"))
+    (store / journal.LOCK_NAME).touch()
+    return store
+
+
+def _plant(root: Path, steps: list[dict[str, object]], staged: dict[str, bytes] | None = None,
+           name: str = "planted") -> Path:
+    """A decided journal as a writer that died (or someone with the store mounted)
+    would leave it."""
+    folder = root / journal.JOURNAL_DIR / name
+    folder.mkdir(parents=True)
+    for file, data in (staged or {}).items():
+        (folder / file).write_bytes(data)
+    (folder / journal.PLAN_NAME).write_text(json.dumps(steps))
+    return folder
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and not p.is_symlink() and p.name != journal.LOCK_NAME}
+
+
+# --- switch: every file as planned, private, or nothing changed --------------------
+
+
+def test_switch_makes_the_new_file_private_and_removes_the_old(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    os.umask(0o022)
+    old = (root / "sub" / "b.md").read_bytes()
+    with journal.exclusive(root):
+        journal.switch(root, [FileChange("deep/er/c.md", None, _note("deep/er/c")),
+                              FileChange("a.md", _note("a"), _note("a", "linked")),
+                              FileChange("sub/b.md", old, None)])
+    assert _files(root) == {"a.md": _note("a", "linked"), "deep/er/c.md": _note("deep/er/c")}
+    assert _mode(root / "deep/er/c.md") == 0o600
+    assert _mode(root / "deep") == 0o700 and _mode(root / "deep/er") == 0o700
+    assert not (root / "sub").exists()  # emptied by the removal: pruned
+    assert not (root / journal.JOURNAL_DIR).exists()
+
+
+@pytest.mark.parametrize(("change", "said"), [
+    (FileChange("new.md", _note("new", "x"), _note("new")), "is gone"),
+    (FileChange("a.md", None, _note("a")), "exists now"),
+    (FileChange("a.md", _note("a", "other"), _note("a", "new")), "changed"),
+])
+def test_switch_refuses_a_file_that_changed_since_it_was_read(
+        root: Path, change: FileChange, said: str) -> None:
+    before = _files(root)
+    with journal.exclusive(root), pytest.raises(ChangedMeanwhile) as caught:
+        journal.switch(root, [FileChange("c.md", None, _note("c")), change])
+    assert f"{root / change.relpath} {said} since omh read the store" in str(caught.value)
+    assert _files(root) == before
+    assert not (root / journal.JOURNAL_DIR).exists()
+
+
+@pytest.mark.parametrize(("kind", "said"), [
+    ("symlink", "is a symlink; omh never follows one"),
+    ("directory", "is a directory where a note should be"),
+    ("fifo", "is not a regular file"),
+])
+def test_switch_never_reads_through_what_is_no_note_file(
+        root: Path, tmp_path: Path, kind: str, said: str) -> None:
+    outside = tmp_path / "outside.md"
+    outside.write_bytes(_note("c"))
+    path = root / "c.md"
+    if kind == "symlink":
+        path.symlink_to(outside)
+    elif kind == "directory":
+        path.mkdir()
+    else:
+        os.mkfifo(path)
+    with journal.exclusive(root), pytest.raises(StoreError) as caught:
+        journal.switch(root, [FileChange("c.md", _note("c"), None)])
+    assert str(caught.value) == f"{path} {said}"
+    assert outside.read_bytes() == _note("c")
+
+
+def test_switch_refuses_a_journal_folder_that_is_a_symlink(root: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (root / journal.JOURNAL_DIR).symlink_to(elsewhere)
+    with pytest.raises(StoreError, match="is not a plain directory"):
+        journal.switch(root, [FileChange("c.md", None, _note("c"))])
+    assert list(elsewhere.iterdir()) == []
+    assert not (root / "c.md").exists()
+
+
+def test_switch_keeps_a_new_note_that_appears_while_it_switches(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Someone writes the renamed note's file between the plan and its switch.
+    def meanwhile(name: str) -> None:
+        if name == "journal:decided":
+            (root / "c.md").write_bytes(_note("c", "theirs"))
+
+    monkeypatch.setattr(faults, "point", meanwhile)
+    with pytest.raises(ChangedMeanwhile, match="changed while omh switched its files"):
+        journal.switch(root, [FileChange("c.md", None, _note("c")),
+                              FileChange("a.md", _note("a"), None)])
+    assert (root / "c.md").read_bytes() == _note("c", "theirs")
+    assert (root / "a.md").read_bytes() == _note("a")
+    assert not (root / journal.JOURNAL_DIR).exists()
+
+
+def test_switch_drops_the_change_when_its_first_file_is_edited_meanwhile(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def meanwhile(name: str) -> None:
+        if name == "journal:decided":
+            (root / "a.md").write_bytes(_note("a", "edited"))
+
+    monkeypatch.setattr(faults, "point", meanwhile)
+    with pytest.raises(ChangedMeanwhile, match="changed while omh switched its files"):
+        journal.switch(root, [FileChange("a.md", _note("a"), _note("a", "new")),
+                              FileChange("sub/b.md", _note("sub/b"), None)])
+    assert (root / "a.md").read_bytes() == _note("a", "edited")
+    assert (root / "sub/b.md").read_bytes() == _note("sub/b")  # nothing else switched
+    assert not (root / journal.JOURNAL_DIR).exists()
+
+
+def test_switch_keeps_a_later_file_edited_meanwhile(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def meanwhile(name: str) -> None:
+        if name == "journal:decided":
+            (root / "sub/b.md").write_bytes(_note("sub/b", "edited"))
+
+    monkeypatch.setattr(faults, "point", meanwhile)
+    journal.switch(root, [FileChange("c.md", None, _note("c")),
+                          FileChange("sub/b.md", _note("sub/b"), _note("sub/b", "linked")),
+                          FileChange("a.md", _note("a"), None)])
+    assert _files(root) == {"c.md": _note("c"), "sub/b.md": _note("sub/b", "edited")}
+
+
+def test_switch_cut_short_is_finished_by_the_next_reader(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OMH_FAULT", "journal:switching")
+    monkeypatch.setenv("OMH_FAULT_ERRNO", "ENOSPC")
+    with pytest.raises(StoreError, match=r"cut short \(No space left on device\); the next"):
+        journal.switch(root, [FileChange("c.md", None, _note("c")),
+                              FileChange("a.md", _note("a"), None)])
+    monkeypatch.delenv("OMH_FAULT")
+    assert (root / "c.md").exists() and (root / "a.md").exists()  # half done
+    with journal.reading(root) as locked:
+        assert locked
+        assert _files(root) == {"c.md": _note("c"), "sub/b.md": _note("sub/b")}
+    assert not (root / journal.JOURNAL_DIR).exists()
+
+
+def test_switch_that_cannot_write_its_journal_changes_nothing(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def full(path: Path, data: bytes) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(journal, "_write_synced", full)
+    with pytest.raises(StoreError, match="No space left on device; nothing was changed"):
+        journal.switch(root, [FileChange("c.md", None, _note("c"))])
+    assert list((root / journal.JOURNAL_DIR).iterdir()) == []
+    assert not (root / "c.md").exists()
+
+
+def test_switch_failing_to_place_a_file_says_the_next_command_finishes_it(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refused(src: object, dst: object) -> None:
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(os, "link", refused)
+    with pytest.raises(StoreError, match=r"cut short \(Input/output error\); the next omh"):
+        journal.switch(root, [FileChange("c.md", None, _note("c"))])
+    monkeypatch.undo()
+    journal.recover(root)
+    assert (root / "c.md").read_bytes() == _note("c")
+
+
+# --- recover: a journal left behind, finished or dropped, never followed out ----------
+
+
+def test_recover_finishes_a_decided_plan_and_drops_an_undecided_one(root: Path) -> None:
+    _plant(root, [{"path": "c.md", "old": None, "new": _sha(_note("c")), "staged": "new-0"},
+                  {"path": "a.md", "old": _sha(_note("a")), "new": None, "staged": None}],
+           {"new-0": _note("c")}, name="1")
+    undecided = root / journal.JOURNAL_DIR / "2"
+    undecided.mkdir()
+    (undecided / "new-0").write_bytes(_note("d"))
+    journal.recover(root)
+    assert _files(root) == {"c.md": _note("c"), "sub/b.md": _note("sub/b")}
+    assert not (root / journal.JOURNAL_DIR).exists()
+
+
+def test_recover_leaves_a_file_edited_since_the_plan(root: Path) -> None:
+    _plant(root, [{"path": "c.md", "old": None, "new": _sha(_note("c")), "staged": "new-0"},
+                  {"path": "a.md", "old": _sha(_note("a", "x")), "new": None, "staged": None},
+                  {"path": "sub/b.md", "old": _sha(_note("sub/b", "y")),
+                   "new": _sha(_note("sub/b", "z")), "staged": "new-2"}],
+           {"new-0": _note("c"), "new-2": _note("sub/b", "z")})
+    journal.recover(root)
+    assert _files(root) == {"a.md": _note("a"), "c.md": _note("c"), "sub/b.md": _note("sub/b")}
+
+
+def test_recover_drops_the_whole_plan_when_its_first_file_was_edited(root: Path) -> None:
+    _plant(root, [{"path": "a.md", "old": _sha(_note("a", "x")), "new": _sha(_note("a", "y")),
+                   "staged": "new-0"},
+                  {"path": "sub/b.md", "old": _sha(_note("sub/b")), "new": None,
+                   "staged": None}],
+           {"new-0": _note("a", "y")})
+    journal.recover(root)
+    assert _files(root) == {"a.md": _note("a"), "sub/b.md": _note("sub/b")}
+    assert not (root / journal.JOURNAL_DIR).exists()
+
+
+def test_recover_replaces_a_file_still_holding_its_old_text(root: Path) -> None:
+    _plant(root, [{"path": "a.md", "old": _sha(_note("a")), "new": _sha(_note("a", "y")),
+                   "staged": "new-0"},
+                  {"path": "sub/b.md", "old": _sha(_note("sub/b")), "new": _sha(_note("b2")),
+                   "staged": "new-1"}],
+           {"new-0": _note("a", "y"), "new-1": _note("b2")})
+    journal.recover(root)
+    assert _files(root) == {"a.md": _note("a", "y"), "sub/b.md": _note("b2")}
+
+
+def test_recover_skips_a_step_already_done(root: Path) -> None:
+    # The first step's file holds its new text already: a second recovery (or a
+    # writer that died after switching it) goes on with the rest.
+    _plant(root, [{"path": "a.md", "old": _sha(_note("a", "x")), "new": _sha(_note("a")),
+                   "staged": None},
+                  {"path": "sub/b.md", "old": _sha(_note("sub/b")), "new": None,
+                   "staged": None}])
+    journal.recover(root)
+    assert _files(root) == {"a.md": _note("a")}
+
+
+def test_recover_drops_an_unreadable_plan(root: Path) -> None:
+    for name, text in (("1", "{not json"), ("2", '{"path": "a.md"}'), ("3", '["a.md"]')):
+        folder = root / journal.JOURNAL_DIR / name
+        folder.mkdir(parents=True)
+        (folder / journal.PLAN_NAME).write_text(text)
+    journal.recover(root)
+    assert _files(root) == {"a.md": _note("a"), "sub/b.md": _note("sub/b")}
+    assert not (root / journal.JOURNAL_DIR).exists()
+
+
+def test_recover_never_follows_a_symlinked_journal(root: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    (outside / "j").mkdir(parents=True)
+    (outside / "j" / journal.PLAN_NAME).write_text(json.dumps(
+        [{"path": "a.md", "old": _sha(_note("a")), "new": None, "staged": None}]))
+    (root / journal.JOURNAL_DIR).symlink_to(outside)
+    journal.recover(root)
+    assert (root / "a.md").exists()
+    assert (outside / "j" / journal.PLAN_NAME).exists()
+
+
+def test_recover_skips_a_symlink_inside_the_journal_folder(root: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / journal.PLAN_NAME).write_text(json.dumps(
+        [{"path": "a.md", "old": _sha(_note("a")), "new": None, "staged": None}]))
+    (root / journal.JOURNAL_DIR).mkdir()
+    (root / journal.JOURNAL_DIR / "x").symlink_to(outside)
+    journal.recover(root)
+    assert (root / "a.md").exists()
+    assert (outside / journal.PLAN_NAME).exists()
+
+
+def test_a_planted_plan_under_a_symlinked_folder_deletes_nothing_outside(
+        root: Path, tmp_path: Path) -> None:
+    # The store's `sub` is a symlink to a folder elsewhere; a plan naming
+    # `sub/victim.md` must not remove (or write) the file it points at.
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    victim = outside / "victim.md"
+    victim.write_bytes(_note("victim"))
+    (root / "sub" / "b.md").unlink()
+    (root / "sub").rmdir()
+    (root / "sub").symlink_to(outside)
+    _plant(root, [{"path": "c.md", "old": None, "new": _sha(_note("c")), "staged": "new-0"},
+                  {"path": "sub/victim.md", "old": _sha(_note("victim")), "new": None,
+                   "staged": None},
+                  {"path": "sub/made.md", "old": None, "new": _sha(_note("c")),
+                   "staged": "new-0"}],
+           {"new-0": _note("c")})
+    journal.recover(root)
+    assert victim.read_bytes() == _note("victim")
+    assert sorted(p.name for p in outside.iterdir()) == ["victim.md"]
+    assert (root / "c.md").read_bytes() == _note("c")
+
+
+def test_a_planted_plan_whose_first_path_is_under_a_symlink_changes_nothing(
+        root: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "victim.md").write_bytes(_note("victim"))
+    (root / "link").symlink_to(outside)
+    _plant(root, [{"path": "link/victim.md", "old": _sha(_note("victim")), "new": None,
+                   "staged": None},
+                  {"path": "a.md", "old": _sha(_note("a")), "new": None, "staged": None}])
+    journal.recover(root)
+    assert (outside / "victim.md").exists() and (root / "a.md").exists()
+
+
+@pytest.mark.parametrize("path", ["../outside.md", "/abs.md", "a", 7, ".hidden.md"])
+def test_a_planted_plan_naming_no_note_path_changes_nothing(
+        root: Path, tmp_path: Path, path: object) -> None:
+    (tmp_path / "outside.md").write_bytes(_note("a"))
+    _plant(root, [{"path": path, "old": _sha(_note("a")), "new": None, "staged": None},
+                  {"path": "a.md", "old": _sha(_note("a")), "new": None, "staged": None}])
+    journal.recover(root)
+    assert (tmp_path / "outside.md").exists() and (root / "a.md").exists()
+
+
+@pytest.mark.parametrize("staged", ["../../../secret", "new-0/../../../../secret",
+                                    "plan.json", 3])
+def test_a_planted_plan_stages_only_its_own_new_files(
+        root: Path, tmp_path: Path, staged: object) -> None:
+    (tmp_path / "secret").write_bytes(b"secret")
+    folder = _plant(root, [{"path": "a.md", "old": _sha(_note("a")), "new": _sha(b"secret"),
+                            "staged": staged},
+                           {"path": "sub/b.md", "old": _sha(_note("sub/b")), "new": None,
+                            "staged": None}])
+    (folder / "new-0").mkdir()  # so that a path through it would lead out of the store
+    journal.recover(root)
+    assert _files(root) == {"a.md": _note("a"), "sub/b.md": _note("sub/b")}
+    assert (tmp_path / "secret").read_bytes() == b"secret"
+
+
+def test_a_later_step_naming_no_note_path_is_skipped(root: Path) -> None:
+    _plant(root, [{"path": "c.md", "old": None, "new": _sha(_note("c")), "staged": "new-0"},
+                  {"path": "../x.md", "old": None, "new": _sha(_note("c")),
+                   "staged": "new-0"},
+                  {"path": "sub/b.md", "old": _sha(_note("sub/b")), "new": _sha(_note("c")),
+                   "staged": "bad"},
+                  {"path": "a.md", "old": _sha(_note("a")), "new": None, "staged": None}],
+           {"new-0": _note("c")})
+    journal.recover(root)
+    assert _files(root) == {"c.md": _note("c"), "sub/b.md": _note("sub/b")}
+
+
+def test_a_later_step_where_a_folder_now_stands_is_skipped(root: Path) -> None:
+    (root / "d.md").mkdir()
+    _plant(root, [{"path": "c.md", "old": None, "new": _sha(_note("c")), "staged": "new-0"},
+                  {"path": "d.md", "old": None, "new": None, "staged": None},
+                  {"path": "a.md", "old": _sha(_note("a")), "new": None, "staged": None}],
+           {"new-0": _note("c")})
+    journal.recover(root)
+    assert (root / "d.md").is_dir()
+    assert _files(root) == {"c.md": _note("c"), "sub/b.md": _note("sub/b")}
+
+
+def test_a_first_step_where_a_folder_now_stands_drops_the_plan(root: Path) -> None:
+    (root / "d.md").mkdir()
+    _plant(root, [{"path": "d.md", "old": None, "new": _sha(_note("c")), "staged": "new-0"},
+                  {"path": "a.md", "old": _sha(_note("a")), "new": None, "staged": None}],
+           {"new-0": _note("c")})
+    journal.recover(root)
+    assert (root / "a.md").exists() and (root / "d.md").is_dir()
+
+
+def test_recovery_goes_on_past_a_file_it_cannot_place(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real_replace = os.replace
+
+    def refuse_a(src: object, dst: object) -> None:
+        if str(dst).endswith("a.md"):
+            raise OSError(5, "Input/output error")
+        real_replace(src, dst)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "replace", refuse_a)
+    _plant(root, [{"path": "c.md", "old": None, "new": _sha(_note("c")), "staged": "new-0"},
+                  {"path": "a.md", "old": _sha(_note("a")), "new": _sha(_note("a2")),
+                   "staged": "new-1"},
+                  {"path": "sub/b.md", "old": _sha(_note("sub/b")), "new": _sha(_note("b2")),
+                   "staged": "new-2"}],
+           {"new-0": _note("c"), "new-1": _note("a2"), "new-2": _note("b2")})
+    journal.recover(root)
+    assert _files(root) == {"a.md": _note("a"), "c.md": _note("c"), "sub/b.md": _note("b2")}
+
+
+# --- the lock: a bounded wait, its holder named ----------------------------------------
+
+
+@pytest.mark.parametrize(("raw", "wait"), [("", 10.0), ("  ", 10.0), ("0", 0.0),
+                                           ("2.5", 2.5)])
+def test_lock_timeout_reads_omh_lock_timeout(raw: str, wait: float) -> None:
+    # unset or empty: the documented default of ten seconds
+    assert journal.lock_timeout({"OMH_LOCK_TIMEOUT": raw}) == wait
+    assert journal.lock_timeout({}) == 10.0
+
+
+@pytest.mark.parametrize("raw", ["-1", "soon", "inf", "nan", "-0.001"])
+def test_lock_timeout_refuses_what_is_no_wait(raw: str) -> None:
+    with pytest.raises(BadLockTimeout) as caught:
+        journal.lock_timeout({"OMH_LOCK_TIMEOUT": raw})
+    assert f"OMH_LOCK_TIMEOUT={raw!r} is not a number of seconds" in str(caught.value)
+    assert "(the default is 10)" in str(caught.value)
+
+
+def test_a_bad_lock_timeout_is_refused_even_without_a_lock_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OMH_LOCK_TIMEOUT", "-5")
+    with pytest.raises(BadLockTimeout), journal.reading(tmp_path):
+        pass
+
+
+@pytest.fixture
+def held(root: Path) -> Iterator[int]:
+    """The store's lock held exclusively by another open file (flock conflicts
+    between two opens of the file even in one process)."""
+    fd = os.open(root / journal.LOCK_NAME, os.O_RDWR)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    yield fd
+    os.close(fd)
+
+
+@pytest.mark.parametrize(("enter", "doing", "undone"), [
+    (journal.reading, "read it", "nothing was read, and nothing written or changed"),
+    (journal.writing, "write a note", "nothing was written"),
+    (journal.exclusive, "change it", "nothing was changed or written"),
+])
+def test_a_wait_for_a_held_lock_ends_and_says_what_was_left_undone(
+        root: Path, held: int, monkeypatch: pytest.MonkeyPatch, enter: object, doing: str,
+        undone: str) -> None:
+    monkeypatch.setenv("OMH_LOCK_TIMEOUT", "0.02")
+    with pytest.raises(StoreBusy) as caught, enter(root):  # type: ignore[operator]
+        pass
+    said = str(caught.value)
+    assert said.startswith(f"the local store {root} stayed locked for 0.02s while omh "
+                           f"waited to {doing}, held by a process omh cannot see")
+    assert f"; {undone}: let that process finish" in said
+
+
+def test_a_busy_lock_names_the_last_writer_it_recorded(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with journal.exclusive(root):
+        pass
+    record = json.loads((root / journal.LOCK_NAME).read_text())
+    assert record["pid"] == os.getpid() and record["host"]
+    fd = os.open(root / journal.LOCK_NAME, os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_SH)
+    monkeypatch.setenv("OMH_LOCK_TIMEOUT", "0")
+    try:
+        with pytest.raises(StoreBusy, match=f"perhaps by pid {os.getpid()} on "
+                                            f"{record['host']} .the last to change"), \
+                journal.exclusive(root):
+            pass
+    finally:
+        os.close(fd)
+
+
+def test_a_busy_lock_names_the_process_holding_it_and_what_it_runs(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import fcntl,os,sys;fd=os.open(sys.argv[1],os.O_RDONLY);"
+         "fcntl.flock(fd,fcntl.LOCK_SH);print('held',flush=True);sys.stdin.read()",
+         str(root / journal.LOCK_NAME), "holder-mark"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        monkeypatch.setenv("OMH_LOCK_TIMEOUT", "0")
+        with pytest.raises(StoreBusy) as caught, journal.exclusive(root):
+            pass
+        said = str(caught.value)
+        assert f"held by pid {holder.pid} (shared, {sys.executable} -c" in said
+        assert "which is stopped" not in said
+        with journal.reading(root) as locked:  # readers share it
+            assert locked
+    finally:
+        assert holder.stdin is not None and holder.stdout is not None
+        holder.stdin.close()
+        holder.wait()
+        holder.stdout.close()
+
+
+def test_a_lock_that_is_a_fifo_never_hangs_and_is_refused_to_a_writer(root: Path) -> None:
+    (root / journal.LOCK_NAME).unlink()
+    os.mkfifo(root / journal.LOCK_NAME)
+    with journal.reading(root) as locked:
+        assert not locked
+    with pytest.raises(StoreError, match="it is not a regular file; remove it"), \
+            journal.writing(root):
+        pass
+
+
+def test_a_lock_that_is_a_symlink_is_never_followed(root: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside-lock"
+    outside.write_text("keep")
+    (root / journal.LOCK_NAME).unlink()
+    (root / journal.LOCK_NAME).symlink_to(outside)
+    with journal.reading(root) as locked:
+        assert not locked
+    with pytest.raises(StoreError, match="cannot lock the local store at"), \
+            journal.exclusive(root):
+        pass
+    assert outside.read_text() == "keep"
+
+
+def test_a_store_without_a_lock_file_is_read_unlocked_and_a_writer_makes_one(
+        tmp_path: Path) -> None:
+    os.umask(0o022)
+    with journal.reading(tmp_path) as locked:
+        assert not locked
+    assert not journal.lock_exists(tmp_path)
+    with journal.writing(tmp_path):
+        pass
+    assert journal.lock_exists(tmp_path) and _mode(tmp_path / journal.LOCK_NAME) == 0o600
+
+
+def test_a_reader_finishes_a_journal_a_dead_writer_left(root: Path) -> None:
+    _plant(root, [{"path": "c.md", "old": None, "new": _sha(_note("c")), "staged": "new-0"}],
+           {"new-0": _note("c")})
+    with journal.reading(root) as locked:
+        assert locked and (root / "c.md").read_bytes() == _note("c")
+    assert not (root / journal.JOURNAL_DIR).exists()
+
+
+def test_a_reader_leaves_an_empty_journal_folder_alone(root: Path) -> None:
+    (root / journal.JOURNAL_DIR).mkdir()
+    with journal.reading(root) as locked:
+        assert locked
+    assert (root / journal.JOURNAL_DIR).is_dir()  # nothing pending: not even looked at
+
+
+# --- folders made private, and pruned up to the store ---------------------------------
+
+
+def test_private_dirs_are_made_0700_below_the_root_only(tmp_path: Path) -> None:
+    os.umask(0o022)
+    root = tmp_path / "store"
+    root.mkdir()
+    journal.make_private_dirs(root / "x" / "y", root)
+    assert _mode(root / "x") == 0o700 and _mode(root / "x" / "y") == 0o700
+    journal.make_private_dirs(tmp_path / "beside", root)  # not below the root: left
+    assert not (tmp_path / "beside").exists()
+
+
+def test_empty_dirs_are_pruned_up_to_the_root_and_no_further(tmp_path: Path) -> None:
+    root = tmp_path / "store"
+    (root / "x" / "y").mkdir(parents=True)
+    (root / "x" / "keep.md").write_text("k")
+    (root / "z" / "w").mkdir(parents=True)
+    journal.prune_empty_dirs(root / "x" / "y", root)
+    journal.prune_empty_dirs(root / "z" / "w", root)
+    journal.prune_empty_dirs(root, root)
+    assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*")) == [
+        "x", "x/keep.md"]
+
+
+def test_switch_never_links_over_a_note_written_just_before_it_lands(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = journal.make_private_dirs
+
+    def meanwhile(directory: Path, top: Path) -> None:
+        real(directory, top)
+        if not (root / "c.md").exists():
+            (root / "c.md").write_bytes(_note("c", "theirs"))
+
+    monkeypatch.setattr(journal, "make_private_dirs", meanwhile)
+    with pytest.raises(KeyConflict, match="was written while omh renamed a note onto it"):
+        journal.switch(root, [FileChange("c.md", None, _note("c")),
+                              FileChange("a.md", _note("a"), None)])
+    assert (root / "c.md").read_bytes() == _note("c", "theirs")
+    assert (root / "a.md").read_bytes() == _note("a")
+    assert not list((root / journal.JOURNAL_DIR).iterdir())
