@@ -98,7 +98,7 @@ def _slow_words(text: str) -> list[str]:
     out: list[str] = []
     for match in tokens._WORD.finditer(text):
         token = match.group()
-        parts = [p for piece in token.split("_") for p in tokens._parts(piece)]
+        parts = [p for piece in token.split("_") if piece for p in tokens._parts(piece)]
         whole = tokens.stem(token.lower())
         out.append(whole)
         if len(parts) > 1:

@@ -430,7 +430,7 @@ def test_every_result_line_says_its_title_and_where_to_read_it(docs_repo: Path) 
     _commit_notes(docs_repo, {"rollback": _topic("rollback", "Roll back with care.\n")})
     out = omh(docs_repo, "memory", "recall", "how do I roll back?").out
     by_key = {line.split()[0]: line for line in out.splitlines() if "team ·" in line}
-    # each line ends with who last changed the note (tests/recall/test_provenance.py)
+    # each line ends with who last changed the note (tests/recall/test_build_provenance.py)
     assert by_key["docs/deploy-notes"].split(" · by ")[0].endswith(
         "Deploying — docs/Deploy Notes.md § Rolling back, lines 5–9")
     assert by_key["rollback"].split(" · by ")[0].endswith("rollback — .omh/notes/rollback.md")
