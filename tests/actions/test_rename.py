@@ -27,6 +27,7 @@ from tests.helpers import (
     resume,
     start_at_fault,
     wait_stopped,
+    with_linked_team_notes,
 )
 from tests.helpers.repo import head_of
 
@@ -191,14 +192,8 @@ def test_no_reader_sees_half_a_local_rename(local_pair: Path) -> None:
 
 @pytest.fixture
 def team_repo(repo_dir: Path) -> Path:
-    notes = repo_dir / ".omh/notes"
-    notes.mkdir(parents=True)
-    (notes / "deploy.md").write_text(note_text("deploy", body="How we ship.\n"))
-    (notes / "ci.md").write_text(note_text("ci", body="Runs after [[deploy]].\n"))
-    (notes / "other.md").write_text(note_text("other", body="Unrelated.\n"))
-    git(repo_dir, "add", "-A")
-    git(repo_dir, "commit", "-qm", "team notes")
-    return repo_dir
+    """Three team notes, `ci` linking `deploy`."""
+    return with_linked_team_notes(repo_dir)
 
 
 def test_team_mv_is_one_commit_with_exactly_the_paths_it_touches(team_repo: Path) -> None:

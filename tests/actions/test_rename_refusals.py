@@ -10,21 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import git, local_store, note_text, omh, remember_linked
+from tests.helpers import git, local_store, note_text, omh, remember_linked, with_linked_team_notes
 from tests.helpers.repo import git_state
 
 
 @pytest.fixture
 def team_repo(repo_dir: Path) -> Path:
     """Three team notes, `ci` linking `deploy`."""
-    notes = repo_dir / ".omh/notes"
-    notes.mkdir(parents=True)
-    (notes / "deploy.md").write_text(note_text("deploy", body="How we ship.\n"))
-    (notes / "ci.md").write_text(note_text("ci", body="Runs after [[deploy]].\n"))
-    (notes / "other.md").write_text(note_text("other", body="Unrelated.\n"))
-    git(repo_dir, "add", "-A")
-    git(repo_dir, "commit", "-qm", "team notes")
-    return repo_dir
+    return with_linked_team_notes(repo_dir)
 
 
 def _files(root: Path) -> dict[str, bytes]:

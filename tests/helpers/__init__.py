@@ -383,3 +383,16 @@ def replies_until(stdout: Any, request_id: object, timeout: float) -> list[dict[
             break
         pending += chunk
     return replies
+
+
+def with_linked_team_notes(repo_dir: Path) -> Path:
+    """`repo_dir` with three team notes committed, `ci` linking `deploy` (and
+    `other`, linked by none): what the rename and change tests start from."""
+    notes = repo_dir / ".omh/notes"
+    notes.mkdir(parents=True)
+    (notes / "deploy.md").write_text(note_text("deploy", body="How we ship.\n"))
+    (notes / "ci.md").write_text(note_text("ci", body="Runs after [[deploy]].\n"))
+    (notes / "other.md").write_text(note_text("other", body="Unrelated.\n"))
+    git(repo_dir, "add", "-A")
+    git(repo_dir, "commit", "-qm", "team notes")
+    return repo_dir
