@@ -39,6 +39,7 @@ from recall_quality import BM25, SHARED, mcnemar, plain_words  # noqa: E402
 from omh_git_memory.actions import ask as asking  # noqa: E402
 from omh_git_memory.actions.init import initialise  # noqa: E402
 from omh_git_memory.actions.workspace import Workspace, open_workspace  # noqa: E402
+from omh_git_memory.recall import fusion  # noqa: E402
 from omh_git_memory.recall.answer import shown_docs  # noqa: E402
 from omh_git_memory.recall.bm25 import Searcher  # noqa: E402
 from omh_git_memory.recall.floor import MIN_SHARE, recall  # noqa: E402
@@ -47,6 +48,10 @@ from omh_git_memory.recall.floor import MIN_SHARE, recall  # noqa: E402
 # the share some document returned must reach), 0.0 turning either off.
 TOGETHER_TRIED = ((0.2, 0.0), (0.3, 0.0), (0.0, 0.3), (0.2, 0.25), (0.2, 0.3), (0.25, 0.3),
                   (0.2, 0.35), (0.3, 0.3))
+
+# The embedding's bar for a document it alone vouches for (recall/fusion.py SURE), with
+# --semantic: 0.0 keeps every nominee (as before the bar), 1.1 none.
+SURE_TRIED = (0.0, 0.3, 0.4, 0.45, 0.5, 0.55, 0.6, 1.1)
 
 DOCS_DEV = SHARED / "docs-dev"
 FOLDERS = {"python-poetry/poetry": "poetry", "rust-lang/book": "book"}
@@ -123,6 +128,17 @@ def omh_ranker(ws: Workspace, searcher: Searcher, **options: object) -> Ranker:
     return varied if options else shipped
 
 
+def with_sure(sure: float, ask: Ranker) -> Ranker:
+    """`ask` with the embedding's bar for documents at `sure`."""
+    def asked(question: str) -> tuple[list[str], int]:
+        shipped, fusion.SURE = fusion.SURE, sure
+        try:
+            return ask(question)
+        finally:
+            fusion.SURE = shipped
+    return asked
+
+
 def score(ask: Ranker, asked: Sequence[Question]) -> list[Row]:
     rows = []
     for q in asked:
@@ -169,8 +185,12 @@ def run_repo(folder: Path, asked: Sequence[Question], semantic: bool) -> dict[st
             rankers[f"section check {need:.2f}, answers {must:.2f}"] = omh_ranker(
                 ws, searcher, places=places, together=need, answers=must)
         if semantic:
+            view = ws.semantic(searcher)
             rankers["omh recall + semantic"] = omh_ranker(
-                ws, searcher, semantic=ws.semantic(searcher), places=places)
+                ws, searcher, semantic=view, places=places)
+            for sure in SURE_TRIED:
+                rankers[f"+ semantic, documents vouched for at {sure:.2f}"] = with_sure(
+                    sure, omh_ranker(ws, searcher, semantic=view, places=places))
         return {name: score(ranker, asked) for name, ranker in rankers.items()}
 
 

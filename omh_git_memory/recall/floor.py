@@ -110,7 +110,8 @@ def recall(searcher: Searcher, question: str, also: Iterable[str] = (),
     nominated: set[int] = set()
     if semantic is not None:
         # The floor is lexical: a lexical nominee must pass it; the embedding's own
-        # nominees (its best eight) are its evidence.
+        # nominees (its best eight) are its evidence, a document among them only when
+        # it is SURE-similar (otherwise it is checked as a lexical one is).
         scores, nominated = fuse(searcher, semantic, asked, best, lexical, zero_is_evidence)
         passed |= {s for s in scores if s in nominated}
     kept = sorted((s for s in scores if s in passed), key=lambda s: order(s, scores[s]))
