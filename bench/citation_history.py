@@ -72,19 +72,19 @@ def first_parent_line(repo: pygit2.Repository) -> list[pygit2.Commit]:
 def touched(repo: pygit2.Repository, commit: pygit2.Commit) -> list[str]:
     """The paths a commit changed against its first parent (both sides of a rename)."""
     if not commit.parent_ids:
-        return sorted({e.path for e in _files(commit.tree)})
+        return sorted(_files(commit.tree))
     parent = repo[commit.parent_ids[0]].peel(pygit2.Commit)
     diff = repo.diff(parent.tree, commit.tree)
     return sorted({p for d in diff.deltas for p in (d.old_file.path, d.new_file.path)})
 
 
-def _files(tree: pygit2.Tree, prefix: str = "") -> list[pygit2.Object]:
-    out: list[pygit2.Object] = []
+def _files(tree: pygit2.Tree, prefix: str = "") -> list[str]:
+    out: list[str] = []
     for entry in tree:
         if entry.filemode == pygit2.enums.FileMode.TREE:
             out += _files(entry.peel(pygit2.Tree), prefix + entry.name + "/")
         else:
-            out.append(entry)
+            out.append(prefix + (entry.name or ""))
     return out
 
 
