@@ -1,4 +1,4 @@
-"""The MCP tools and citations (issue 28, item 3): `remember` records the blob ids
+"""The MCP tools and citations: `remember` records the blob ids
 of the files its evidence names, and `recall` marks a result whose cited files
 changed since, on the same line the command line prints. In process, through the
 SDK's own client."""

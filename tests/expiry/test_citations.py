@@ -1,4 +1,4 @@
-"""Citations (issue 28, item 3): the files a note's Evidence names are recorded with
+"""Citations: the files a note's Evidence names are recorded with
 their blob ids at HEAD when the note is written (`cites`), and recall marks a result
 whose cited files changed since — from blob ids alone, never a refusal."""
 
