@@ -9,6 +9,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from omh_git_memory.expiry.citations import Checked
+from omh_git_memory.expiry.citations import check as check_citations
+from omh_git_memory.expiry.citations import line as citation_line
 from omh_git_memory.expiry.stale import stale_marks
 from omh_git_memory.git.trees import read_blob
 from omh_git_memory.model.errors import BadArguments, GitFailure
@@ -60,6 +63,15 @@ class Answered:
     # (layer, key) → the commit that last changed it, for each team note and document
     # shown: (commit id, author, day ordinal), from the index (git/last_changed.py)
     changed: dict[tuple[str, str], tuple[str, str, int]] = field(default_factory=dict)
+    # (layer, key) → its citations compared with the commit answered from, for each
+    # result that records any (expiry/citations.py)
+    citations: dict[tuple[str, str], tuple[Checked, ...]] = field(default_factory=dict)
+
+    def cited(self) -> dict[tuple[str, str], str]:
+        """(layer, key) → `cites src/x.py, changed since (3 commits)`, for each result
+        whose cited files changed since it was written (recall's text mark)."""
+        return {where: text for where, checked in self.citations.items()
+                if (text := citation_line(checked)) is not None}
 
 
 def ask(ws: Workspace, question: Question, *, searcher: Searcher | None = None,
@@ -96,7 +108,10 @@ def ask(ws: Workspace, question: Question, *, searcher: Searcher | None = None,
     changed = {(d.layer, d.key): change for d in shown_docs(answer)
                if d.layer == Layer.TEAM.value and (d.is_team_file or d.is_stub)
                and (change := searcher.snapshot.changes.get(d.content.path)) is not None}
-    return Answered(answer, fired, notes, sections, quotes, changed)
+    cited = check_citations(ws.repo, searcher.snapshot.commit,
+                            {(h.doc.layer, h.doc.key): h.doc.cites for h in answer.results
+                             if h.doc.cites})
+    return Answered(answer, fired, notes, sections, quotes, changed, cited)
 
 
 def question_weights(searcher: Searcher, phrasings: Sequence[str]) -> dict[str, float]:

@@ -18,6 +18,7 @@ from omh_git_memory.actions.near_duplicate import repeated
 from omh_git_memory.actions.remember import Observation, Remembered, TeamKeys, remember, write_local
 from omh_git_memory.actions.topic import TopicDraft, build_topic
 from omh_git_memory.actions.update import replace_own
+from omh_git_memory.expiry.citations import cites_field
 from omh_git_memory.expiry.stale import pin_trigger
 from omh_git_memory.model.layers import Layer
 from omh_git_memory.model.note import render
@@ -46,7 +47,12 @@ def record(ws: Workspace, draft: Observation | TopicDraft, *, searcher: Searcher
     `refuse_repeats` any refuses the write. `if_exists` says what a taken key does
     (remember.remember). `replaces` (a surprise only) rewrites that local note,
     this session's own, instead: `written` then says whether its text changed."""
-    pinned = pin_trigger(draft.invalidated_by, ws.facts())
+    facts = ws.facts()
+    pinned = pin_trigger(draft.invalidated_by, facts)
+    # The files the Evidence names, with their blobs at HEAD: recall marks the note
+    # when they change. A soft signal: it never refuses the write.
+    evidence = draft.evidence if isinstance(draft, Observation) else draft.evidence()
+    draft = dataclasses.replace(draft, cites=cites_field(evidence, facts))
     topic = None
     if isinstance(draft, TopicDraft):  # built, and refused, before the store is read
         topic = build_topic(dataclasses.replace(draft, invalidated_by=pinned),

@@ -61,6 +61,7 @@ class Observation:
     invalidated_by: str | None = None
     source: str = "cli"
     recorded: dt.date | None = None
+    cites: str | None = None  # the files Evidence names, with their blob ids (citations.py)
 
 
 @dataclass(frozen=True)
@@ -233,7 +234,7 @@ def _normalised(obs: Observation) -> Observation:
     return Observation(
         expected=texts["expected"], observed=texts["observed"], evidence=texts["evidence"],
         answers=answers, relates_to=obs.relates_to, invalidated_by=obs.invalidated_by,
-        source=texts["source"], recorded=obs.recorded,
+        source=texts["source"], recorded=obs.recorded, cites=obs.cites,
     )
 
 
@@ -287,6 +288,8 @@ def build_surprise(obs: Observation, templates: KeyTemplates, today: dt.date) ->
         if problem is not None:
             raise NoteRefused(f"invalidated_by: {problem}")
         fields.append(("invalidated_by", obs.invalidated_by.strip()))
+    if obs.cites:
+        fields.append(("cites", obs.cites))
 
     title = first_sentence(obs.observed)
     # A token in the title is left out of the key (the team path and commit subject

@@ -33,6 +33,12 @@ class TopicDraft:
     invalidated_by: str | None = None
     source: str = "cli"
     recorded: dt.date | None = None
+    cites: str | None = None  # the files an Evidence section names (citations.py)
+
+    def evidence(self) -> str | None:
+        """The text of the section named Evidence (any case), if one is given."""
+        return next((text for name, text in self.sections
+                     if " ".join(name.split()).casefold() == "evidence"), None)
 
 
 def _clean(name: str, value: str) -> str:
@@ -106,6 +112,8 @@ def build_topic(draft: TopicDraft, templates: KeyTemplates, today: dt.date) -> N
         if problem is not None:
             raise NoteRefused(f"invalidated_by: {problem}")
         fields.append(("invalidated_by", trigger))
+    if draft.cites:
+        fields.append(("cites", draft.cites))
     size = len(title.encode("utf-8")) + sum(
         len(str(v).encode("utf-8")) for _, v in sections)
     if size > MAX_NOTE_BYTES:

@@ -73,6 +73,7 @@ from omh_git_memory.model.note import (
     parse,
     render,
     with_field,
+    without_field,
 )
 from omh_git_memory.model.secret_scan import find_secrets
 from omh_git_memory.stores.fileops import TMP_PREFIX
@@ -100,6 +101,9 @@ class Changes:
     title: str | None = None
     add_answers: Sequence[str] | None = None  # added to the list (to `answers`, if given)
     add_relates_to: Sequence[str] | None = None
+    # The files a new Evidence names (expiry/citations.py), set by `update` with it;
+    # "" takes the field away (the new Evidence names none).
+    cites: str | None = None
 
     def empty(self) -> bool:
         return all(getattr(self, name) is None for name in self.__dataclass_fields__)
@@ -287,10 +291,13 @@ def apply_changes(note: Note, changes: Changes) -> str:
         fields.append(("source", source))
     if changes.recorded is not None:
         fields.append(("recorded", changes.recorded.isoformat()))
+    if changes.cites is not None:
+        fields.append(("cites", changes.cites))
     try:
         result = parse(text)
         for name, field_value in fields:
-            result = with_field(result, name, field_value)
+            result = (with_field(result, name, field_value) if field_value
+                      else without_field(result, name))
     except NoteParseError as err:
         raise NoteRefused(f"the note would not read back: {err}") from None
     _same_structure(note, result, wanted, changes.title)
@@ -484,6 +491,10 @@ def update(ws: Workspace, key: str, changes: Changes, layer: Layer | None = None
 
         changes = replace(changes, invalidated_by=pin_trigger(changes.invalidated_by,
                                                               ws.facts()))
+    if changes.evidence is not None:  # the files it names now, as remember records them
+        from omh_git_memory.expiry.citations import cites_field
+
+        changes = replace(changes, cites=cites_field(changes.evidence, ws.facts()) or "")
     if changes.empty():
         raise NoteRefused(f"nothing to update: give a section to change (--expected, "
                           f"--observed, --evidence, --answers, --add-answers, --relates-to, "

@@ -453,7 +453,8 @@ class Tools:
         quoted = render_excerpts(answer, answered.notes, answered.quotes)
         best = min(EXCERPTS, len(answer.results))
         return render_tree(answer, answered.stale, also="`also_phrased_as`",
-                           sections=answered.sections, changed=answered.changed) + (
+                           sections=answered.sections, changed=answered.changed,
+                           cited=answered.cited()) + (
             f"\nWhat the best {agree(best, 'note says', f'{best} say')}:\n{quoted}"
             if quoted else "") + (
             "\nEach line: key, layer · date, title — where to read it in full (a team "

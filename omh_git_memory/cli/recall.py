@@ -57,6 +57,8 @@ def recall(
                         "stale": fired.get((h.doc.layer, h.doc.key)),
                         "section": _section_json(answered.sections.get((h.doc.layer, h.doc.key))),
                         "changed": _changed_json(answered.changed.get((h.doc.layer, h.doc.key))),
+                        "citations": [c.as_json() for c in
+                                      answered.citations.get((h.doc.layer, h.doc.key), ())],
                         "neighbours": [
                             {"key": n.key, "layer": n.layer, "recorded": date_of(n),
                              "title": n.title,
@@ -73,7 +75,8 @@ def recall(
             }
         )
         return
-    say_lines(render_tree(answer, fired, sections=answered.sections, changed=answered.changed))
+    say_lines(render_tree(answer, fired, sections=answered.sections, changed=answered.changed,
+                          cited=answered.cited()))
 
 
 def _changed_json(change: tuple[str, str, int] | None) -> dict[str, str] | None:

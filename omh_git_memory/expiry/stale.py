@@ -185,6 +185,43 @@ class TreeFacts:
             remaining -= defined
 
 
+    def defined_in(self, symbols: Iterable[str]) -> dict[str, tuple[str, ...]]:
+        """The files that define each of `symbols` (as `defines` finds definitions),
+        from one pass over the source files. Past MAX_CITE_SCAN bytes of them the
+        answer is empty (no symbol is then known to be defined in one file only): a
+        citation is a soft signal, and a write must not read a monorepo for one."""
+        wanted: dict[str, list[str]] = {}
+        for s in symbols:
+            wanted.setdefault(s.replace("::", ".").rsplit(".", 1)[-1], []).append(s)
+        found: dict[str, list[str]] = {s: [] for names in wanted.values() for s in names}
+        if not wanted:
+            return {}
+        patterns = {lang: (exts, re.compile(pattern.format(name=_NAME), re.M))
+                    for lang, (exts, pattern) in _DEFINITIONS.items()}
+        budget = MAX_CITE_SCAN
+        for path, blob in sorted(self.blobs().items()):
+            lang = next((lg for lg, (exts, _) in patterns.items() if path.endswith(exts)), None)
+            if lang is None:
+                continue
+            data = read_blob(self.repo, blob, path)
+            budget -= len(data)
+            if budget < 0:
+                return {}
+            text = data.decode("utf-8", errors="replace")
+            defined = {g for match in patterns[lang][1].finditer(text)
+                       for g in match.groups() if g}
+            if lang in _EXTRA:
+                defined |= _EXTRA[lang](text)
+            for name in wanted.keys() & defined:
+                for original in wanted[name]:
+                    found[original].append(path)
+        return {s: tuple(paths) for s, paths in found.items()}
+
+
+# The source bytes `defined_in` reads at most for one write's citations.
+MAX_CITE_SCAN: Final = 32 * 1024 * 1024
+
+
 @dataclass(frozen=True)
 class Finding:
     doc: Doc

@@ -92,6 +92,51 @@ def last_changes(
     return dates
 
 
+def changes_since(repo: GitRepo, start: str, wanted: Collection[tuple[str, str]],
+                  limit: int) -> dict[tuple[str, str], int]:
+    """For each (path, blob id) of `wanted`, how many commits on the first-parent
+    line back from commit `start` changed the path since it last held that blob (a
+    prefix of the id will do): the walk goes back until each path holds its blob
+    again, at most `limit` commits. A pair the walk did not settle (its blob not
+    met within `limit`, a root, a shallow boundary, a commit this clone lacks) is
+    left out: the count is unknown, never a guess. A commit costs one path lookup
+    in its parent's tree for each path still open (its own was looked up one
+    step before)."""
+    commit = resolve_commit(repo, start)
+    open_pairs = set(wanted)
+    counts = dict.fromkeys(open_pairs, 0)
+    found: dict[tuple[str, str], int] = {}
+    ids = _ids_at(commit, open_pairs) if commit is not None else {}
+    for _ in range(limit):
+        if commit is None or not open_pairs:
+            break
+        parent = _first_parent(repo, commit)
+        before = _ids_at(parent, open_pairs) if parent is not None else {}
+        for pair in sorted(open_pairs):
+            path, blob = pair
+            here = ids[path]
+            if here is not None and str(here).startswith(blob):
+                found[pair] = counts[pair]
+                open_pairs.discard(pair)
+            elif parent is not None and here != before[path]:
+                counts[pair] += 1
+        commit, ids = parent, before
+    return found
+
+
+def _ids_at(commit: pygit2.Commit, pairs: Iterable[tuple[str, str]]
+            ) -> dict[str, pygit2.Oid | None]:
+    tree = commit.tree  # read once: each `.tree` makes a new object
+    return {path: _id_at(tree, path) for path, _ in pairs}
+
+
+def _id_at(tree: pygit2.Tree, path: str) -> pygit2.Oid | None:
+    try:
+        return tree[path].id
+    except (KeyError, ValueError, pygit2.GitError):
+        return None
+
+
 def _change(commit: pygit2.Commit) -> Change:
     # raw: a name in another encoding, or not text at all, is still a name to show
     author = commit.author.raw_name.decode("utf-8", errors="replace")

@@ -137,6 +137,19 @@ def tree_file(commit: pygit2.Commit | None, path: str) -> tuple[str, int] | None
     return str(entry.id), int(entry.filemode)
 
 
+def regular_blob_at(repo: GitRepo, commit: str, path: str) -> str | None:
+    """The blob id of the regular file (executable or not) at `path` in commit
+    `commit`, or None: no such path, a folder, a symlink (never followed, nor is one
+    standing for a folder on the way), a submodule, or a tree this clone lacks."""
+    try:
+        entry = repo.repo[commit].peel(pygit2.Commit).tree[path]
+    except (KeyError, ValueError, pygit2.GitError):
+        return None
+    if entry.filemode not in REGULAR:
+        return None
+    return str(entry.id)
+
+
 def path_in_tree(commit: pygit2.Commit | None, path: str) -> bool:
     if commit is None:
         return False

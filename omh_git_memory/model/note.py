@@ -253,6 +253,14 @@ def with_field(note: Note, name: str, value: str) -> Note:
     return parse(text)
 
 
+def without_field(note: Note, name: str) -> Note:
+    """The same note without frontmatter field `name` (unchanged when absent)."""
+    fields = [(n, raw) for n, raw in note.fields if n != name]
+    if len(fields) == len(note.fields):
+        return note
+    return parse(_render_fields(fields) + note.body)
+
+
 def compose(
     fields: Sequence[tuple[str, str]],
     title: str,

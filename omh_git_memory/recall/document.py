@@ -38,6 +38,7 @@ class Doc(NamedTuple):
     location: str
     problem: str | None = None  # why the file is not a usable note
     trigger: str | None = None  # the note's invalidated_by
+    cites: str | None = None  # the files its Evidence cites, as written (expiry/citations.py)
 
     @property
     def derived(self) -> bool:
@@ -135,4 +136,5 @@ def indexed_part(text: str) -> str:
 def doc_for(note: Note, layer: Layer, source: str, location: str,
             terms: Mapping[str, int]) -> Doc:
     return Doc(layer.value, note.key.value, note.type, note.recorded.toordinal(), note.title,
-               note.links, source, sum(terms.values()), location, None, note.invalidated_by)
+               note.links, source, sum(terms.values()), location, None, note.invalidated_by,
+               note.field("cites") or None)

@@ -76,13 +76,16 @@ def section_label(section: Section) -> str:
 def render_tree(answer: Answer, stale: Mapping[tuple[str, str], str] | None = None,
                 also: str = "--also",
                 sections: Mapping[tuple[str, str], Section] | None = None,
-                changed: Mapping[tuple[str, str], tuple[str, str, int]] | None = None) -> str:
+                changed: Mapping[tuple[str, str], tuple[str, str, int]] | None = None,
+                cited: Mapping[tuple[str, str], str] | None = None) -> str:
     """Recall's answer as a tree. Every line that names a note carries its layer and date, and
     `· stale` when the note's trigger has fired (`stale`: (layer, key) → why), then
     what the note is (its title) and where to read it in full — for a stub result,
     the section of its document that matched (`sections`: (layer, key) → section),
     and for a team note or document the commit that last changed it (`changed`:
-    (layer, key) → (commit, author, day)).
+    (layer, key) → (commit, author, day)); for a result whose cited files changed
+    since it was written, which (`cited`: (layer, key) → `cites src/x.py, changed
+    since (3 commits)`).
     `also` is how the asker adds a phrasing (`--also` on the command line,
     `also_phrased_as` over MCP)."""
     fired = stale or {}
@@ -94,9 +97,11 @@ def render_tree(answer: Answer, stale: Mapping[tuple[str, str], str] | None = No
         # A path or heading comes from a tree: escaped, so it can forge no line.
         found = matched.get((doc.layer, doc.key)) if id(doc) in results else None
         change = commits.get((doc.layer, doc.key))
+        citation = (cited or {}).get((doc.layer, doc.key)) if id(doc) in results else None
         return printable(read_at(doc) + (f" {section_label(found)}" if found is not None
                                           else "") + (
-            f" · {changed_by(change, doc.recorded)}" if change else ""))
+            f" · {changed_by(change, doc.recorded)}" if change else "") + (
+            f" · {citation}" if citation else ""))
 
     blocks: list[list[tuple[str, Doc | None]]] = []
     for hit in answer.results:
@@ -121,6 +126,9 @@ def render_tree(answer: Answer, stale: Mapping[tuple[str, str], str] | None = No
     ]
     if any((d.layer, d.key) in fired for _, d in named):
         lines.append("stale: a note's invalidated_by has fired; `omh memory stale` says why")
+    if any((h.doc.layer, h.doc.key) in (cited or {}) for h in answer.results):
+        lines.append("cites: a file the note's Evidence names changed since it was written; "
+                     "read it again before relying on the note")
     if not answer.results:
         lines.append(f"no note matched well enough; try other words, or add {also} "
                      "with another phrasing")

@@ -149,8 +149,9 @@ def test_json_recall_has_the_documented_shape(repo_dir: Path) -> None:
     assert out["left_out"] == 0
     (result,) = [r for r in out["results"] if r["key"] == "a"]
     assert set(result) == {"key", "layer", "recorded", "title", "path", "score", "stale",
-                           "section", "changed", "neighbours", "more_neighbours"}
+                           "section", "changed", "citations", "neighbours", "more_neighbours"}
     assert result["section"] is None  # a written note, not a document's stub
+    assert result["citations"] == []  # its text names no file of the repository
     (neighbour,) = result["neighbours"]
     assert neighbour.pop("changed")["commit"] == result["changed"]["commit"]  # one commit
     assert neighbour == {"key": "b", "layer": "team", "recorded": "2026-11-01",

@@ -1,0 +1,193 @@
+"""Citations: the files a note's Evidence names, and whether they changed since.
+
+When a note is written, each file of the repository its Evidence names — a
+repository-relative path (`src/app.py`, `src/app.py:12`, `src/app.py#L3-L9`) or,
+in a code span, a symbol one file of HEAD defines (`` `parse_header` ``) — is
+recorded with its blob id at HEAD in the frontmatter field `cites`:
+
+    cites: src/app.py@e37a4e23…, src/util.py@69ebd7c4…
+
+Recall then compares each recorded blob id with the blob at the same path in the
+tree of the commit it answers from: a different blob, or no regular file there
+any more, is a change. This is a soft signal, unlike `invalidated_by` (one
+declared trigger whose firing makes the note stale): a note may cite several
+files, a citation never refuses a write, and a changed citation says only "look
+again", not "wrong". Deterministic and read from blob ids alone: no model, no
+diff.
+
+Only regular files of HEAD's tree count: a folder, a symlink (never followed), a
+submodule, a path with `..` or one starting with `/` is not recorded. At most
+MAX_CITES files are recorded, in the order the Evidence names them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Final, NamedTuple, Protocol
+
+from omh_git_memory.git.last_changed import changes_since
+from omh_git_memory.git.repository import GitRepo
+from omh_git_memory.git.trees import regular_blob_at
+from omh_git_memory.model.plural import count
+
+FIELD: Final = "cites"
+MAX_CITES: Final = 8  # files one note records: a page of prose names a few, not a tree
+# The commits a recall walks back, for all the changed citations of its results
+# together, to count how many of them changed each file since (docs/recall.md).
+MAX_WALK: Final = 200
+
+# A path as Evidence writes it: path characters, segments joined by `/`, not right
+# after another path character or `/` (so neither `/etc/x` nor the tail of
+# `a/../b` is a path of its own). A line after it (`:12`, `#L3-L9`) ends the match.
+_PATH: Final = re.compile(r"(?<![\w./+-])([\w.+-]+(?:/[\w.+-]+)*)")
+# A symbol in a code span: `name`, `name()`, `a.b`, `A::b` (the last part is looked for).
+_SYMBOL_SPAN: Final = re.compile(
+    r"`([A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*)(?:\(\))?`")
+_BLOB: Final = re.compile(r"[0-9a-f]{7,64}")
+
+
+class Citation(NamedTuple):
+    path: str
+    blob: str  # the blob id recorded when the note was written
+
+
+class Tree(Protocol):
+    """What finding citations asks of HEAD."""
+
+    def blob_at(self, path: str) -> str | None: ...  # a regular file's blob id, or None
+    def defined_in(self, symbols: Iterable[str]) -> dict[str, tuple[str, ...]]: ...
+
+
+def parse_cites(value: str | None) -> tuple[Citation, ...]:
+    """The citations a `cites` value holds; an entry that is not `<path>@<blob id>`
+    (a hand edit) is skipped: a soft signal never refuses a note."""
+    found: list[Citation] = []
+    for entry in (value or "").split(","):
+        path, sep, blob = entry.strip().rpartition("@")
+        if sep and _usable(path) and _BLOB.fullmatch(blob):
+            found.append(Citation(path, blob))
+    return tuple(found)
+
+
+def format_cites(cites: Iterable[Citation]) -> str:
+    """The field's value: `<path>@<blob id>` entries joined by `, `."""
+    return ", ".join(f"{c.path}@{c.blob}" for c in cites)
+
+
+def _usable(path: str) -> bool:
+    """A repository-relative path with `/` separators and no empty, `.` or `..`
+    segment (what `_PATH` finds may still hold those)."""
+    return bool(path) and not path.startswith("/") and "\\" not in path and all(
+        part not in ("", ".", "..") for part in path.split("/"))
+
+
+def named_paths(text: str) -> Iterator[str]:
+    """The path-like words of `text`, in order, a line number left off, a leading
+    `./` and a sentence's closing dots taken away."""
+    for match in _PATH.finditer(text):
+        path = match.group(1).rstrip(".")
+        while path.startswith("./"):
+            path = path[2:]
+        if _usable(path):
+            yield path
+
+
+def named_symbols(text: str) -> list[str]:
+    """The identifiers `text` puts in code spans, in order, each once."""
+    return list(dict.fromkeys(m.group(1) for m in _SYMBOL_SPAN.finditer(text)))
+
+
+def cites_field(evidence: str | None, tree: Tree) -> str | None:
+    """The `cites` value a note whose Evidence is `evidence` records, or None when
+    it names no file of HEAD."""
+    found = cite(evidence, tree) if evidence else ()
+    return format_cites(found) if found else None
+
+
+def cite(evidence: str, tree: Tree) -> tuple[Citation, ...]:
+    """The files of HEAD `evidence` names, each with its blob id, at most MAX_CITES:
+    paths first, in order, then the file that alone defines each symbol in a code
+    span (a symbol defined in several files, or none, names no file)."""
+    chosen: dict[str, str] = {}
+    for path in named_paths(evidence):
+        if len(chosen) >= MAX_CITES:
+            break
+        if path not in chosen and (blob := tree.blob_at(path)) is not None:
+            chosen[path] = blob
+    symbols = [s for s in named_symbols(evidence) if s not in chosen]
+    if symbols and len(chosen) < MAX_CITES:
+        defined = tree.defined_in(symbols)
+        for symbol in symbols:
+            files = defined.get(symbol, ())
+            if len(chosen) >= MAX_CITES:
+                break
+            if len(files) == 1 and files[0] not in chosen:
+                blob = tree.blob_at(files[0])
+                if blob is not None:
+                    chosen[files[0]] = blob
+    return tuple(Citation(p, b) for p, b in chosen.items())
+
+
+@dataclass(frozen=True)
+class Checked:
+    """One citation, compared with the commit recall answers from."""
+
+    path: str
+    recorded: str  # the blob id the note recorded
+    now: str | None  # the blob at the path now; None when no regular file is there
+    commits: int | None = None  # commits that changed it since, when the walk found out
+
+    @property
+    def changed(self) -> bool:
+        return self.now is None or not self.now.startswith(self.recorded)
+
+    def describe(self) -> str:
+        """`src/x.py` when unchanged; `src/x.py, changed since (3 commits)`;
+        `src/x.py, gone since (1 commit)`; without the count when the walk could not
+        tell it."""
+        if not self.changed:
+            return self.path
+        what = f"{self.path}, {'gone' if self.now is None else 'changed'} since"
+        if self.commits is None:
+            return what
+        return f"{what} ({count(self.commits, 'commit')})"
+
+    def as_json(self) -> dict[str, object]:
+        return {"path": self.path, "recorded": self.recorded, "changed": self.changed,
+                "commits_since": self.commits if self.changed else 0}
+
+
+Where = tuple[str, str]  # a note's (layer, key)
+
+
+def check(repo: GitRepo, commit: str | None,
+          cited: Mapping[Where, str | None]) -> dict[Where, tuple[Checked, ...]]:
+    """For each note of `cited` ((layer, key) → its `cites` value) that records any,
+    its citations compared with commit `commit` (the one recall answered from): one
+    path lookup each, and one walk of at most MAX_WALK commits for all the changed
+    ones together, counting the commits that changed each since it held the blob
+    recorded (unknown past the walk, or when it never held it on the line walked)."""
+    parsed = {where: found for where, value in cited.items() if (found := parse_cites(value))}
+    if commit is None or not parsed:
+        return {}
+    now = {c.path: regular_blob_at(repo, commit, c.path)
+           for found in parsed.values() for c in found}
+    moved = {(c.path, c.blob) for found in parsed.values() for c in found
+             if not str(now[c.path]).startswith(c.blob)}
+    counts = changes_since(repo, commit, moved, MAX_WALK) if moved else {}
+    return {where: tuple(Checked(c.path, c.blob, now[c.path], counts.get((c.path, c.blob)))
+                         for c in found)
+            for where, found in parsed.items()}
+
+
+def line(checked: Iterable[Checked]) -> str | None:
+    """`cites src/x.py, changed since (3 commits); src/y.py, gone since` when any cited
+    file changed (only those are named), else None: an unchanged citation says
+    nothing."""
+    every = list(checked)
+    changed = [c for c in every if c.changed]
+    if not changed:
+        return None
+    return "cites " + "; ".join(c.describe() for c in changed)

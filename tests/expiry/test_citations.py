@@ -1,0 +1,202 @@
+"""Citations: the files a note's Evidence names are recorded with
+their blob ids at HEAD when the note is written (`cites`), and recall marks a result
+whose cited files changed since — from blob ids alone, never a refusal."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from omh_git_memory.actions.workspace import open_workspace
+from omh_git_memory.expiry import citations
+from omh_git_memory.expiry.citations import Citation, cite, format_cites, parse_cites
+from omh_git_memory.git.last_changed import changes_since
+from omh_git_memory.model.note import parse, render
+from tests.helpers import commit_files, git, local_store, make_repo, omh
+
+SOURCES = {
+    "src/app.py": "def parse_header(x):\n    return x\n",
+    "src/util.py": "def helper():\n    return 1\n",
+    "src/twice_a.py": "def shared():\n    pass\n",
+    "src/twice_b.py": "def shared():\n    pass\n",
+    "README.md": "# App\n",
+}
+KEY = "surprise/header-parsing-drops-tabs"
+QUESTION = "why does header parsing drop tabs"
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    path = tmp_path / "app"
+    make_repo(path, SOURCES)
+    os.symlink("src", path / "lnk")  # a folder's symlink
+    os.symlink("../outside.py", path / "out.py")  # a file's symlink, out of the repository
+    (path / "outside.py").parent.mkdir(exist_ok=True)
+    git(path, "add", "-A")
+    git(path, "commit", "-qm", "links")
+    assert omh(path, "init").code == 0
+    return path
+
+
+def _remember(repo: Path, evidence: str, *extra: str) -> str:
+    run = omh(repo, "memory", "remember", "--expected", "tabs are kept",
+              "--observed", "Header parsing drops tabs.", "--evidence", evidence,
+              "--answers", "why does header parsing drop tabs?", *extra)
+    assert run.code == 0, run.err
+    return (local_store(repo) / f"{KEY}.md").read_text(encoding="utf-8")
+
+
+def _cites(text: str) -> tuple[Citation, ...]:
+    return parse_cites(parse(text).field("cites"))
+
+
+def _blob(repo: Path, path: str) -> str:
+    return git(repo, "rev-parse", f"HEAD:{path}").strip()
+
+
+def _result(repo: Path, key: str = KEY) -> dict[str, Any]:
+    run = omh(repo, "memory", "recall", QUESTION, "--json")
+    assert run.code == 0, run.err
+    return next(r for r in run.json()["results"] if r["key"] == key)
+
+
+def _line(repo: Path, key: str = KEY) -> str:
+    run = omh(repo, "memory", "recall", QUESTION)
+    assert run.code == 0, run.err
+    return next(ln for ln in run.out.splitlines() if ln.startswith(key))
+
+
+# --- what is recorded ------------------------------------------------------------------
+
+
+def test_remember_records_each_cited_files_blob_at_head(repo: Path) -> None:
+    text = _remember(repo, "src/app.py:2 strips them; see ./src/util.py#L1-L2.")
+    assert _cites(text) == (Citation("src/app.py", _blob(repo, "src/app.py")),
+                            Citation("src/util.py", _blob(repo, "src/util.py")))
+    assert (f"cites: src/app.py@{_blob(repo, 'src/app.py')}, "
+            f"src/util.py@{_blob(repo, 'src/util.py')}\n---\n") in text
+
+
+def test_the_note_with_citations_reads_back_to_the_same_bytes(repo: Path) -> None:
+    text = _remember(repo, "src/app.py:2")
+    assert render(parse(text)) == text
+
+
+@pytest.mark.parametrize("evidence", [
+    "lnk/app.py",  # through a folder's symlink: never followed
+    "out.py",  # a symlink itself
+    "src",  # a folder
+    "../app/src/app.py",  # outside the repository, or back into it through `..`
+    "/etc/passwd",
+    "src/missing.py",  # not in HEAD
+])
+def test_a_path_that_is_no_regular_file_of_head_is_not_recorded(repo: Path,
+                                                                 evidence: str) -> None:
+    text = _remember(repo, f"see {evidence}")
+    assert parse(text).field("cites") is None, text
+
+
+def test_a_symbol_one_file_defines_cites_that_file_and_one_of_two_none(repo: Path) -> None:
+    text = _remember(repo, "`parse_header()` and `shared` both")
+    assert _cites(text) == (Citation("src/app.py", _blob(repo, "src/app.py")),)
+
+
+def test_at_most_max_cites_files_are_recorded(tmp_path: Path) -> None:
+    files = {f"f{i}.txt": f"{i}\n" for i in range(citations.MAX_CITES + 3)}
+    make_repo(tmp_path / "r", files)
+    ws = open_workspace(tmp_path / "r")
+    found = cite(" ".join(files), ws.facts())
+    assert [c.path for c in found] == list(files)[:citations.MAX_CITES]
+
+
+def test_a_hand_written_entry_that_is_no_citation_is_skipped() -> None:
+    value = "src/a.py@abc1234, nonsense, ../x.py@abc1234, b.py@XYZ, c d.py@0123456"
+    assert parse_cites(value) == (Citation("src/a.py", "abc1234"), Citation("c d.py", "0123456"))
+    assert format_cites(parse_cites(value)) == "src/a.py@abc1234, c d.py@0123456"
+
+
+def test_a_note_citing_nothing_has_no_field(repo: Path) -> None:
+    assert parse(_remember(repo, "EBUSY from the mount syscall")).field("cites") is None
+
+
+def test_update_of_evidence_records_what_the_new_evidence_cites(repo: Path) -> None:
+    _remember(repo, "src/app.py")
+    assert omh(repo, "memory", "update", KEY, "--evidence", "src/util.py").code == 0
+    text = (local_store(repo) / f"{KEY}.md").read_text()
+    assert _cites(text) == (Citation("src/util.py", _blob(repo, "src/util.py")),)
+    assert omh(repo, "memory", "update", KEY, "--evidence", "nothing cited").code == 0
+    text = (local_store(repo) / f"{KEY}.md").read_text()
+    assert "cites" not in text and render(parse(text)) == text
+
+
+# --- what recall says ------------------------------------------------------------------
+
+
+def test_an_unchanged_cited_file_is_not_marked(repo: Path) -> None:
+    _remember(repo, "src/app.py:2")
+    commit_files(repo, {"src/util.py": "def helper():\n    return 2\n"})  # another file
+    assert "cites" not in _line(repo)
+    assert _result(repo)["citations"] == [
+        {"path": "src/app.py", "recorded": _blob(repo, "src/app.py"), "changed": False,
+         "commits_since": 0}]
+
+
+def test_a_changed_cited_file_is_marked_with_the_commits_since(repo: Path) -> None:
+    _remember(repo, "src/app.py:2 and src/util.py")
+    recorded = _blob(repo, "src/app.py")
+    commit_files(repo, {"src/app.py": "def parse_header(x):\n    return x.strip()\n"})
+    commit_files(repo, {"README.md": "# App, again\n"})
+    commit_files(repo, {"src/app.py": "def parse_header(x):\n    return x.lstrip()\n"})
+    assert _line(repo).endswith(" · cites src/app.py, changed since (2 commits)")
+    assert _result(repo)["citations"][0] == {"path": "src/app.py", "recorded": recorded,
+                                             "changed": True, "commits_since": 2}
+    out = omh(repo, "memory", "recall", QUESTION).out
+    assert "cites: a file the note's Evidence names changed since it was written" in out
+
+
+def test_a_deleted_cited_file_is_marked_gone(repo: Path) -> None:
+    _remember(repo, "src/util.py")
+    commit_files(repo, {"src/util.py": None})
+    assert _line(repo).endswith(" · cites src/util.py, gone since (1 commit)")
+    (only,) = _result(repo)["citations"]
+    assert only["changed"] is True and only["commits_since"] == 1
+
+
+def test_a_file_replaced_by_a_symlink_is_marked(repo: Path) -> None:
+    _remember(repo, "src/util.py")
+    (repo / "src/util.py").unlink()
+    os.symlink("app.py", repo / "src/util.py")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "util is a link now")
+    assert "cites src/util.py, gone since" in _line(repo)
+
+
+def test_promote_keeps_the_citations_and_recall_marks_the_team_note(repo: Path) -> None:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "omh init")
+    local = _remember(repo, "src/app.py:2")
+    assert omh(repo, "memory", "promote", KEY).code == 0
+    team = git(repo, "show", f"HEAD:.omh/notes/{KEY}.md")
+    assert team == local
+    commit_files(repo, {"src/app.py": "def parse_header(x):\n    return x.strip()\n"})
+    result = _result(repo)
+    assert result["layer"] == "team" and result["citations"][0]["changed"] is True
+    assert _line(repo).endswith(" · cites src/app.py, changed since (1 commit)")
+
+
+# --- the walk that counts the commits since is bounded ---------------------------------
+
+
+def test_the_count_is_unknown_past_the_walks_limit(repo: Path) -> None:
+    recorded = _blob(repo, "src/app.py")
+    for n in range(3):
+        commit_files(repo, {"src/app.py": f"def parse_header(x):\n    return {n}\n"})
+    ws = open_workspace(repo)
+    head = git(repo, "rev-parse", "HEAD").strip()
+    wanted = {("src/app.py", recorded)}
+    assert changes_since(ws.repo, head, wanted, limit=10) == {("src/app.py", recorded): 3}
+    assert changes_since(ws.repo, head, wanted, limit=3) == {}  # the blob not met: unknown
+    assert changes_since(ws.repo, head, {("src/app.py", "0" * 40)}, limit=100) == {}
