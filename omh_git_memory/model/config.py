@@ -135,7 +135,8 @@ def parse_config(raw: bytes, where: str, path: Path | None = None) -> Config:
     """The settings `raw` (a memory.toml's bytes) gives; `where` names the file in a
     refusal: the checkout's file, or one as a commit holds it (`--ref`), for which
     `path` is None."""
-    advice = "fix it or delete it" if path is not None else "as committed there"
+    advice = ("fix it or delete it" if path is not None
+              else "that commit holds it so, and a clone checked out there refuses it too")
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
