@@ -92,7 +92,7 @@ def test_past_a_shallow_clones_history_the_refusal_says_to_fetch(tmp_path: Path)
     git(tmp_path, "clone", "-q", "--depth", "2", f"file://{src}", "shallow")
     shallow = open_repo(tmp_path / "shallow")
     assert commit_at(shallow, "HEAD~1")  # the boundary itself is there
-    with pytest.raises(NoSuchCommit, match="this clone is shallow.*git fetch --deepen"):
+    with pytest.raises(NoSuchCommit, match=r"this clone is shallow.*git fetch --deepen"):
         commit_at(shallow, "HEAD~2")
     with pytest.raises(NoSuchCommit) as full:
         commit_at(open_repo(src), "HEAD~9")
