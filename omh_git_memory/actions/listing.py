@@ -29,7 +29,7 @@ def list_notes(ws: Workspace, progress: Progress | None = None, *,
     from omh_git_memory.recall.note_path import json_path
     from omh_git_memory.recall.render import date_of
 
-    local = ws.local.scan()
+    local = ws.local_entries()  # none when pinned to a commit (`--ref`)
     searcher = ws.searcher(progress=progress, local=local)
     inbound = searcher.inbound()
     rows: list[dict[str, Any]] = []

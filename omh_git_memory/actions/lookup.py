@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from omh_git_memory.model.errors import NoteNotFound
+from omh_git_memory.model.keys import printable
 from omh_git_memory.model.layers import Layer
 
 if TYPE_CHECKING:
@@ -66,6 +67,14 @@ def shown_notes(ws: Workspace, key: str, layer: Layer | None) -> list[Shown]:
     from omh_git_memory.recall.reread import derived_note
 
     graph = ws.graph()
+    if ws.pinned is not None:
+        at = f"at {printable(ws.pinned.rev)} ({ws.pinned.commit[:12]})"
+        if layer is Layer.LOCAL:
+            raise NoteNotFound(f"--layer local names no note {at}: a commit holds team "
+                               "notes and stubs only; leave --ref out to read local notes")
+        if not graph.claimants(Layer.TEAM, key) and key not in graph.derived:
+            raise NoteNotFound(f"no team note or stub {key} {at} (local notes are not "
+                               f"read there){_did_you_mean(graph, key)}")
     shown: list[Shown] = []
     if layer in (None, Layer.TEAM) and key in graph.derived:
         for _, doc in ws.snapshot().live():

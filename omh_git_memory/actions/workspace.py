@@ -6,15 +6,20 @@ import dataclasses
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from omh_git_memory.git.history import commit_at, head_id
 from omh_git_memory.git.repository import GitRepo, open_repo
-from omh_git_memory.model.config import Config, load_config
+from omh_git_memory.git.trees import blob_in_tree
+from omh_git_memory.model.config import Config, load_config, parse_config
+from omh_git_memory.model.keys import DEFAULT_KEY_TEMPLATES
 from omh_git_memory.recall.build import Progress, cached_snapshot, snapshot_for
 from omh_git_memory.recall.cache_files import collector_paused
 from omh_git_memory.recall.local_notes import NoteCache, local_docs, notes_cache
 from omh_git_memory.recall.snapshot import Snapshot
+from omh_git_memory.recall.sources import CONFIG_PATH
 from omh_git_memory.stores.adopt import check_owner
 from omh_git_memory.stores.graph import Graph
 from omh_git_memory.stores.left_behind import (
@@ -35,6 +40,25 @@ from omh_git_memory.stores.store import LocalStore
 from omh_git_memory.stores.team import scan_team, scan_worktree_team
 
 
+class Settings(StrEnum):
+    """Which settings a pinned workspace reads (`Pinned.settings`)."""
+
+    CHECKOUT = "checkout"  # HEAD's commit: this checkout's .omh/memory.toml, as recall
+    COMMITTED = "committed"  # the .omh/memory.toml the commit holds
+    DEFAULTS = "defaults"  # the commit holds none: omh's defaults, as its clone would
+
+
+@dataclass(frozen=True)
+class Pinned:
+    """A past commit read instead of HEAD (`--ref REV`): its team layer only, as a
+    clone checked out there would see it, under that commit's own settings."""
+
+    rev: str  # as asked
+    commit: str  # the full commit id it named when asked
+    settings: Settings
+    config: Config
+
+
 @dataclass(frozen=True)
 class Workspace:
     repo: GitRepo
@@ -42,6 +66,39 @@ class Workspace:
     local: LocalStore
     mounted: bool = False  # the local store is named by OMH_LOCAL_STORE, not by the path
     notes: NoteCache | None = None  # the local notes as parsed before
+    pinned: Pinned | None = None  # set: the team layer of that commit, and no local layer
+
+    def at(self, rev: str) -> Workspace:
+        """This workspace read at the commit `rev` names (`--ref`): the team notes and
+        stubs of that commit, as a clone checked out there sees them, and no local
+        note. Its settings are the commit's `.omh/memory.toml` (omh's defaults when it
+        holds none) — this checkout's own at HEAD's commit, so that `--ref HEAD`
+        answers as recall does, less the local notes, from the same index.
+        NoSuchCommit when `rev` names no commit; ConfigError when the commit's
+        settings cannot be read."""
+        commit = commit_at(self.repo, rev)
+        sha = str(commit.id)
+        if sha == head_id(self.repo):
+            settings, config = Settings.CHECKOUT, self.config()
+        else:
+            raw = blob_in_tree(commit, CONFIG_PATH)
+            if raw is None:
+                settings, config = Settings.DEFAULTS, Config(keys=DEFAULT_KEY_TEMPLATES,
+                                                             path=None)
+            else:
+                settings = Settings.COMMITTED
+                config = parse_config(raw, f"{CONFIG_PATH} at {sha[:12]}")
+        return dataclasses.replace(self, pinned=Pinned(rev, sha, settings, config))
+
+    def _rev(self, rev: str | None) -> str:
+        """The commit a method reads: the one asked, else the pinned one, else HEAD."""
+        if rev is not None:
+            return rev
+        return self.pinned.commit if self.pinned is not None else "HEAD"
+
+    def local_entries(self) -> list[StoredNote]:
+        """The local store's files, or none when pinned to a commit (`--ref`)."""
+        return [] if self.pinned is not None else self.local.scan()
 
     def left_behind(self, every: bool = False) -> list[LeftBehind]:
         """Stores this clone may have left behind by moving, while its own store holds
@@ -53,13 +110,16 @@ class Workspace:
         return find_left_behind(self.repo, self.local.root, every)
 
     def config(self) -> Config:
-        return load_config(self.checkout)
+        return self.pinned.config if self.pinned is not None else load_config(self.checkout)
 
-    def graph(self, rev: str = "HEAD", local: bool = True) -> Graph:
-        """Every note: the team layer at `rev` (written and derived) and, unless
-        `local` is False, the local one."""
-        team = scan_team(self.repo, rev)
-        local_notes = self.local.scan() if local else []
+    def graph(self, rev: str | None = None, local: bool = True) -> Graph:
+        """Every note: the team layer at `rev` (written and derived; by default HEAD,
+        or the pinned commit) and, unless `local` is False or the workspace is
+        pinned, the local one."""
+        rev = self._rev(rev)
+        pinned = self.pinned is not None and rev == self.pinned.commit
+        team = scan_team(self.repo, rev, rev[:12] if pinned else None)
+        local_notes = self.local_entries() if local else []
         snap = self.snapshot(rev)
         return Graph.of(team, local_notes, derived=_derived(snap), clashes=snap.clashes,
                         shadows=_shadows(snap))
@@ -71,22 +131,23 @@ class Workspace:
         return Graph.of(team, derived=_derived(snap), clashes=snap.clashes,
                         shadows=_shadows(snap))
 
-    def snapshot(self, rev: str = "HEAD", progress: Progress | None = None,
+    def snapshot(self, rev: str | None = None, progress: Progress | None = None,
                  rebuild: bool = False) -> Snapshot:
-        return snapshot_for(self.repo, self.config(), rev, progress, rebuild)
+        return snapshot_for(self.repo, self.config(), self._rev(rev), progress, rebuild)
 
-    def derived_keys(self, rev: str = "HEAD") -> set[str]:
+    def derived_keys(self, rev: str | None = None) -> set[str]:
         return _derived(self.snapshot(rev))
 
-    def facts(self, rev: str = "HEAD") -> TreeFacts:
+    def facts(self, rev: str | None = None) -> TreeFacts:
         """What triggers are evaluated against (one tree walk, made on first use)."""
-        return TreeFacts(self.repo, self.config(), rev)
+        return TreeFacts(self.repo, self.config(), self._rev(rev))
 
     def searcher(self, progress: Progress | None = None,
                  local: list[StoredNote] | None = None) -> Searcher:
         """Recall's view: the team layer at HEAD and the local layer as it is now
-        (`local`: the local store's files, when the caller has read them already)."""
-        entries = self.local.scan() if local is None else local
+        (`local`: the local store's files, when the caller has read them already);
+        pinned, the team layer of that commit alone."""
+        entries = self.local_entries() if local is None else local
         snapshot, docs = self.snapshot(progress=progress), local_docs(entries, self.notes)
         with collector_paused():  # its tables: as many objects as documents, no cycle
             return Searcher(snapshot, docs)
@@ -99,10 +160,10 @@ class Workspace:
     def cached_searcher(self) -> Searcher | None:
         """`searcher()` when the team index of HEAD is in the cache, else None (a
         caller that must answer at once builds it elsewhere)."""
-        snapshot = cached_snapshot(self.repo, self.config())
+        snapshot = cached_snapshot(self.repo, self.config(), self._rev(None))
         if snapshot is None:
             return None
-        docs = local_docs(self.local.scan(), self.notes)
+        docs = local_docs(self.local_entries(), self.notes)
         with collector_paused():
             return Searcher(snapshot, docs)
 

@@ -8,8 +8,17 @@ from typing import Annotated
 import typer
 
 from omh_git_memory.cli.adopt import warn_left_behind
-from omh_git_memory.cli.options import JsonFlag, LayerChoice
-from omh_git_memory.cli.output import emit_json, here, progress_bar, say, usage_error
+from omh_git_memory.cli.options import JsonFlag, LayerChoice, RefOption
+from omh_git_memory.cli.output import (
+    emit_json,
+    here,
+    pinned_json,
+    pinned_line,
+    progress_bar,
+    say,
+    usage_error,
+)
+from omh_git_memory.model.keys import printable
 from omh_git_memory.model.plural import count as _count
 
 ListLayer = Annotated[LayerChoice | None, typer.Option(
@@ -25,6 +34,7 @@ def list_notes(
     layer: ListLayer = None,
     types: ListTypes = None,
     every: ListAll = False,
+    ref: RefOption = None,
 ) -> None:
     """List the notes by layer, with how many notes link to each: the notes people
     and agents wrote, then how many stubs omh derives (--all or --type stub lists
@@ -37,25 +47,33 @@ def list_notes(
     if unknown:
         raise usage_error(f"--type {unknown[0]!r} is no type of note; the types are "
                           f"{', '.join(NOTE_TYPES)}")
-    ws = here()
-    warn_left_behind(ws)
+    ws = here(ref)
+    if ws.pinned is None:  # a past commit's listing holds no local note to adopt
+        warn_left_behind(ws)
     found = listed(ws, progress=progress_bar(), layer=layer.value if layer else None,
                    types=types or ())
     rows, counts = found.rows, found.counts
     if as_json:
         emit_json({"notes": rows, "unreadable": found.unreadable,
-                   "local_store": str(ws.local.root), "head": found.head, "counts": counts})
+                   "local_store": str(ws.local.root), "head": found.head, "counts": counts,
+                   **({"ref": pinned_json(ws.pinned)} if ws.pinned is not None else {})})
         return
+    if ws.pinned is not None:
+        say(pinned_line(ws.pinned))
     for shown in Layer:
         if layer is not None and shown.value != layer.value:
             continue
         mine = [r for r in rows if r["layer"] == shown.value]
         hidden = [] if every or types else [r for r in mine if r["derived"]]
         mine = [r for r in mine if every or types or not r["derived"]]
+        if shown is Layer.LOCAL and ws.pinned is not None:
+            say(f"{shown} · left out (--ref reads the team layer of a commit)")
+            continue
         if shown is Layer.LOCAL:
             say(f"{shown} · {_count(counts['local']['notes'], 'note')} in {ws.local.root}")
         else:
-            say(f"{shown} · {_team_census(counts['team'])} at HEAD "
+            at = "HEAD" if ws.pinned is None else printable(ws.pinned.rev)
+            say(f"{shown} · {_team_census(counts['team'])} at {at} "
                 + (found.head[:12] if found.head else "(no commit yet)"))
         width = max((len(str(r["key"])) for r in mine), default=0)
         for r in mine:

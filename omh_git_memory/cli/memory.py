@@ -9,7 +9,7 @@ import typer
 
 from omh_git_memory.cli import agents_md, change, checks, listing, notes, promote, recall
 from omh_git_memory.cli import remember as remembering
-from omh_git_memory.cli.options import JsonFlag
+from omh_git_memory.cli.options import JsonFlag, RefOption
 from omh_git_memory.cli.output import usage_error
 from omh_git_memory.cli.review import review as review_notes
 
@@ -23,12 +23,16 @@ app = typer.Typer(
 @app.callback()
 def memory(ctx: typer.Context, as_json: JsonFlag = False,
            layer: listing.ListLayer = None, types: listing.ListTypes = None,
-           every: listing.ListAll = False) -> None:
+           every: listing.ListAll = False, ref: RefOption = None) -> None:
     """With no command: list the notes by layer, with how many notes link to each (the
     options of `omh memory list`)."""
     if ctx.invoked_subcommand is None:
-        listing.list_notes(as_json, layer, types, every)
+        listing.list_notes(as_json, layer, types, every, ref)
         return
+    if ref is not None:
+        raise usage_error("--ref before a command is `omh memory`'s own (what it lists); "
+                          f"give it after the command: `omh memory {ctx.invoked_subcommand} "
+                          "--ref REV`")
     if layer is not None or types or every:
         raise usage_error("--layer, --type and --all choose what `omh memory` lists; give "
                           "them without a command (`omh memory --all`) or to `omh memory "

@@ -7,8 +7,14 @@ from typing import Annotated
 
 import typer
 
-from omh_git_memory.cli.options import JsonFlag, LayerChoice, LayerOption, chosen_layer
-from omh_git_memory.cli.output import emit_json, here, say
+from omh_git_memory.cli.options import (
+    JsonFlag,
+    LayerChoice,
+    LayerOption,
+    RefOption,
+    chosen_layer,
+)
+from omh_git_memory.cli.output import emit_json, here, pinned_json, pinned_line, say
 from omh_git_memory.model.plural import agree
 from omh_git_memory.model.plural import count as _count
 
@@ -18,17 +24,22 @@ def show(
     layer: Annotated[
         LayerChoice | None, typer.Option("--layer", help="Only this layer (default: both).")
     ] = None,
+    ref: RefOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Print a note as it is stored, after a line with its layer, date and file (both
     layers' notes when both hold the key)."""
     from omh_git_memory.actions.lookup import shown_notes
 
-    shown = shown_notes(here(), key, chosen_layer(layer))
+    ws = here(ref)
+    shown = shown_notes(ws, key, chosen_layer(layer))
     if as_json:
         emit_json({"notes": [{"key": key, "layer": n.layer, "recorded": n.recorded,
-                              "path": n.path, "text": n.text} for n in shown]})
+                              "path": n.path, "text": n.text} for n in shown],
+                   **({"ref": pinned_json(ws.pinned)} if ws.pinned is not None else {})})
         return
+    if ws.pinned is not None:
+        say(pinned_line(ws.pinned))
     for index, n in enumerate(shown):
         if index:
             typer.echo("")

@@ -12,6 +12,12 @@ if TYPE_CHECKING:
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
 
+# `recall`, `show` and the listing, as of a past commit (docs/recall.md#as-of-a-commit---ref).
+RefOption = Annotated[str | None, typer.Option(
+    "--ref", metavar="REV",
+    help="Answer as of this commit (a branch, tag, commit id, HEAD~3): its team notes "
+    "and stubs, as a clone checked out there sees them; local notes are left out.")]
+
 
 class LayerChoice(StrEnum):
     team = "team"

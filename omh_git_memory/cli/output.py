@@ -12,13 +12,35 @@ from typing import TYPE_CHECKING
 import typer
 
 if TYPE_CHECKING:
-    from omh_git_memory.actions.workspace import Workspace
+    from omh_git_memory.actions.workspace import Pinned, Workspace
 
 
-def here() -> Workspace:
+def here(ref: str | None = None) -> Workspace:
+    """The workspace of the current folder; with `ref` (`--ref REV`), read at that
+    commit (NoSuchCommit when it names none)."""
     from omh_git_memory.actions.workspace import open_workspace
 
-    return open_workspace(Path.cwd())
+    ws = open_workspace(Path.cwd())
+    return ws if ref is None else ws.at(ref)
+
+
+def pinned_line(pinned: Pinned) -> str:
+    """The line an answer read at a commit (`--ref`) starts with: which commit, and
+    that the local notes are left out."""
+    from omh_git_memory.actions.workspace import Settings
+    from omh_git_memory.model.keys import printable
+
+    line = (f"at {printable(pinned.rev)} ({pinned.commit[:12]}): the team notes and stubs "
+            "of that commit; local notes are left out")
+    if pinned.settings is Settings.DEFAULTS:
+        line += " (it holds no .omh/memory.toml: omh's default settings)"
+    return line
+
+
+def pinned_json(pinned: Pinned) -> dict[str, object]:
+    """`"ref"` in the `--json` of an answer read at a commit (`--ref`)."""
+    return {"rev": pinned.rev, "commit": pinned.commit, "local": "excluded",
+            "settings": pinned.settings.value}
 
 
 def progress_bar() -> Callable[[int, int], None]:

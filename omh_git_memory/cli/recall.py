@@ -9,8 +9,16 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from omh_git_memory.cli.adopt import warn_left_behind
-from omh_git_memory.cli.options import JsonFlag
-from omh_git_memory.cli.output import emit_json, here, progress_bar, say_lines
+from omh_git_memory.cli.options import JsonFlag, RefOption
+from omh_git_memory.cli.output import (
+    emit_json,
+    here,
+    pinned_json,
+    pinned_line,
+    progress_bar,
+    say,
+    say_lines,
+)
 from omh_git_memory.model.plural import count as _count
 
 if TYPE_CHECKING:
@@ -31,6 +39,7 @@ def recall(
         typer.Option("--semantic/--no-semantic",
                      help="Fuse in semantic similarity (default: [recall] semantic)."),
     ] = None,
+    ref: RefOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """The notes that best answer a question, each with the notes linked to it."""
@@ -39,8 +48,9 @@ def recall(
     from omh_git_memory.recall.render import date_of, render_tree
 
     asked = Question(question, also or [])  # refused when empty, as the MCP recall is
-    ws = here()
-    warn_left_behind(ws)
+    ws = here(ref)
+    if ws.pinned is None:  # a past commit's answer holds no local note to adopt
+        warn_left_behind(ws)
     answered = ask(ws, asked, progress=progress_bar(), semantic=_semantic_for(ws, semantic))
     answer, fired = answered.answer, answered.stale
     if as_json:
@@ -72,9 +82,12 @@ def recall(
                     for h in answer.results
                 ],
                 "left_out": answer.left_out,
+                **({"ref": pinned_json(ws.pinned)} if ws.pinned is not None else {}),
             }
         )
         return
+    if ws.pinned is not None:
+        say(pinned_line(ws.pinned))
     say_lines(render_tree(answer, fired, sections=answered.sections, changed=answered.changed,
                           cited=answered.cited()))
 

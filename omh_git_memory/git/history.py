@@ -5,11 +5,13 @@ shallow clone may not be able to tell)."""
 from __future__ import annotations
 
 import datetime as dt
+import os
 
 import pygit2
 
 from omh_git_memory.git.repository import GitRepo
-from omh_git_memory.model.errors import GitFailure
+from omh_git_memory.model.errors import GitFailure, NoSuchCommit
+from omh_git_memory.model.keys import printable
 
 
 def resolve_commit(repo: GitRepo, rev: str) -> pygit2.Commit | None:
@@ -22,6 +24,42 @@ def resolve_commit(repo: GitRepo, rev: str) -> pygit2.Commit | None:
     except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
         raise GitFailure(f"{rev!r} names no commit in {repo.common_dir}") from None
     return commit
+
+
+def commit_at(repo: GitRepo, rev: str) -> pygit2.Commit:
+    """The commit `rev` names (a branch, a tag, a commit id, `HEAD~3`: anything git
+    accepts, tags peeled), for a command asked about a past commit. NoSuchCommit,
+    naming what was asked, for a revision naming nothing here, a tree or a blob, an
+    unborn HEAD, or a commit beyond a shallow clone's history."""
+    shown = f"'{printable(rev)}'"
+    if not rev.strip():
+        raise NoSuchCommit("the revision is empty; name a commit: a branch, a tag, a "
+                           "commit id, HEAD~3")
+    if "\0" in rev:  # libgit2 would read only up to it: `HEAD\0junk` is not HEAD
+        raise NoSuchCommit(f"revision {shown} holds a NUL byte; no revision does")
+    if rev in ("HEAD", "@") and repo.repo.head_is_unborn:
+        raise NoSuchCommit("HEAD names no commit yet (this branch has none); commit "
+                           "first, or name another commit")
+    try:
+        # As bytes: a branch name that is not UTF-8 came in as surrogates (os.fsdecode).
+        found = repo.repo.revparse_single(os.fsencode(rev))  # type: ignore[arg-type]
+    except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+        raise NoSuchCommit(f"revision {shown} names no commit in {repo.common_dir}"
+                           f"{_beyond_shallow(repo)}") from None
+    try:
+        return found.peel(pygit2.Commit)
+    except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+        raise NoSuchCommit(f"revision {shown} names a {found.type_str}, not a commit; name a "
+                           "commit: a branch, a tag, a commit id") from None
+
+
+def _beyond_shallow(repo: GitRepo) -> str:
+    """What to add when a revision is not found in a shallow clone: it may lie past
+    the history this clone fetched."""
+    if not _shallow_boundary(repo):
+        return ""
+    return ("; this clone is shallow and its history stops early, so the commit may "
+            "be beyond it: `git fetch --deepen=N` or `git fetch --unshallow` fetches more")
 
 
 def head_id(repo: GitRepo) -> str | None:

@@ -128,34 +128,43 @@ def load_config(checkout: Path) -> Config:
     path = omh_dir / CONFIG_NAME
     if not path.exists():
         return Config(keys=DEFAULT_KEY_TEMPLATES, path=None)
+    return parse_config(_read_regular(path), str(path), path)
+
+
+def parse_config(raw: bytes, where: str, path: Path | None = None) -> Config:
+    """The settings `raw` (a memory.toml's bytes) gives; `where` names the file in a
+    refusal: the checkout's file, or one as a commit holds it (`--ref`), for which
+    `path` is None."""
+    advice = ("fix it or delete it" if path is not None
+              else "that commit holds it so, and a clone checked out there refuses it too")
     try:
-        data = tomllib.loads(_read_regular(path).decode("utf-8"))
+        data = tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
-        raise ConfigError(f"{path} is not valid TOML: {err}; fix it or delete it") from None
+        raise ConfigError(f"{where} is not valid TOML: {err}; {advice}") from None
     table = data.get("keys", {})
     if not isinstance(table, dict) or not all(isinstance(v, str) for v in table.values()):
-        raise ConfigError(f"{path}: [keys] must map note types to template strings")
+        raise ConfigError(f"{where}: [keys] must map note types to template strings")
     stubs = data.get("stubs", {})
     exclude = stubs.get("exclude", []) if isinstance(stubs, dict) else None
     if not isinstance(exclude, list) or not all(isinstance(g, str) for g in exclude):
-        raise ConfigError(f"{path}: [stubs] exclude must be a list of glob strings")
+        raise ConfigError(f"{where}: [stubs] exclude must be a list of glob strings")
     stale = data.get("stale", {})
     if not isinstance(stale, dict):
-        raise ConfigError(f"{path}: [stale] must be a table")
+        raise ConfigError(f"{where}: [stale] must be a table")
     recipe = stale.get("image_recipe", list(DEFAULT_RECIPE))
     if not isinstance(recipe, list) or not all(isinstance(r, str) and r for r in recipe):
-        raise ConfigError(f"{path}: [stale] image_recipe must be a list of paths")
+        raise ConfigError(f"{where}: [stale] image_recipe must be a list of paths")
     base = stale.get("base")
     if base is not None and (not isinstance(base, str) or not _MONTH.fullmatch(base)):
-        raise ConfigError(f"{path}: [stale] base must be a month written YYYY-MM, like 2026-09")
+        raise ConfigError(f"{where}: [stale] base must be a month written YYYY-MM, like 2026-09")
     recall = data.get("recall", {})
     semantic = recall.get("semantic", False) if isinstance(recall, dict) else None
     if not isinstance(semantic, bool):
-        raise ConfigError(f"{path}: [recall] semantic must be true or false")
+        raise ConfigError(f"{where}: [recall] semantic must be true or false")
     repo = data.get("repo", {})
     repo_name = repo.get("name") if isinstance(repo, dict) else None
     if repo_name is not None and not (isinstance(repo_name, str) and repo_name.strip()):
-        raise ConfigError(f"{path}: [repo] name must be a string that is not empty")
+        raise ConfigError(f"{where}: [repo] name must be a string that is not empty")
     return Config(
         keys=KeyTemplates({**DEFAULT_TEMPLATES, **table}), path=path, stub_exclude=tuple(exclude),
         image_recipe=tuple(recipe), base=base, semantic=semantic, repo_name=repo_name,

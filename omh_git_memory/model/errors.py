@@ -83,6 +83,11 @@ class GitFailure(OmhError):
     """A git operation failed; the message names the operation."""
 
 
+class NoSuchCommit(GitFailure):
+    """A revision (`--ref REV`) names no commit this clone holds: unknown, a tree or
+    a blob, HEAD of a branch with no commit yet, beyond a shallow clone's history."""
+
+
 class UnsafePath(OmhError):
     """A path omh will not write (or read) because of what is at it or on the way,
     or because of where it is."""

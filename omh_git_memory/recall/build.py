@@ -14,7 +14,7 @@ import functools
 from collections import Counter
 from collections.abc import Callable
 
-from omh_git_memory.git.history import commit_date, commit_id, resolve_commit
+from omh_git_memory.git.history import commit_date, commit_id, head_id, resolve_commit
 from omh_git_memory.git.last_changed import last_changes
 from omh_git_memory.git.repository import GitRepo
 from omh_git_memory.git.trees import TreeEntry, list_tree, read_blob, require_blobs
@@ -22,7 +22,7 @@ from omh_git_memory.model.config import Config
 from omh_git_memory.model.errors import GitFailure
 from omh_git_memory.model.layers import Layer
 from omh_git_memory.recall import content_id
-from omh_git_memory.recall.cache_files import index_dir
+from omh_git_memory.recall.cache_files import index_dir, rank_below
 from omh_git_memory.recall.checkpoint import Checkpoints
 from omh_git_memory.recall.document import Doc, analyse, doc_for
 from omh_git_memory.recall.postings import EMPTY, changes_for
@@ -74,7 +74,12 @@ def snapshot_for(
         # Mostly tombstones: start afresh rather than carry the holes.
         snap = _Builder(repo, config, sha, commit_date(commit), list_tree(repo, commit),
                         None, progress, saved).build()
-    save(folder, snap, made_by)
+    # HEAD's index stays on disk and stays the newest, the base of the next build,
+    # when this one is of another commit (`--ref`).
+    head = head_id(repo)
+    save(folder, snap, made_by, keep=() if head is None else (head,))
+    if head is not None and head != sha:
+        rank_below((folder / f"{sha}.idx", folder / f"{sha}.post"), folder / f"{head}.idx")
     if (folder / f"{sha}.idx").is_file():  # saved: what the parts held is in the index now
         saved.done()
     return snap

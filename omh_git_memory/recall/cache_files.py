@@ -21,7 +21,7 @@ import os
 import secrets
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Final
 
@@ -121,10 +121,14 @@ def _in_progress(path: Path, pattern: str) -> bool:
     return path.name.startswith(".tmp-") and not pattern.startswith(".tmp-")
 
 
-def prune(folder: Path) -> None:
+def prune(folder: Path, keep: Collection[str] = ()) -> None:
     """Keep the snapshots (and the embeddings saved beside them) of the
-    KEEP_SNAPSHOTS newest commits, and remove a crashed writer's old temporary files."""
-    for old in cache_files(folder, "*.idx")[KEEP_SNAPSHOTS:]:
+    KEEP_SNAPSHOTS newest commits and of the commits `keep` names (HEAD's: an index
+    built for a past commit, `--ref`, never evicts the one recall at HEAD reads), and
+    remove a crashed writer's old temporary files."""
+    kept = set(keep)
+    for old in [p for p in cache_files(folder, "*.idx") if p.stem not in kept][
+            max(0, KEEP_SNAPSHOTS - len(kept)):]:
         for path in (old, old.with_suffix(".post"), old.with_suffix(".vec.npy"),
                      old.with_suffix(".vec.keys")):
             with contextlib.suppress(OSError):
@@ -134,6 +138,19 @@ def prune(folder: Path) -> None:
         with contextlib.suppress(OSError):
             if now - tmp.lstat().st_mtime > _STALE_TEMP:
                 tmp.unlink()
+
+
+def rank_below(paths: Collection[Path], newer: Path) -> None:
+    """Date `paths` (a snapshot's files) just before `newer`, when that exists: the
+    newest snapshot is the base the next build patches, and one built for a past
+    commit (`--ref`) must not take that place from HEAD's."""
+    with contextlib.suppress(OSError):
+        info = newer.lstat()
+        if not stat.S_ISREG(info.st_mode):
+            return
+        when = info.st_mtime_ns - 1_000_000  # a millisecond older
+        for path in paths:
+            os.utime(path, ns=(when, when), follow_symlinks=False)
 
 
 @contextlib.contextmanager

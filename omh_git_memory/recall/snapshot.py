@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import marshal
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
@@ -57,7 +57,9 @@ class Snapshot:
         return ((slot, d) for slot, d in enumerate(self.docs) if d is not None)
 
 
-def save(folder: Path, snap: Snapshot, made_by: str) -> None:
+def save(folder: Path, snap: Snapshot, made_by: str, keep: Collection[str] = ()) -> None:
+    """Write `snap`'s two files, then prune the folder, never evicting `snap` nor the
+    commits `keep` names."""
     if snap.commit is None:
         return
     try:
@@ -70,7 +72,7 @@ def save(folder: Path, snap: Snapshot, made_by: str) -> None:
         write_checked(folder / f"{snap.commit}.idx", marshal.dumps(
             (VERSION, snap.commit, made_by, docs, snap.postings.table, snap.topic_terms,
              hashlib.sha256(blob).digest(), snap.clashes, snap.changes)))
-        prune(folder)
+        prune(folder, {snap.commit, *keep})
     except OSError:
         pass  # a cache that cannot be written is rebuilt next time; recall stays correct
 

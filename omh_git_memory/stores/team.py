@@ -63,14 +63,16 @@ def tree_note(repo: GitRepo, path: str, kind: str, blob_id: str, location: str,
     return read_note_bytes(Layer.TEAM, relpath, location, data)
 
 
-def scan_team(repo: GitRepo, rev: str = "HEAD") -> list[StoredNote]:
-    """Every file under `.omh/notes/` at `rev`, read or with the reason it cannot be."""
+def scan_team(repo: GitRepo, rev: str = "HEAD", shown_as: str | None = None
+              ) -> list[StoredNote]:
+    """Every file under `.omh/notes/` at `rev`, read or with the reason it cannot be;
+    each located as `<shown_as or rev>:<path>`."""
     commit = resolve_commit(repo, rev)
     found: list[StoredNote] = []
     for item in files_under(repo, commit, NOTES_DIR, MAX_NOTE_BYTES):
         if not is_team_entry(item.path, item.kind):
             continue
-        location = f"{rev}:{item.path}"
+        location = f"{shown_as or rev}:{item.path}"
         if item.kind == "file" and item.data is None:  # over the limit: never read
             relpath = item.path[len(NOTES_DIR) + 1 :]
             found.append(StoredNote(Layer.TEAM, relpath, location, None, too_large(item.size)))

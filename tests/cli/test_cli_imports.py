@@ -51,7 +51,7 @@ def test_a_bug_still_leaves_its_traceback_in_a_log(
     from omh_git_memory import cli
     from omh_git_memory.cli import recall
 
-    def broken() -> None:
+    def broken(*_: object) -> None:
         raise RuntimeError("a bug in the core")
 
     monkeypatch.chdir(repo_dir)

@@ -55,3 +55,18 @@ def test_a_private_cache_file_is_0600_whatever_the_umask(tmp_path: Path) -> None
         write_checked(path, b"payload", mode=0o600)
     assert path.stat().st_mode & 0o777 == 0o600
     assert read_checked(path) == b"payload"
+
+
+def test_pruning_never_removes_the_snapshots_it_is_told_to_keep(tmp_path: Path) -> None:
+    # HEAD's index, however old its file, outlives the indexes of past commits
+    # (`--ref`) built after it; the folder still holds eight snapshots in all.
+    now = 1_700_000_000
+    for age in range(11):
+        for suffix in SIDE:
+            path = tmp_path / f"c{age}{suffix}"
+            path.write_bytes(b"x")
+            os.utime(path, (now - age, now - age))
+    prune(tmp_path, keep={"c10", "c9", "gone"})
+    kept = {p.name.split(".", 1)[0] for p in tmp_path.iterdir()}
+    assert kept == {"c10", "c9", *(f"c{age}" for age in range(5))}
+    assert all((tmp_path / f"c10{suffix}").is_file() for suffix in SIDE)

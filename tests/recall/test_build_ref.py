@@ -1,0 +1,62 @@
+"""Indexes of past commits (`--ref REV`) beside HEAD's: built and cached per commit
+like HEAD's, they never rewrite HEAD's index, never evict it, and never take its
+place as the newest index, the base the next build of HEAD patches."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from omh_git_memory.actions.workspace import open_workspace
+from omh_git_memory.recall.build import cached_snapshot
+from omh_git_memory.recall.cache_files import KEEP_SNAPSHOTS, index_dir
+from omh_git_memory.recall.shape import shape
+from omh_git_memory.recall.snapshot import newest
+from tests.helpers import commit_files
+from tests.helpers.repo import head_of, init_committed
+
+
+def _files(folder: Path, commit: str) -> dict[str, tuple[bytes, int]]:
+    """The bytes and modification time (ns) of a commit's two index files."""
+    return {suffix: ((folder / f"{commit}{suffix}").read_bytes(),
+                     (folder / f"{commit}{suffix}").stat().st_mtime_ns)
+            for suffix in (".idx", ".post")}
+
+
+def test_indexes_of_past_commits_leave_heads_alone(repo_dir: Path) -> None:
+    init_committed(repo_dir)
+    past = [commit_files(repo_dir, {f"docs/d{i}.md": f"# Doc {i}\n\nword{i}\n"}, f"doc {i}")
+            for i in range(KEEP_SNAPSHOTS + 3)]
+    head = commit_files(repo_dir, {"docs/last.md": "# Last\n"}, "last")
+    ws = open_workspace(repo_dir)
+    folder = index_dir(ws.repo)
+    ws.searcher()  # HEAD's index, as recall builds it
+    before = _files(folder, head)
+    for commit in past:  # more past commits than the folder keeps
+        snap = ws.at(commit).snapshot()
+        assert snap.commit == commit and any(d.key == "docs/d0" for _, d in snap.live())
+    assert _files(folder, head) == before  # neither rewritten nor evicted
+    assert len(list(folder.glob("*.idx"))) == KEEP_SNAPSHOTS
+    base = newest(folder, shape(ws.config()))
+    assert base is not None and base.commit == head  # still the base of the next build
+    loaded = cached_snapshot(ws.repo, ws.config())
+    assert loaded is not None and loaded.commit == head
+    warm = ws.at(past[-1]).snapshot()  # the last one asked is kept: a second ask loads it
+    assert (warm.analysed, warm.reused) == (0, 0)
+
+
+def test_head_asked_by_name_reads_heads_index_as_it_is(repo_dir: Path) -> None:
+    # Even while the checkout's settings differ from the committed ones: `--ref HEAD`
+    # is recall at HEAD less the local notes, from HEAD's own index.
+    init_committed(repo_dir)
+    commit_files(repo_dir, {"docs/deploy.md": "# Deploy\n\nThe canary waits.\n"})
+    path = repo_dir / ".omh/memory.toml"
+    path.write_text(path.read_text().replace("exclude = []", 'exclude = ["docs/*"]'))
+    ws = open_workspace(repo_dir)
+    head = head_of(repo_dir)
+    ws.searcher()
+    before = _files(index_dir(ws.repo), head)
+    for rev in ("HEAD", head, head[:10], "main"):
+        snap = ws.at(rev).snapshot()
+        assert (snap.analysed, snap.reused) == (0, 0)  # loaded, not built
+        assert not any(d.key == "docs/deploy" for _, d in snap.live())
+    assert _files(index_dir(ws.repo), head) == before
