@@ -156,6 +156,8 @@ def evaluate(ws_repo: object, repo: pygit2.Repository, line: list[pygit2.Commit]
             "cited_files_flagged": files_flagged,
             "citation_recall": files_hit / files_touched if files_touched else None,
             "citation_false_flags": files_false,
+            # touched after N, but holding the recorded blob again at the checkpoint
+            "cited_files_restored": files_touched - files_hit,
             "counts_known": f"{counts_known}/{counts_changed}",
             "counts_equal_to_diffs": f"{counts_equal}/{counts_known}"}
 
