@@ -17,10 +17,11 @@ from collections.abc import Callable
 from omh_git_memory.git.history import commit_date, commit_id, head_id, resolve_commit
 from omh_git_memory.git.last_changed import last_changes
 from omh_git_memory.git.repository import GitRepo
-from omh_git_memory.git.trees import TreeEntry, list_tree, read_blob, require_blobs
+from omh_git_memory.git.trees import TreeEntry, blob_size, list_tree, read_blob, require_blobs
 from omh_git_memory.model.config import Config
-from omh_git_memory.model.errors import GitFailure
+from omh_git_memory.model.errors import GitFailure, NoteParseError
 from omh_git_memory.model.layers import Layer
+from omh_git_memory.model.note import MAX_NOTE_BYTES, NoteHead, decode, parse, parse_head
 from omh_git_memory.recall import content_id
 from omh_git_memory.recall.cache_files import index_dir, rank_below
 from omh_git_memory.recall.checkpoint import Checkpoints
@@ -29,7 +30,13 @@ from omh_git_memory.recall.postings import EMPTY, changes_for
 from omh_git_memory.recall.shape import shape
 from omh_git_memory.recall.snapshot import Snapshot, load, newest, save
 from omh_git_memory.recall.sources import CONFIG_PATH, derive_topic, written_or_stub
-from omh_git_memory.recall.stubs import is_document, one_per_key, stub_note, tree_facts
+from omh_git_memory.recall.stubs import (
+    TOPIC_SOURCE,
+    is_document,
+    one_per_key,
+    stub_note,
+    tree_facts,
+)
 from omh_git_memory.stores.reading import StoredNote
 from omh_git_memory.stores.team import NOTES_DIR, is_team_entry, tree_note
 
@@ -200,8 +207,20 @@ class _Builder:
 
     def _note(self, e: TreeEntry, prefix: str) -> tuple[Doc, dict[str, int]]:
         self._tick()
-        stored = tree_note(self.repo, e.path, e.kind, e.blob_id, f"{self.sha[:12]}:{e.path}")
-        return _stored_doc(stored, content_id.note_id(e.blob_id, e.path))
+        source, location = content_id.note_id(e.blob_id, e.path), f"{self.sha[:12]}:{e.path}"
+        if e.kind != "file" or blob_size(self.repo, e.blob_id, e.path) > MAX_NOTE_BYTES:
+            return _stored_doc(tree_note(self.repo, e.path, e.kind, e.blob_id, location), source)
+        data = read_blob(self.repo, e.blob_id, e.path)
+        try:  # what the index needs of a note, most often without its sections
+            text = decode(data)
+            note = parse_head(text)
+            if isinstance(note, NoteHead) and (note.type == "stub" or note.source == TOPIC_SOURCE):
+                note = parse(text)  # indexed by their sections
+        except NoteParseError:  # the problem, as every reader of the team layer words it
+            return _stored_doc(tree_note(self.repo, e.path, e.kind, e.blob_id, location, data),
+                               source)
+        terms = analyse(note)
+        return doc_for(note, Layer.TEAM, source, location, terms), dict(terms)
 
     def _stub(self, e: TreeEntry) -> tuple[Doc, dict[str, int]] | None:
         self._tick()
