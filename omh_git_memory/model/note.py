@@ -286,7 +286,10 @@ def _parse_head(text: str) -> _Head:
         raise NoteParseError(
             f"type {kind!r} is not a note type; use one of {known}", _field_line(fields, "type")
         )
-    recorded = _parse_date(values["recorded"], _field_line(fields, "recorded"))
+    try:
+        recorded = _parse_date(values["recorded"], 0)
+    except NoteParseError:  # its line looked up only for the message (a build reads every note)
+        recorded = _parse_date(values["recorded"], _field_line(fields, "recorded"))
     return fields, body, body_line, key, kind, values["source"], recorded
 
 

@@ -26,7 +26,7 @@ from omh_git_memory.recall import content_id
 from omh_git_memory.recall.cache_files import index_dir, rank_below
 from omh_git_memory.recall.checkpoint import Checkpoints
 from omh_git_memory.recall.document import Doc, analyse, doc_for
-from omh_git_memory.recall.postings import EMPTY, changes_for
+from omh_git_memory.recall.postings import EMPTY, Changes
 from omh_git_memory.recall.shape import shape
 from omh_git_memory.recall.snapshot import Snapshot, load, newest, save
 from omh_git_memory.recall.sources import CONFIG_PATH, derive_topic, written_or_stub
@@ -108,7 +108,8 @@ class _Builder:
         self.docs: list[Doc | None] = list(base.docs) if base else []
         self.by_source = {d.source: slot for slot, d in base.live()} if base else {}
         self.keep: set[int] = set()
-        self.added: dict[int, dict[str, int]] = {}
+        self.changes = Changes(base.postings if base else EMPTY)
+        self.analysed = 0  # documents added, their words given to `changes`
         self.done = 0
         self.total = 0
 
@@ -155,10 +156,11 @@ class _Builder:
         for slot, d in enumerate(self.docs):  # the topic is dated as of this commit
             if d is not None and d.is_topic and d.recorded != today:
                 self.docs[slot] = d._replace(recorded=today)
-        base = self.base.postings if self.base else EMPTY
-        postings = base.patched(changes_for(base, gone_terms, self.added))
+        for slot, terms in gone_terms.items():
+            self.changes.remove(slot, terms)
+        postings = self.changes.postings.patched(self.changes.result())
         return Snapshot(self.sha, self.docs, postings, topic_terms,
-                        len(self.keep), len(self.added),
+                        len(self.keep), self.analysed,
                         tuple((c.key, c.path, c.kept_by) for c in clashes), changes)
 
     def _date_stubs(self, slots: dict[str, int], notes: dict[str, int]
@@ -197,8 +199,13 @@ class _Builder:
                 self.saved.add(source, made)
         doc, terms = made
         self.docs.append(doc)
-        self.added[len(self.docs) - 1] = terms
+        self._add(terms)
         return len(self.docs) - 1
+
+    def _add(self, terms: dict[str, int]) -> None:
+        """The last document's words, into the postings."""
+        self.changes.add(len(self.docs) - 1, terms)
+        self.analysed += 1
 
     def _tick(self) -> None:
         self.done += 1
@@ -253,7 +260,7 @@ class _Builder:
         terms = dict(analyse(note))
         self.docs.append(doc_for(note, Layer.TEAM, source, "derived from the repository",
                                  Counter(terms)))
-        self.added[len(self.docs) - 1] = terms
+        self._add(terms)
         return terms
 
     def _terms_of(self, doc: Doc | None) -> dict[str, int]:
