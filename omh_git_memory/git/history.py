@@ -49,8 +49,19 @@ def commit_at(repo: GitRepo, rev: str) -> pygit2.Commit:
     try:
         return found.peel(pygit2.Commit)
     except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
-        raise NoSuchCommit(f"revision {shown} names a {found.type_str}, not a commit; name a "
+        raise NoSuchCommit(f"revision {shown} names {_what(found)}, not a commit; name a "
                            "commit: a branch, a tag, a commit id") from None
+
+
+def _what(found: pygit2.Object) -> str:
+    """`a tree`, or for a tag what it tags in the end: `a tag of a blob`."""
+    tagged = found
+    try:
+        while isinstance(tagged, pygit2.Tag):
+            tagged = tagged.get_object()
+    except (KeyError, ValueError, pygit2.GitError):
+        return "a tag"
+    return f"a tag of a {tagged.type_str}" if tagged is not found else f"a {found.type_str}"
 
 
 def _beyond_shallow(repo: GitRepo) -> str:
