@@ -60,3 +60,22 @@ def test_head_asked_by_name_reads_heads_index_as_it_is(repo_dir: Path) -> None:
         assert (snap.analysed, snap.reused) == (0, 0)  # loaded, not built
         assert not any(d.key == "docs/deploy" for _, d in snap.live())
     assert _files(index_dir(ws.repo), head) == before
+
+
+def test_after_a_commit_a_past_commits_index_is_not_the_base_of_heads(
+        repo_dir: Path) -> None:
+    # HEAD moved past its index (a commit, a pull) and a past commit is asked before
+    # recall at HEAD: HEAD's next build still patches the index of the commit before,
+    # not the past one (which would cost a build of nearly everything).
+    init_committed(repo_dir)
+    old = head_of(repo_dir)
+    for i in range(4):
+        commit_files(repo_dir, {f"docs/d{i}.md": f"# Doc {i}\n\nword{i}\n"}, f"doc {i}")
+    ws = open_workspace(repo_dir)
+    before = ws.searcher().snapshot.commit
+    commit_files(repo_dir, {"docs/d0.md": "# Doc 0\n\nword0, again\n"}, "one changed")
+    ws.at(old).snapshot()
+    base = newest(index_dir(ws.repo), shape(ws.config()))
+    assert base is not None and base.commit == before
+    snap = ws.snapshot()
+    assert (snap.analysed, snap.reused) == (1, 5)  # the changed document alone is analysed
