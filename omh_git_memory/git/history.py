@@ -4,6 +4,7 @@ shallow clone may not be able to tell)."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 
@@ -77,6 +78,27 @@ def head_id(repo: GitRepo) -> str | None:
     """The commit HEAD names now, or None on a branch with no commit yet."""
     commit = resolve_commit(repo, "HEAD")
     return None if commit is None else str(commit.id)
+
+
+def worktree_heads(repo: GitRepo) -> set[str]:
+    """The commits the HEADs of every worktree of the clone name: the main one's and
+    each linked one's (they share the index cache). A HEAD that cannot be read, or
+    names no commit yet, is left out."""
+    files = [repo.common_dir / "HEAD"]
+    with contextlib.suppress(OSError):
+        files += sorted(entry / "HEAD" for entry in (repo.common_dir / "worktrees").iterdir())
+    found: set[str] = set()
+    for path in files:
+        try:
+            with open(path, "rb") as handle:
+                text = handle.read(4096).decode("utf-8").strip()
+            name = text.removeprefix("ref: ").strip() if text.startswith("ref: ") else None
+            target = (repo.repo.references[name].resolve().target if name is not None
+                      else pygit2.Oid(hex=text))
+            found.add(str(repo.repo[target].peel(pygit2.Commit).id))
+        except (OSError, UnicodeDecodeError, KeyError, ValueError, pygit2.GitError):
+            continue
+    return found
 
 
 def commit_id(commit: pygit2.Commit) -> str:

@@ -14,7 +14,13 @@ import functools
 from collections import Counter
 from collections.abc import Callable
 
-from omh_git_memory.git.history import commit_date, commit_id, head_id, resolve_commit
+from omh_git_memory.git.history import (
+    commit_date,
+    commit_id,
+    head_id,
+    resolve_commit,
+    worktree_heads,
+)
 from omh_git_memory.git.last_changed import last_changes
 from omh_git_memory.git.repository import GitRepo
 from omh_git_memory.git.trees import TreeEntry, list_tree, read_blob, require_blobs
@@ -81,7 +87,8 @@ def snapshot_for(
     above = None if head is None or head == sha else folder / f"{head}.idx"
     if above is not None and not above.is_file() and base is not None:
         above = folder / f"{base.commit}.idx"
-    save(folder, snap, made_by, keep=() if head is None else (head,))
+    # Every worktree's HEAD: they share the folder, and a linked one's is a HEAD too.
+    save(folder, snap, made_by, keep={*worktree_heads(repo), *([head] if head else [])})
     if above is not None:
         rank_below((folder / f"{sha}.idx", folder / f"{sha}.post"), above)
     if (folder / f"{sha}.idx").is_file():  # saved: what the parts held is in the index now

@@ -11,7 +11,7 @@ from omh_git_memory.recall.build import cached_snapshot
 from omh_git_memory.recall.cache_files import KEEP_SNAPSHOTS, index_dir
 from omh_git_memory.recall.shape import shape
 from omh_git_memory.recall.snapshot import newest
-from tests.helpers import commit_files
+from tests.helpers import commit_files, git
 from tests.helpers.repo import head_of, init_committed
 
 
@@ -79,3 +79,24 @@ def test_after_a_commit_a_past_commits_index_is_not_the_base_of_heads(
     assert base is not None and base.commit == before
     snap = ws.snapshot()
     assert (snap.analysed, snap.reused) == (1, 5)  # the changed document alone is analysed
+
+
+def test_past_commits_asked_in_one_worktree_leave_anothers_head_index(
+        repo_dir: Path, tmp_path: Path) -> None:
+    # Every worktree of a clone shares the cache: the HEAD an agent recalls at in a
+    # linked worktree is a HEAD too, and its index stays.
+    init_committed(repo_dir)
+    past = [commit_files(repo_dir, {f"docs/d{i}.md": f"# Doc {i}\n\nword{i}\n"}, f"doc {i}")
+            for i in range(KEEP_SNAPSHOTS + 3)]
+    git(repo_dir, "worktree", "add", "-q", "-b", "other", str(tmp_path / "wt"), past[0])
+    linked = open_workspace(tmp_path / "wt")
+    linked.searcher()
+    ws = open_workspace(repo_dir)
+    ws.searcher()  # the main worktree's, newer
+    folder = index_dir(ws.repo)
+    before = _files(folder, past[0])
+    for commit in past[1:]:
+        ws.at(commit).snapshot()
+    assert _files(folder, past[0]) == before
+    loaded = cached_snapshot(linked.repo, linked.config())
+    assert loaded is not None and loaded.commit == past[0]
