@@ -16,9 +16,9 @@ again", not "wrong". Deterministic and read from blob ids alone: no model, no
 diff.
 
 Only regular files of HEAD's tree count: a folder, a symlink (never followed), a
-submodule, a path with `..` or one starting with `/` is not recorded, nor a path
-of other characters than a path in Evidence is recognised by (a symbol's file
-named `a, b.py` or holding a line break would not read back as itself). At most
+submodule, a path with `..` or one starting with `/` is not recorded, nor one that
+would not read back as itself (a symbol's file named `a, b.py`, or holding a line
+break). At most
 MAX_CITES files are recorded, in the order the Evidence names them, and at most
 MAX_CITES entries of a field are read (a hand edit may hold thousands).
 """
@@ -90,10 +90,13 @@ def _usable(path: str) -> bool:
 
 
 def _recordable(path: str) -> bool:
-    """A path `format_cites` writes and `parse_cites` reads back as itself: one of
-    the characters `_PATH` finds (no `,`, `@`, space, line break or control
-    character), usable."""
-    return _PATH.fullmatch(path) is not None and _usable(path)
+    """A path `format_cites` writes into a note and `parse_cites` reads back as
+    itself: usable, printable (a note holds no line break, control character or
+    lone surrogate), with no `,` (it separates entries) and no space at either end
+    (a value's are taken off). A path in Evidence always is; a symbol's file may
+    not be."""
+    return (_usable(path) and path.isprintable() and "," not in path
+            and path == path.strip())
 
 
 def named_paths(text: str) -> Iterator[str]:

@@ -205,29 +205,46 @@ def test_the_count_is_unknown_past_the_walks_limit(repo: Path) -> None:
 # --- a path recorded reads back as itself; a file that cannot be read is no refusal ---
 
 
-@pytest.mark.parametrize("name", [
-    "src/a, b.py",  # `, ` separates entries: would read back as `b.py`
-    "src/x@1234567.py",  # `@` ends a path
-    "src/sp ace.py",
-    " lead.py",  # a leading space is taken off a field's value
-    "src/n\nl.py",  # a second frontmatter line
-    "src/c\rr.py",  # no note holds a CR
-    "src/e\x1b[31m.py",  # nor a control character
-    os.fsdecode(b"src/bad\xff.py"),  # nor a lone surrogate (a name that is not UTF-8)
-    "src/b`t.py",
-])
-def test_a_symbols_file_whose_path_would_not_read_back_is_not_recorded(
-        repo: Path, name: str) -> None:
-    # Such a file can only be found through a symbol it defines: Evidence never
-    # names it as a path. It is left out, as the characters of a path say
-    # (docs/note-format.md), and the write goes through.
+def _commit_odd_file(repo: Path, name: str) -> None:
+    """A file named `name` that alone defines `odd_one`: Evidence can name it only
+    through the symbol (a path in Evidence is of the characters `_PATH` finds)."""
+    (repo / os.path.dirname(name)).mkdir(parents=True, exist_ok=True)
     with open(os.fsencode(repo / name), "w", encoding="utf-8") as handle:
         handle.write("def odd_one():\n    pass\n")
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "an odd name")
+
+
+@pytest.mark.parametrize("name", [
+    "src/a, b.py",  # `, ` separates entries: would read back as `b.py`
+    " lead.py",  # a space at the start is taken off a field's value
+    "src/n\nl.py",  # a second frontmatter line
+    "src/c\rr.py",  # no note holds a CR
+    "src/e\x1b[31m.py",  # nor a control character
+    os.fsdecode(b"src/bad\xff.py"),  # nor a lone surrogate (a name that is not UTF-8)
+])
+def test_a_symbols_file_whose_path_would_not_read_back_is_not_recorded(
+        repo: Path, name: str) -> None:
+    # Left out, and the write goes through: a citation never refuses one.
+    _commit_odd_file(repo, name)
     text = _remember(repo, "`odd_one` and src/app.py")
     assert _cites(text) == (Citation("src/app.py", _blob(repo, "src/app.py")),), text
     assert render(parse(text)) == text
+
+
+@pytest.mark.parametrize("name", [
+    "src/x@1234567.py",  # the last `@` of an entry ends its path
+    "src/sp ace.py",
+    "src/b`t.py",
+    "app/[id]/(group)/page.py",  # a web framework's routes
+])
+def test_a_symbols_file_of_other_characters_is_recorded_and_reads_back(
+        repo: Path, name: str) -> None:
+    _commit_odd_file(repo, name)
+    text = _remember(repo, "`odd_one`")
+    assert _cites(text) == (Citation(name, _blob(repo, name)),), text
+    assert render(parse(text)) == text
+    assert [c["path"] for c in _result(repo)["citations"]] == [name]
 
 
 def test_a_symbol_in_a_partial_clone_that_lacks_a_blob_refuses_no_write(
