@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import os
+import stat
 
 import pygit2
 
@@ -89,8 +90,11 @@ def worktree_heads(repo: GitRepo) -> set[str]:
         files += sorted(entry / "HEAD" for entry in (repo.common_dir / "worktrees").iterdir())
     found: set[str] = set()
     for path in files:
-        try:
-            with open(path, "rb") as handle:
+        try:  # not blocking on a FIFO put there, nor reading a device
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+            with os.fdopen(fd, "rb") as handle:
+                if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                    continue
                 text = handle.read(4096).decode("utf-8").strip()
             name = text.removeprefix("ref: ").strip() if text.startswith("ref: ") else None
             target = (repo.repo.references[name].resolve().target if name is not None

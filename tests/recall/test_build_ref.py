@@ -4,9 +4,11 @@ place as the newest index, the base the next build of HEAD patches."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from omh_git_memory.actions.workspace import open_workspace
+from omh_git_memory.git.history import worktree_heads
 from omh_git_memory.recall.build import cached_snapshot
 from omh_git_memory.recall.cache_files import KEEP_SNAPSHOTS, index_dir
 from omh_git_memory.recall.shape import shape
@@ -100,3 +102,15 @@ def test_past_commits_asked_in_one_worktree_leave_anothers_head_index(
     assert _files(folder, past[0]) == before
     loaded = cached_snapshot(linked.repo, linked.config())
     assert loaded is not None and loaded.commit == past[0]
+
+
+def test_a_worktrees_head_that_is_no_regular_file_is_passed_over(
+        repo_dir: Path, tmp_path: Path) -> None:
+    init_committed(repo_dir)
+    git(repo_dir, "worktree", "add", "-q", "-b", "other", str(tmp_path / "wt"))
+    head = repo_dir / ".git" / "worktrees" / "wt" / "HEAD"
+    head.unlink()
+    os.mkfifo(head)  # opened plainly, it would block the build for ever
+    ws = open_workspace(repo_dir)
+    assert worktree_heads(ws.repo) == {head_of(repo_dir)}
+    assert ws.at("HEAD~1").snapshot().commit is not None
