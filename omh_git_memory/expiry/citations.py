@@ -16,8 +16,11 @@ again", not "wrong". Deterministic and read from blob ids alone: no model, no
 diff.
 
 Only regular files of HEAD's tree count: a folder, a symlink (never followed), a
-submodule, a path with `..` or one starting with `/` is not recorded. At most
-MAX_CITES files are recorded, in the order the Evidence names them.
+submodule, a path with `..` or one starting with `/` is not recorded, nor one that
+would not read back as itself (a symbol's file named `a, b.py`, or holding a line
+break). At most
+MAX_CITES files are recorded, in the order the Evidence names them, and at most
+MAX_CITES entries of a field are read (a hand edit may hold thousands).
 """
 
 from __future__ import annotations
@@ -61,14 +64,17 @@ class Tree(Protocol):
 
 
 def parse_cites(value: str | None) -> tuple[Citation, ...]:
-    """The citations a `cites` value holds; an entry that is not `<path>@<blob id>`
-    (a hand edit) is skipped: a soft signal never refuses a note."""
-    found: list[Citation] = []
+    """The citations a `cites` value holds, at most MAX_CITES, each path once (the
+    first entry naming it); an entry that is not `<path>@<blob id>` (a hand edit) is
+    skipped: a soft signal never refuses a note."""
+    found: dict[str, Citation] = {}
     for entry in (value or "").split(","):
+        if len(found) >= MAX_CITES:
+            break
         path, sep, blob = entry.strip().rpartition("@")
-        if sep and _usable(path) and _BLOB.fullmatch(blob):
-            found.append(Citation(path, blob))
-    return tuple(found)
+        if sep and _usable(path) and _BLOB.fullmatch(blob) and path not in found:
+            found[path] = Citation(path, blob)
+    return tuple(found.values())
 
 
 def format_cites(cites: Iterable[Citation]) -> str:
@@ -81,6 +87,16 @@ def _usable(path: str) -> bool:
     segment (what `_PATH` finds may still hold those)."""
     return bool(path) and not path.startswith("/") and "\\" not in path and all(
         part not in ("", ".", "..") for part in path.split("/"))
+
+
+def _recordable(path: str) -> bool:
+    """A path `format_cites` writes into a note and `parse_cites` reads back as
+    itself: usable, printable (a note holds no line break, control character or
+    lone surrogate), with no `,` (it separates entries) and no space at either end
+    (a value's are taken off). A path in Evidence always is; a symbol's file may
+    not be."""
+    return (_usable(path) and path.isprintable() and "," not in path
+            and path == path.strip())
 
 
 def named_paths(text: str) -> Iterator[str]:
@@ -123,7 +139,7 @@ def cite(evidence: str, tree: Tree) -> tuple[Citation, ...]:
             files = defined.get(symbol, ())
             if len(chosen) >= MAX_CITES:
                 break
-            if len(files) == 1 and files[0] not in chosen:
+            if len(files) == 1 and files[0] not in chosen and _recordable(files[0]):
                 blob = tree.blob_at(files[0])
                 if blob is not None:
                     chosen[files[0]] = blob
@@ -169,8 +185,12 @@ def check(repo: GitRepo, commit: str | None,
     path lookup each, and one walk of at most MAX_WALK commits for all the changed
     ones together, counting the commits that changed each since it held the blob
     recorded (unknown past the walk, or when it never held it on the line walked)."""
-    parsed = {where: found for where, value in cited.items() if (found := parse_cites(value))}
-    if commit is None or not parsed:
+    if commit is None:
+        return {}
+    # An id longer than the repository's never matches a blob: a hand edit, skipped.
+    parsed = {where: found for where, value in cited.items()
+              if (found := tuple(c for c in parse_cites(value) if len(c.blob) <= len(commit)))}
+    if not parsed:
         return {}
     now = {c.path: regular_blob_at(repo, commit, c.path)
            for found in parsed.values() for c in found}
