@@ -492,9 +492,10 @@ def update(ws: Workspace, key: str, changes: Changes, layer: Layer | None = None
         changes = replace(changes, invalidated_by=pin_trigger(changes.invalidated_by,
                                                               ws.facts()))
     if changes.evidence is not None:  # the files it names now, as remember records them
-        from omh_git_memory.expiry.citations import cites_field
+        from omh_git_memory.expiry.citations import as_written, cites_field
 
-        changes = replace(changes, cites=cites_field(changes.evidence, ws.facts()) or "")
+        changes = replace(changes, cites=cites_field(changes.evidence,
+                                                     as_written(ws.repo, ws.facts())) or "")
     if changes.empty():
         raise NoteRefused(f"nothing to update: give a section to change (--expected, "
                           f"--observed, --evidence, --answers, --add-answers, --relates-to, "
