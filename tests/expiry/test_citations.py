@@ -132,6 +132,20 @@ def test_update_of_evidence_records_what_the_new_evidence_cites(repo: Path) -> N
     assert "cites" not in text and render(parse(text)) == text
 
 
+def test_update_says_when_new_evidence_takes_a_changed_files_mark_away(repo: Path) -> None:
+    _remember(repo, "src/app.py and src/util.py")
+    commit_files(repo, {"src/app.py": "def parse_header(x):\n    return x.strip()\n"})
+    assert "changed since" in _line(repo)
+    run = omh(repo, "memory", "update", KEY, "--evidence", "src/app.py and src/util.py, again")
+    assert run.code == 0
+    assert ("note: the note now cites src/app.py as it is now, which had changed since it "
+            "was cited; the mark is gone, so check the note still holds") in run.out
+    assert "cites" not in _line(repo)
+    quiet = omh(repo, "memory", "update", KEY, "--evidence", "src/app.py and src/util.py!",
+                "--json")
+    assert quiet.json()["recited"] == []  # nothing had changed since: nothing to say
+
+
 # --- what recall says ------------------------------------------------------------------
 
 
