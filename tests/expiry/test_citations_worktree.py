@@ -87,3 +87,18 @@ def test_the_working_file_is_hashed_with_gits_filters(repo: Path) -> None:
     commit_files(repo, {".gitattributes": "*.py text eol=lf\n"})
     (repo / "src/app.py").write_bytes(OLD.replace("\n", "\r\n").encode())
     assert _remember(repo) == _blob_of(OLD)  # git add would store LF: no edit
+
+
+def test_promote_warns_of_a_cited_edit_it_does_not_commit(repo: Path) -> None:
+    (repo / "src/app.py").write_text(NEW, encoding="utf-8")
+    _remember(repo)
+    run = omh(repo, "memory", "promote", KEY)
+    assert run.code == 0
+    assert (f"warning: team/{KEY} cites src/app.py as this checkout holds it, not as "
+            "committed: commit that edit too") in run.out
+
+
+def test_promote_says_nothing_of_a_cited_file_committed_as_seen(repo: Path) -> None:
+    _remember(repo)
+    run = omh(repo, "memory", "promote", KEY, "--json")
+    assert run.code == 0 and run.json()["cites_uncommitted"] == {}
