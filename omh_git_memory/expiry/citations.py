@@ -209,6 +209,7 @@ class Checked:
 
     def as_json(self) -> dict[str, object]:
         return {"path": self.path, "recorded": self.recorded, "changed": self.changed,
+                "gone": self.now is None,
                 "commits_since": self.commits if self.changed else 0}
 
 

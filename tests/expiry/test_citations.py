@@ -155,7 +155,7 @@ def test_an_unchanged_cited_file_is_not_marked(repo: Path) -> None:
     assert "cites" not in _line(repo)
     assert _result(repo)["citations"] == [
         {"path": "src/app.py", "recorded": _blob(repo, "src/app.py"), "changed": False,
-         "commits_since": 0}]
+         "gone": False, "commits_since": 0}]
 
 
 def test_a_changed_cited_file_is_marked_with_the_commits_since(repo: Path) -> None:
@@ -166,7 +166,8 @@ def test_a_changed_cited_file_is_marked_with_the_commits_since(repo: Path) -> No
     commit_files(repo, {"src/app.py": "def parse_header(x):\n    return x.lstrip()\n"})
     assert _line(repo).endswith(" · cites src/app.py, changed since (2 commits)")
     assert _result(repo)["citations"][0] == {"path": "src/app.py", "recorded": recorded,
-                                             "changed": True, "commits_since": 2}
+                                             "changed": True, "gone": False,
+                                             "commits_since": 2}
     out = omh(repo, "memory", "recall", QUESTION).out
     assert "cites: a file the note's Evidence names changed since it was written" in out
 
@@ -176,7 +177,7 @@ def test_a_deleted_cited_file_is_marked_gone(repo: Path) -> None:
     commit_files(repo, {"src/util.py": None})
     assert _line(repo).endswith(" · cites src/util.py, gone since (1 commit)")
     (only,) = _result(repo)["citations"]
-    assert only["changed"] is True and only["commits_since"] == 1
+    assert only["changed"] is True and only["gone"] is True and only["commits_since"] == 1
 
 
 def test_a_file_replaced_by_a_symlink_is_marked(repo: Path) -> None:
