@@ -47,7 +47,7 @@ def commit_at(repo: GitRepo, rev: str) -> pygit2.Commit:
         found = repo.repo.revparse_single(os.fsencode(rev))  # type: ignore[arg-type]
     except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
         raise NoSuchCommit(f"revision {shown} names no commit in {repo.common_dir}"
-                           f"{_beyond_shallow(repo)}") from None
+                           f"{_beyond_shallow(repo) or _what_to_name()}") from None
     try:
         return found.peel(pygit2.Commit)
     except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
@@ -64,6 +64,11 @@ def _what(found: pygit2.Object) -> str:
     except (KeyError, ValueError, pygit2.GitError):
         return "a tag"
     return f"a tag of a {tagged.type_str}" if tagged is not found else f"a {found.type_str}"
+
+
+def _what_to_name() -> str:
+    return ("; name a branch, a tag or a commit id this clone has (`git log --oneline` and "
+            "`git tag` list them; `git fetch` brings others)")
 
 
 def _beyond_shallow(repo: GitRepo) -> str:
