@@ -37,6 +37,7 @@ bundle command; the executable runs without an installed interpreter.
      ["WebAssembly", "JavaScript"]),
     ("PyCharm and PyCharm again", ["PyCharm"]),  # a sentence's start, but CamelCase
     ("JSON output. Postgres too", ["JSON"]),  # `Postgres` begins a sentence
+    ("CI runs forever", ["CI"]),  # two capitals are a name, even first
     ("configure PyCharm, then PyCharm", ["PyCharm"]),  # each once
 ])
 def test_the_names_a_question_gives(question: str, expected: list[str]) -> None:
