@@ -180,6 +180,8 @@ def run_repo(folder: Path, asked: Sequence[Question], semantic: bool) -> dict[st
             "stemmed BM25, whole documents": bm25_ranker(checkout),
             "omh recall (shipped)": omh_ranker(ws, searcher),
             "omh recall, no section check": omh_ranker(ws, searcher, min_share=MIN_SHARE),
+            "omh recall, no check of names nothing mentions": omh_ranker(
+                ws, searcher, places=places, names=False),
         }
         for need, must in TOGETHER_TRIED:
             rankers[f"section check {need:.2f}, answers {must:.2f}"] = omh_ranker(

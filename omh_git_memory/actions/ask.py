@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from omh_git_memory.expiry.citations import Checked
+from omh_git_memory.expiry.citations import Checked, on_disk
 from omh_git_memory.expiry.citations import check as check_citations
 from omh_git_memory.expiry.citations import line as citation_line
 from omh_git_memory.expiry.stale import stale_marks
@@ -108,9 +108,12 @@ def ask(ws: Workspace, question: Question, *, searcher: Searcher | None = None,
     changed = {(d.layer, d.key): change for d in shown_docs(answer)
                if d.layer == Layer.TEAM.value and (d.is_team_file or d.is_stub)
                and (change := searcher.snapshot.changes.get(d.content.path)) is not None}
+    # At HEAD, a file the working tree holds as recorded has not changed for this
+    # checkout (the edit the note saw, not committed yet); as of a commit, only its tree.
     cited = check_citations(ws.repo, searcher.snapshot.commit,
                             {(h.doc.layer, h.doc.key): h.doc.cites for h in answer.results
-                             if h.doc.cites})
+                             if h.doc.cites},
+                            on_disk(ws.repo) if ws.pinned is None else None)
     return Answered(answer, fired, notes, sections, quotes, changed, cited)
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from omh_git_memory.model.errors import NoteNotFound
-from omh_git_memory.model.keys import printable
+from omh_git_memory.model.keys import printable, shell_word
 from omh_git_memory.model.layers import Layer
 
 if TYPE_CHECKING:
@@ -32,14 +32,17 @@ def find_notes(graph: Graph, key: str, layer: Layer | None) -> list[StoredNote]:
     raise NoteNotFound(f"no note {key} in {where}{_did_you_mean(graph, key)}")
 
 
-def _did_you_mean(graph: Graph, key: str) -> str:
+def _did_you_mean(graph: Graph, key: str, rev: str | None = None) -> str:
     """`; did you mean K?` for a key close enough to be a typo of `key`, else where
-    the keys are listed."""
+    the keys are listed (as of `rev`, when the graph is that commit's)."""
     from omh_git_memory.model.similar import closest  # only when a key is not found
 
     # never "did you mean" itself; a stub or the topic is a key one can mean too
     guess = closest(key, ({e.key for e in graph.entries} | graph.derived) - {key})
-    return f"; did you mean {guess}?" if guess else "; `omh memory` lists the keys"
+    if guess:
+        return f"; did you mean {guess}?"
+    listing = f"omh memory list --ref {shell_word(rev)}" if rev else "omh memory"
+    return f"; `{listing}` lists the keys"
 
 
 def written(graph: Graph, key: str, layer: Layer | None) -> list[StoredNote]:
@@ -74,7 +77,7 @@ def shown_notes(ws: Workspace, key: str, layer: Layer | None) -> list[Shown]:
                                "notes and stubs only; leave --ref out to read local notes")
         if not graph.claimants(Layer.TEAM, key) and key not in graph.derived:
             raise NoteNotFound(f"no team note or stub {key} {at} (local notes are not "
-                               f"read there){_did_you_mean(graph, key)}")
+                               f"read there){_did_you_mean(graph, key, ws.pinned.rev)}")
     shown: list[Shown] = []
     if layer in (None, Layer.TEAM) and key in graph.derived:
         for _, doc in ws.snapshot().live():

@@ -19,7 +19,7 @@ import re
 import shutil
 import stat
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from omh_git_memory.actions.lint import note_refusals
@@ -72,6 +72,9 @@ class Promoted:
     # Named, but with no local copy and already in the team layer at HEAD (an
     # earlier promote of the same keys was cut short after it removed them).
     already_in_team: tuple[Key, ...] = ()
+    # Cited files the commit holds at another blob than the note recorded (an edit the
+    # note saw, not committed): a teammate sees the note marked changed until it is.
+    cites_uncommitted: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -260,7 +263,19 @@ def promote(ws: Workspace, keys: Sequence[str], signoff: bool = False,
         except OmhError:
             left.append(key)
     return Promoted(commit, tuple(k for k, _ in done), tuple(committed), tuple(left),
-                    tuple(k for k, _ in steps.finish), tuple(changed), steps.already)
+                    tuple(k for k, _ in steps.finish), tuple(changed), steps.already,
+                    _cites_uncommitted(ws, commit, done))
+
+
+def _cites_uncommitted(ws: Workspace, commit: str, done: Sequence[tuple[Key, StoredNote]]
+                       ) -> dict[str, tuple[str, ...]]:
+    """For each note promoted, the files it cites that `commit` holds otherwise."""
+    from omh_git_memory.expiry.citations import check
+
+    cited = {("team", key.value): entry.note.field("cites") for key, entry in done
+             if entry.note is not None and entry.note.field("cites")}
+    return {key: moved for (_, key), found in check(ws.repo, commit or None, cited).items()
+            if (moved := tuple(c.path for c in found if c.changed))}
 
 
 def remove_team_note(ws: Workspace, key: Key, signoff: bool = False) -> str:

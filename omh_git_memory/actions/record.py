@@ -18,7 +18,7 @@ from omh_git_memory.actions.near_duplicate import repeated
 from omh_git_memory.actions.remember import Observation, Remembered, TeamKeys, remember, write_local
 from omh_git_memory.actions.topic import TopicDraft, build_topic
 from omh_git_memory.actions.update import replace_own
-from omh_git_memory.expiry.citations import cites_field
+from omh_git_memory.expiry.citations import as_written, cites_field
 from omh_git_memory.expiry.stale import pin_trigger
 from omh_git_memory.model.layers import Layer
 from omh_git_memory.model.note import render
@@ -49,10 +49,11 @@ def record(ws: Workspace, draft: Observation | TopicDraft, *, searcher: Searcher
     this session's own, instead: `written` then says whether its text changed."""
     facts = ws.facts()
     pinned = pin_trigger(draft.invalidated_by, facts)
-    # The files the Evidence names, with their blobs at HEAD: recall marks the note
-    # when they change. A soft signal: it never refuses the write.
+    # The files the Evidence names, with their blobs as the writer sees them (an
+    # uncommitted edit's): recall marks the note when they change. A soft signal: it
+    # never refuses the write.
     evidence = draft.evidence if isinstance(draft, Observation) else draft.evidence()
-    draft = dataclasses.replace(draft, cites=cites_field(evidence, facts))
+    draft = dataclasses.replace(draft, cites=cites_field(evidence, as_written(ws.repo, facts)))
     topic = None
     if isinstance(draft, TopicDraft):  # built, and refused, before the store is read
         topic = build_topic(dataclasses.replace(draft, invalidated_by=pinned),

@@ -79,6 +79,13 @@ class Remembered:
     # Links to keys no note holds yet: kept (a key is known before its note exists).
     waiting: tuple[str, ...] = ()
 
+    @property
+    def cited(self) -> tuple[str, ...]:
+        """The files the note cites (`cites`): recall marks it when they change."""
+        from omh_git_memory.expiry.citations import parse_cites
+
+        return tuple(c.path for c in parse_cites(self.note.field("cites")))
+
     def secret_warnings(self, edit: str) -> list[str]:
         """One sentence per line that looks like a secret; `edit` is how the reader
         changes the note (a command, or the tool's argument)."""

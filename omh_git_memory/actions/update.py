@@ -162,6 +162,9 @@ class Updated:
     title_differs: bool = False  # Observed's first sentence is no longer the title
     # A list given whole (`answers`, `relates_to`) → the items it no longer holds.
     dropped: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # Files the note cited before and cites again at another blob: the new Evidence
+    # took away the mark their change had put on the note (say so: it may be wrong).
+    recited: tuple[str, ...] = ()
 
 
 def find_target(graph: Graph, derived: Mapping[str, str], key: str,
@@ -492,9 +495,10 @@ def update(ws: Workspace, key: str, changes: Changes, layer: Layer | None = None
         changes = replace(changes, invalidated_by=pin_trigger(changes.invalidated_by,
                                                               ws.facts()))
     if changes.evidence is not None:  # the files it names now, as remember records them
-        from omh_git_memory.expiry.citations import cites_field
+        from omh_git_memory.expiry.citations import as_written, cites_field
 
-        changes = replace(changes, cites=cites_field(changes.evidence, ws.facts()) or "")
+        changes = replace(changes, cites=cites_field(changes.evidence,
+                                                     as_written(ws.repo, ws.facts())) or "")
     if changes.empty():
         raise NoteRefused(f"nothing to update: give a section to change (--expected, "
                           f"--observed, --evidence, --answers, --add-answers, --relates-to, "
@@ -511,7 +515,19 @@ def update(ws: Workspace, key: str, changes: Changes, layer: Layer | None = None
     observed = note.section("Observed")
     differs = (changes.observed is not None and changes.title is None and observed is not None
                and first_sentence(observed.text) != note.title)
-    return replace(done, title_differs=differs, dropped=dropped if done.changed else {})
+    return replace(done, title_differs=differs, dropped=dropped if done.changed else {},
+                   recited=recited(target.note.field("cites"), changes.cites)
+                   if done.changed else ())
+
+
+def recited(before: str | None, after: str | None) -> tuple[str, ...]:
+    """The paths `before` and `after` (two `cites` values) both cite, at different blobs."""
+    if after is None:
+        return ()
+    from omh_git_memory.expiry.citations import parse_cites
+
+    old = {c.path: c.blob for c in parse_cites(before)}
+    return tuple(c.path for c in parse_cites(after) if c.path in old and old[c.path] != c.blob)
 
 
 def replace_own(ws: Workspace, key: str, obs: Observation, templates: KeyTemplates,

@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING
 
 from omh_git_memory.git.history import commit_at, head_id
 from omh_git_memory.git.repository import GitRepo, open_repo
-from omh_git_memory.git.trees import blob_in_tree
+from omh_git_memory.git.trees import blob_in_tree, kind_at
 from omh_git_memory.model.config import Config, load_config, parse_config
+from omh_git_memory.model.errors import ConfigError
 from omh_git_memory.model.keys import DEFAULT_KEY_TEMPLATES
 from omh_git_memory.recall.build import Progress, cached_snapshot, snapshot_for
 from omh_git_memory.recall.cache_files import collector_paused
@@ -82,6 +83,12 @@ class Workspace:
             settings, config = Settings.CHECKOUT, self.config()
         else:
             raw = blob_in_tree(commit, CONFIG_PATH)
+            kind = kind_at(commit, CONFIG_PATH) if raw is None else "file"
+            if kind not in (None, "file"):  # it holds one, only not one omh reads
+                raise ConfigError(
+                    f"{CONFIG_PATH} at {sha[:12]} is a {kind}, not a regular file: omh reads "
+                    "a commit's settings only from a regular file (it never follows a "
+                    "symlink in a commit); name another commit")
             if raw is None:
                 settings, config = Settings.DEFAULTS, Config(keys=DEFAULT_KEY_TEMPLATES,
                                                              path=None)

@@ -10,6 +10,7 @@ agent/transport.py's.
 
 from __future__ import annotations
 
+import inspect
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -40,10 +41,20 @@ Items = Annotated[list[Annotated[str, Field(max_length=MAX_TEXT)]], Field(max_le
 
 class _Server(MCPServer):
     """The SDK's server, with a call whose arguments do not fit the tool's schema
-    answered in omh's words rather than pydantic's."""
+    answered in omh's words rather than pydantic's, and a call that gives an argument
+    the tool does not take refused (the SDK would drop it without a word: an agent
+    that guessed `ref` would believe it got what it asked for)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.takes: dict[str, tuple[str, ...]] = {}  # tool → the arguments it takes
 
     async def call_tool(self, name: str, arguments: dict[str, Any],
                         context: Context | None = None) -> Any:
+        known = self.takes.get(name)
+        unknown = sorted(set(arguments) - set(known)) if known is not None else []
+        if unknown and known is not None:
+            raise ToolError(unknown_arguments(name, unknown, known))
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as err:
@@ -53,6 +64,15 @@ class _Server(MCPServer):
             if said.startswith(prefix):  # omh's own refusal, in its own words only
                 raise ToolError(said[len(prefix):]) from None
             raise
+
+
+def unknown_arguments(tool: str, unknown: list[str], known: tuple[str, ...]) -> str:
+    """What a call giving arguments `tool` does not take is told, and that nothing
+    happened."""
+    did = "nothing was written" if tool == "remember" else "nothing was searched"
+    named = ", ".join(f"`{a}`" for a in unknown)
+    return (f"{tool} takes no {named} (it takes {', '.join(f'`{a}`' for a in known)}); "
+            f"{did}. Call it again without {'it' if len(unknown) == 1 else 'them'}")
 
 
 def arguments_refused(tool: str, err: ValidationError) -> str:
@@ -111,6 +131,8 @@ def build_server(ws: Workspace) -> MCPServer:
                     structured_output=False)
     server.add_tool(recall_tool, name="recall", description=tools.recall_description,
                     structured_output=False)
+    server.takes = {name: tuple(p for p in inspect.signature(fn).parameters if p != "ctx")
+                    for name, fn in (("remember", remember_tool), ("recall", recall_tool))}
     return server
 
 

@@ -38,7 +38,7 @@ from omh_git_memory.model.errors import (
     OmhError,
     ToolRefused,
 )
-from omh_git_memory.model.keys import Key, shell_word
+from omh_git_memory.model.keys import Key, printable, shell_word
 from omh_git_memory.model.layers import Layer
 from omh_git_memory.model.note import Note, render
 from omh_git_memory.model.plural import agree
@@ -344,6 +344,14 @@ def _secret_warnings(done: Remembered) -> str:
     return "".join(f" Warning: {w}." for w in done.secret_warnings(edit))
 
 
+def _cited(done: Remembered) -> str:
+    """` It cites src/x.py; recall says when that changes.`, or nothing."""
+    if not done.cited:
+        return ""
+    return (f" It cites {', '.join(printable(p) for p in done.cited)}; recall says when "
+            f"{'that changes' if len(done.cited) == 1 else 'they change'}.")
+
+
 def _waiting_links(done: Remembered) -> str:
     """What the answer says of the links that name no note yet: a key can be worked
     out before its note is written, so such a link is kept, and reaches the note once
@@ -435,7 +443,7 @@ class Tools:
             self.refresh_later(ws)
         return (f"remembered local/{done.key} ({done.note.recorded.isoformat()}). "
                 f"A person can share it with `omh memory promote {shell_word(done.key)}`."
-                + _waiting_links(done) + _secret_warnings(done)
+                + _cited(done) + _waiting_links(done) + _secret_warnings(done)
                 + "".join(_repeat_warning(p, searcher, ws.local, source, done.key.value)
                           for p in done.repeats[:NAMED])
                 + (f" Warning: {more}." if (more := more_than_named(done.repeats)) else ""))

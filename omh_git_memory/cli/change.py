@@ -101,6 +101,7 @@ def _report_change(done: Updated, verb: str, as_json: bool) -> None:
         emit_json({"key": done.key.value, "layer": done.layer.value, "path": done.path,
                    "changed": done.changed, "title_differs": done.title_differs,
                    "dropped": {name: list(items) for name, items in done.dropped.items()},
+                   "recited": list(done.recited),
                    **({"commit": done.commit} if done.commit is not None else {})})
         return
     past = {"update": "updated", "edit": "edited"}[verb]
@@ -117,6 +118,13 @@ def _report_change(done: Updated, verb: str, as_json: bool) -> None:
         gone = "; ".join(items)
         say(f"note: --{flag} replaced the whole list; no longer in it: {gone} "
             f"(--add-{flag} adds to the list instead)")
+    if done.recited:
+        from omh_git_memory.model.plural import agree
+        from omh_git_memory.recall.render import and_list
+
+        now = agree(len(done.recited), "it is", "they are")
+        say(f"note: the note now cites {and_list(done.recited)} as {now} now, which had "
+            "changed since it was cited; the mark is gone, so check the note still holds")
     if done.title_differs:
         from omh_git_memory.model.keys import shell_word
 

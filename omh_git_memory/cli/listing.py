@@ -55,7 +55,9 @@ def list_notes(
     rows, counts = found.rows, found.counts
     if as_json:
         emit_json({"notes": rows, "unreadable": found.unreadable,
-                   "local_store": str(ws.local.root), "head": found.head, "counts": counts,
+                   "local_store": str(ws.local.root), "head": found.head,
+                   # a commit holds no local note: not none, left out
+                   "counts": {**counts, "local": None} if ws.pinned is not None else counts,
                    **({"ref": pinned_json(ws.pinned)} if ws.pinned is not None else {})})
         return
     if ws.pinned is not None:

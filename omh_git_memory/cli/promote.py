@@ -48,6 +48,7 @@ def promote(
                 "finished": [k.value for k in result.finished],
                 "changed_in_local": [k.value for k in result.changed_in_local],
                 "already_in_team": [k.value for k in result.already_in_team],
+                "cites_uncommitted": {k: list(v) for k, v in result.cites_uncommitted.items()},
                 "near_duplicates": {k: repeats_json(repeats[k]) for k in promoted
                                     if k in repeats},
             }
@@ -64,6 +65,12 @@ def promote(
         say(f"warning: local/{key} was rewritten while promote ran: the text it held "
             "before is what was committed, the new text stays in the local layer "
             f"(omh memory show {shell_word(key)} shows both)")
+    for cited, paths in result.cites_uncommitted.items():
+        from omh_git_memory.recall.render import and_list
+
+        say(f"warning: team/{cited} cites {and_list(paths)} as this checkout holds "
+            f"{agree(len(paths), 'it', 'them')}, not as committed: commit that edit too, or "
+            "everyone else sees the note marked as citing changed code")
     for key in result.already_in_team:
         say(f"left out {key}: it is in the team layer already and not in the local one")
     say_team_repeats(repeats, promoted)

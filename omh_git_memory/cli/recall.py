@@ -82,6 +82,7 @@ def recall(
                     for h in answer.results
                 ],
                 "left_out": answer.left_out,
+                "unknown_names": list(answer.unknown),
                 **({"ref": pinned_json(ws.pinned)} if ws.pinned is not None else {}),
             }
         )

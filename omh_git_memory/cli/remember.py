@@ -131,17 +131,20 @@ def say_remembered(result: Remembered, as_json: bool) -> None:
     """What remember says of the note it wrote (or kept), and of the notes it repeats."""
     from omh_git_memory.cli.repeats import as_json as repeats_json
     from omh_git_memory.cli.repeats import say_repeats
-    from omh_git_memory.model.keys import shell_word
+    from omh_git_memory.model.keys import printable, shell_word
 
     if as_json:
         emit_json({"key": result.key.value, "layer": result.layer.value, "path": result.path,
                    "written": result.written, "near_duplicates": repeats_json(result.repeats),
                    "secrets": [{"line": h.line, "kind": h.kind} for h in result.secrets],
-                   "waiting_links": list(result.waiting)})
+                   "waiting_links": list(result.waiting), "cites": list(result.cited)})
         return
     if result.written:
         say(f"remembered {result.layer}/{result.key}")
         say(f"  {result.path}")
+        if result.cited:
+            say(f"  cites {', '.join(printable(p) for p in result.cited)} (recall says when "
+                f"{'it changes' if len(result.cited) == 1 else 'they change'})")
     else:
         say(f"kept the existing {result.layer}/{result.key} (--if-exists skip)")
     for warning in result.secret_warnings(f"omh memory edit {shell_word(result.key)}"):

@@ -3,27 +3,34 @@
 When a note is written, each file of the repository its Evidence names — a
 repository-relative path (`src/app.py`, `src/app.py:12`, `src/app.py#L3-L9`) or,
 in a code span, a symbol one file of HEAD defines (`` `parse_header` ``) — is
-recorded with its blob id at HEAD in the frontmatter field `cites`:
+recorded with its blob id in the frontmatter field `cites`: the blob of the file as
+the writer saw it, which is the working tree's when it holds an edit not yet
+committed (`git add`'s filters applied), else HEAD's:
 
     cites: src/app.py@e37a4e23…, src/util.py@69ebd7c4…
 
 Recall then compares each recorded blob id with the blob at the same path in the
 tree of the commit it answers from: a different blob, or no regular file there
-any more, is a change. This is a soft signal, unlike `invalidated_by` (one
+any more, is a change — unless, when recall answers at HEAD, the working tree holds
+the recorded blob (the edit the note saw, not committed yet, or put back). This is
+a soft signal, unlike `invalidated_by` (one
 declared trigger whose firing makes the note stale): a note may cite several
 files, a citation never refuses a write, and a changed citation says only "look
 again", not "wrong". Deterministic and read from blob ids alone: no model, no
 diff.
 
 Only regular files of HEAD's tree count: a folder, a symlink (never followed), a
-submodule, a path with `..` or one starting with `/` is not recorded. At most
-MAX_CITES files are recorded, in the order the Evidence names them.
+submodule, a path with `..` or one starting with `/` is not recorded, nor one that
+would not read back as itself (a symbol's file named `a, b.py`, or holding a line
+break). At most
+MAX_CITES files are recorded, in the order the Evidence names them, and at most
+MAX_CITES entries of a field are read (a hand edit may hold thousands).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Final, NamedTuple, Protocol
 
@@ -60,15 +67,51 @@ class Tree(Protocol):
     def defined_in(self, symbols: Iterable[str]) -> dict[str, tuple[str, ...]]: ...
 
 
+class AsWritten:
+    """HEAD's files as the writer of a note sees them: a file of HEAD is cited by the
+    blob of its working-tree copy when there is one (`on_disk`), else by HEAD's. Which
+    files count, and which file defines a symbol, stay HEAD's."""
+
+    def __init__(self, head: Tree, on_disk: Callable[[str], str | None]) -> None:
+        self.head = head
+        self.on_disk = on_disk
+
+    def blob_at(self, path: str) -> str | None:
+        committed = self.head.blob_at(path)
+        if committed is None:
+            return None
+        return self.on_disk(path) or committed
+
+    def defined_in(self, symbols: Iterable[str]) -> dict[str, tuple[str, ...]]:
+        return self.head.defined_in(symbols)
+
+
+def as_written(repo: GitRepo, head: Tree) -> AsWritten:
+    """`head`'s files as the writer of a note in `repo`'s working tree sees them."""
+    from omh_git_memory.git.filters import worktree_blob
+
+    return AsWritten(head, lambda path: worktree_blob(repo, path))
+
+
+def on_disk(repo: GitRepo) -> Callable[[str], str | None]:
+    """The working tree's blob of a path (None: none), for `check`."""
+    from omh_git_memory.git.filters import worktree_blob
+
+    return lambda path: worktree_blob(repo, path)
+
+
 def parse_cites(value: str | None) -> tuple[Citation, ...]:
-    """The citations a `cites` value holds; an entry that is not `<path>@<blob id>`
-    (a hand edit) is skipped: a soft signal never refuses a note."""
-    found: list[Citation] = []
+    """The citations a `cites` value holds, at most MAX_CITES, each path once (the
+    first entry naming it); an entry that is not `<path>@<blob id>` (a hand edit) is
+    skipped: a soft signal never refuses a note."""
+    found: dict[str, Citation] = {}
     for entry in (value or "").split(","):
+        if len(found) >= MAX_CITES:
+            break
         path, sep, blob = entry.strip().rpartition("@")
-        if sep and _usable(path) and _BLOB.fullmatch(blob):
-            found.append(Citation(path, blob))
-    return tuple(found)
+        if sep and _usable(path) and _BLOB.fullmatch(blob) and path not in found:
+            found[path] = Citation(path, blob)
+    return tuple(found.values())
 
 
 def format_cites(cites: Iterable[Citation]) -> str:
@@ -81,6 +124,16 @@ def _usable(path: str) -> bool:
     segment (what `_PATH` finds may still hold those)."""
     return bool(path) and not path.startswith("/") and "\\" not in path and all(
         part not in ("", ".", "..") for part in path.split("/"))
+
+
+def _recordable(path: str) -> bool:
+    """A path `format_cites` writes into a note and `parse_cites` reads back as
+    itself: usable, printable (a note holds no line break, control character or
+    lone surrogate), with no `,` (it separates entries) and no space at either end
+    (a value's are taken off). A path in Evidence always is; a symbol's file may
+    not be."""
+    return (_usable(path) and path.isprintable() and "," not in path
+            and path == path.strip())
 
 
 def named_paths(text: str) -> Iterator[str]:
@@ -123,7 +176,7 @@ def cite(evidence: str, tree: Tree) -> tuple[Citation, ...]:
             files = defined.get(symbol, ())
             if len(chosen) >= MAX_CITES:
                 break
-            if len(files) == 1 and files[0] not in chosen:
+            if len(files) == 1 and files[0] not in chosen and _recordable(files[0]):
                 blob = tree.blob_at(files[0])
                 if blob is not None:
                     chosen[files[0]] = blob
@@ -156,24 +209,38 @@ class Checked:
 
     def as_json(self) -> dict[str, object]:
         return {"path": self.path, "recorded": self.recorded, "changed": self.changed,
+                "gone": self.now is None,
                 "commits_since": self.commits if self.changed else 0}
 
 
 Where = tuple[str, str]  # a note's (layer, key)
 
 
-def check(repo: GitRepo, commit: str | None,
-          cited: Mapping[Where, str | None]) -> dict[Where, tuple[Checked, ...]]:
+def check(repo: GitRepo, commit: str | None, cited: Mapping[Where, str | None],
+          on_disk: Callable[[str], str | None] | None = None
+          ) -> dict[Where, tuple[Checked, ...]]:
     """For each note of `cited` ((layer, key) → its `cites` value) that records any,
     its citations compared with commit `commit` (the one recall answered from): one
     path lookup each, and one walk of at most MAX_WALK commits for all the changed
     ones together, counting the commits that changed each since it held the blob
-    recorded (unknown past the walk, or when it never held it on the line walked)."""
-    parsed = {where: found for where, value in cited.items() if (found := parse_cites(value))}
-    if commit is None or not parsed:
+    recorded (unknown past the walk, or when it never held it on the line walked).
+    With `on_disk` (the working tree's blob of a path), a citation whose file the
+    working tree holds as recorded is not changed, whatever the commit holds."""
+    if commit is None:
+        return {}
+    # An id longer than the repository's never matches a blob: a hand edit, skipped.
+    parsed = {where: found for where, value in cited.items()
+              if (found := tuple(c for c in parse_cites(value) if len(c.blob) <= len(commit)))}
+    if not parsed:
         return {}
     now = {c.path: regular_blob_at(repo, commit, c.path)
            for found in parsed.values() for c in found}
+    if on_disk is not None:
+        for found in parsed.values():
+            for c in found:
+                if not str(now[c.path]).startswith(c.blob) and \
+                        str(disk := on_disk(c.path)).startswith(c.blob):
+                    now[c.path] = disk
     moved = {(c.path, c.blob) for found in parsed.values() for c in found
              if not str(now[c.path]).startswith(c.blob)}
     counts = changes_since(repo, commit, moved, MAX_WALK) if moved else {}

@@ -19,7 +19,7 @@ from omh_git_memory.git.history import resolve_commit
 from omh_git_memory.git.repository import GitRepo
 from omh_git_memory.git.trees import list_tree, read_blob
 from omh_git_memory.model.config import Config
-from omh_git_memory.model.errors import NoteRefused
+from omh_git_memory.model.errors import GitFailure, NoteRefused
 from omh_git_memory.recall.document import Doc
 
 # Definition patterns per language: each group captures a name being defined.
@@ -189,7 +189,9 @@ class TreeFacts:
         """The files that define each of `symbols` (as `defines` finds definitions),
         from one pass over the source files. Past MAX_CITE_SCAN bytes of them the
         answer is empty (no symbol is then known to be defined in one file only): a
-        citation is a soft signal, and a write must not read a monorepo for one."""
+        citation is a soft signal, and a write must not read a monorepo for one. So
+        it is when a source file's blob is not in this clone (a partial one): no
+        write is refused for a citation."""
         wanted: dict[str, list[str]] = {}
         for s in symbols:
             wanted.setdefault(s.replace("::", ".").rsplit(".", 1)[-1], []).append(s)
@@ -203,7 +205,10 @@ class TreeFacts:
             lang = next((lg for lg, (exts, _) in patterns.items() if path.endswith(exts)), None)
             if lang is None:
                 continue
-            data = read_blob(self.repo, blob, path)
+            try:
+                data = read_blob(self.repo, blob, path)
+            except GitFailure:
+                return {}
             budget -= len(data)
             if budget < 0:
                 return {}

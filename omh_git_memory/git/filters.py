@@ -47,6 +47,29 @@ def disk_form(repo: GitRepo, path: str, blob: bytes | None) -> bytes | None:
     return as_checked_out(repo, path, blob)
 
 
+WORKTREE_BLOB_LIMIT = 32 << 20  # bytes of a working file hashed for a citation, at most
+
+
+def worktree_blob(repo: GitRepo, path: str) -> str | None:
+    """The blob id `git add` would give the working tree's regular file `path` (its
+    filters applied), or None: no working tree, nothing there, a link on the way or
+    at it, anything but a regular file, or a file over WORKTREE_BLOB_LIMIT bytes."""
+    if repo.workdir is None:
+        return None
+    try:
+        if (repo.workdir / path).lstat().st_size > WORKTREE_BLOB_LIMIT:
+            return None
+    except (OSError, ValueError):
+        return None
+    data = read_nofollow(repo.workdir, path)
+    if data is None:
+        return None
+    try:
+        return str(pygit2.hash(as_committed(repo, path, data)))
+    except GitFailure:
+        return None
+
+
 def worktree_blob_id(repo: GitRepo, file: Path, as_path: str) -> str:
     """The blob id `git add` would give `file` if it were at `as_path`: the
     repository's filters (line endings) applied, as git applies them."""

@@ -4,8 +4,10 @@ shallow clone may not be able to tell)."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
+import stat
 
 import pygit2
 
@@ -45,12 +47,28 @@ def commit_at(repo: GitRepo, rev: str) -> pygit2.Commit:
         found = repo.repo.revparse_single(os.fsencode(rev))  # type: ignore[arg-type]
     except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
         raise NoSuchCommit(f"revision {shown} names no commit in {repo.common_dir}"
-                           f"{_beyond_shallow(repo)}") from None
+                           f"{_beyond_shallow(repo) or _what_to_name()}") from None
     try:
         return found.peel(pygit2.Commit)
     except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
-        raise NoSuchCommit(f"revision {shown} names a {found.type_str}, not a commit; name a "
+        raise NoSuchCommit(f"revision {shown} names {_what(found)}, not a commit; name a "
                            "commit: a branch, a tag, a commit id") from None
+
+
+def _what(found: pygit2.Object) -> str:
+    """`a tree`, or for a tag what it tags in the end: `a tag of a blob`."""
+    tagged = found
+    try:
+        while isinstance(tagged, pygit2.Tag):
+            tagged = tagged.get_object()
+    except (KeyError, ValueError, pygit2.GitError):
+        return "a tag"
+    return f"a tag of a {tagged.type_str}" if tagged is not found else f"a {found.type_str}"
+
+
+def _what_to_name() -> str:
+    return ("; name a branch, a tag or a commit id this clone has (`git log --oneline` and "
+            "`git tag` list them; `git fetch` brings others)")
 
 
 def _beyond_shallow(repo: GitRepo) -> str:
@@ -66,6 +84,30 @@ def head_id(repo: GitRepo) -> str | None:
     """The commit HEAD names now, or None on a branch with no commit yet."""
     commit = resolve_commit(repo, "HEAD")
     return None if commit is None else str(commit.id)
+
+
+def worktree_heads(repo: GitRepo) -> set[str]:
+    """The commits the HEADs of every worktree of the clone name: the main one's and
+    each linked one's (they share the index cache). A HEAD that cannot be read, or
+    names no commit yet, is left out."""
+    files = [repo.common_dir / "HEAD"]
+    with contextlib.suppress(OSError):
+        files += sorted(entry / "HEAD" for entry in (repo.common_dir / "worktrees").iterdir())
+    found: set[str] = set()
+    for path in files:
+        try:  # not blocking on a FIFO put there, nor reading a device
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+            with os.fdopen(fd, "rb") as handle:
+                if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                    continue
+                text = handle.read(4096).decode("utf-8").strip()
+            name = text.removeprefix("ref: ").strip() if text.startswith("ref: ") else None
+            target = (repo.repo.references[name].resolve().target if name is not None
+                      else pygit2.Oid(hex=text))
+            found.add(str(repo.repo[target].peel(pygit2.Commit).id))
+        except (OSError, UnicodeDecodeError, KeyError, ValueError, pygit2.GitError):
+            continue
+    return found
 
 
 def commit_id(commit: pygit2.Commit) -> str:

@@ -167,6 +167,18 @@ def path_in_tree(commit: pygit2.Commit | None, path: str) -> bool:
     return True
 
 
+def kind_at(commit: pygit2.Commit, path: str) -> str | None:
+    """What stands at `path` in `commit`'s tree: "file", "symlink", "submodule" or
+    "folder"; None when nothing does (or a tree on the way is not in this clone)."""
+    try:
+        entry = commit.tree[path]
+    except (KeyError, ValueError, pygit2.GitError):
+        return None
+    if entry.filemode == pygit2.enums.FileMode.TREE:
+        return "folder"
+    return _KINDS.get(entry.filemode, "file")
+
+
 def blob_in_tree(commit: pygit2.Commit | None, path: str) -> bytes | None:
     """The content of the regular file at `path` in `commit`, or None (no such path,
     or a symlink, submodule or directory there)."""

@@ -28,6 +28,9 @@ class Answer:
     results: tuple[Hit, ...]
     left_out: int  # notes that passed the floor beyond those returned
     question: tuple[str, ...] = ()  # the phrasings asked, for excerpts
+    # names the question gives that nothing in the store mentions: no document is
+    # returned then (recall/names.py)
+    unknown: tuple[str, ...] = ()
 
 
 def shown_docs(answer: Answer) -> list[Doc]:

@@ -14,7 +14,13 @@ import functools
 from collections import Counter
 from collections.abc import Callable
 
-from omh_git_memory.git.history import commit_date, commit_id, head_id, resolve_commit
+from omh_git_memory.git.history import (
+    commit_date,
+    commit_id,
+    head_id,
+    resolve_commit,
+    worktree_heads,
+)
 from omh_git_memory.git.last_changed import last_changes
 from omh_git_memory.git.repository import GitRepo
 from omh_git_memory.git.trees import TreeEntry, blob_size, list_tree, read_blob, require_blobs
@@ -82,11 +88,16 @@ def snapshot_for(
         snap = _Builder(repo, config, sha, commit_date(commit), list_tree(repo, commit),
                         None, progress, saved).build()
     # HEAD's index stays on disk and stays the newest, the base of the next build,
-    # when this one is of another commit (`--ref`).
+    # when this one is of another commit (`--ref`); so does the base, the index
+    # HEAD's next build would patch, when HEAD moved past its index.
     head = head_id(repo)
-    save(folder, snap, made_by, keep=() if head is None else (head,))
-    if head is not None and head != sha:
-        rank_below((folder / f"{sha}.idx", folder / f"{sha}.post"), folder / f"{head}.idx")
+    above = None if head is None or head == sha else folder / f"{head}.idx"
+    if above is not None and not above.is_file() and base is not None:
+        above = folder / f"{base.commit}.idx"
+    # Every worktree's HEAD: they share the folder, and a linked one's is a HEAD too.
+    save(folder, snap, made_by, keep={*worktree_heads(repo), *([head] if head else [])})
+    if above is not None:
+        rank_below((folder / f"{sha}.idx", folder / f"{sha}.post"), above)
     if (folder / f"{sha}.idx").is_file():  # saved: what the parts held is in the index now
         saved.done()
     return snap

@@ -123,8 +123,9 @@ def _in_progress(path: Path, pattern: str) -> bool:
 
 def prune(folder: Path, keep: Collection[str] = ()) -> None:
     """Keep the snapshots (and the embeddings saved beside them) of the
-    KEEP_SNAPSHOTS newest commits and of the commits `keep` names (HEAD's: an index
-    built for a past commit, `--ref`, never evicts the one recall at HEAD reads), and
+    KEEP_SNAPSHOTS newest commits and of the commits `keep` names (every worktree's
+    HEAD: an index built for a past commit, `--ref`, never evicts one that recall at
+    a HEAD reads), and
     remove a crashed writer's old temporary files."""
     kept = set(keep)
     for old in [p for p in cache_files(folder, "*.idx") if p.stem not in kept][

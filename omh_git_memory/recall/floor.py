@@ -17,6 +17,7 @@ from omh_git_memory.recall.answer import MAX_DOCUMENTS, MAX_RESULTS, Answer
 from omh_git_memory.recall.bm25 import Searcher, Term
 from omh_git_memory.recall.document import Doc
 from omh_git_memory.recall.fusion import Semantic, fuse
+from omh_git_memory.recall.names import unknown_in_every
 from omh_git_memory.recall.neighbours import neighbourhoods
 from omh_git_memory.recall.tokens import words
 
@@ -39,7 +40,7 @@ def recall(searcher: Searcher, question: str, also: Iterable[str] = (),
            semantic: Semantic | None = None, zero_is_evidence: bool = False,
            floor: float | None = None, min_share: float | None = None,
            places: Places | None = None, together: float | None = None,
-           answers: float | None = None) -> Answer:
+           answers: float | None = None, names: bool = True) -> Answer:
     """The best notes for `question`, each keeping its best score over the phrasings.
 
     Only notes scoring at least FLOOR times the best score are returned or counted
@@ -57,7 +58,10 @@ def recall(searcher: Searcher, question: str, also: Iterable[str] = (),
     path and title, holds TOGETHER of the question's content weight (`together`
     overrides it). A long document holds most words somewhere; a question it
     answers has them in one place. The candidates are then drawn from WIDER times
-    as many, so that a document turned away leaves room for the next."""
+    as many, so that a document turned away leaves room for the next. Then, too, no
+    document is returned when every phrasing names a thing (`PyInstaller`) that
+    nothing in the store mentions (recall/names.py; `names` False turns it off, for
+    the benchmark)."""
     inbound = searcher.inbound()
     share = FLOOR if floor is None else floor
     least = MIN_SHARE if min_share is None else min_share
@@ -119,12 +123,14 @@ def recall(searcher: Searcher, question: str, also: Iterable[str] = (),
         top = kept[:MAX_RESULTS]
         hits = neighbourhoods(searcher, top, scores, inbound, lexical)
         return Answer(hits, max(0, len(passed) - len(top)), tuple(asked))
+    unknown = unknown_in_every(asked, lambda word: bool(searcher.postings(word)[0])) \
+        if names else ()
     top, more = _checked(searcher, kept, nominated, share_of, need,
-                         ANSWERS if answers is None else answers)
+                         ANSWERS if answers is None else answers, documents=not unknown)
     # Past the candidates, only what needs no check is counted as more that matched.
     unread = sum(1 for s in passed - set(scores) if not _is_document(searcher, s))
     hits = neighbourhoods(searcher, top, scores, inbound, lexical)
-    return Answer(hits, more + unread, tuple(asked))
+    return Answer(hits, more + unread, tuple(asked), unknown)
 
 
 def _is_document(searcher: Searcher, slot: int) -> bool:
@@ -133,15 +139,18 @@ def _is_document(searcher: Searcher, slot: int) -> bool:
 
 
 def _checked(searcher: Searcher, kept: Sequence[int], nominated: set[int],
-             share_of: Callable[[int], float], need: float, must: float
-             ) -> tuple[list[int], int]:
+             share_of: Callable[[int], float], need: float, must: float,
+             documents: bool = True) -> tuple[list[int], int]:
     """The first MAX_RESULTS of `kept` (in order) that pass the section check, no more
     than MAX_DOCUMENTS of them documents, and how many more pass it. A document (a
     stub the embedding did not nominate) passes when it holds `need` in one place;
-    the documents go, all of them, when none holds `must`: what remains are the
-    notes. Every one of `kept` is read, so that the count of more is true."""
+    the documents go, all of them, when none holds `must`, or when `documents` is
+    False: what remains are the notes. Every one of `kept` is read, so that the
+    count of more is true."""
     passing: list[tuple[int, float | None]] = []
     for slot in kept:
+        if not documents and _is_document(searcher, slot):
+            continue
         if slot in nominated or not _is_document(searcher, slot):
             passing.append((slot, None))
         elif (held := share_of(slot)) >= need:
@@ -149,14 +158,14 @@ def _checked(searcher: Searcher, kept: Sequence[int], nominated: set[int],
     if max((h for _, h in passing if h is not None), default=must) < must:
         passing = [(slot, h) for slot, h in passing if h is None]
     top: list[int] = []
-    documents = 0
+    shown = 0  # documents among them
     for slot, _ in passing:
         if len(top) == MAX_RESULTS:
             break
         if _is_document(searcher, slot):
-            if documents == MAX_DOCUMENTS:
+            if shown == MAX_DOCUMENTS:
                 continue  # counted with the more that matched
-            documents += 1
+            shown += 1
         top.append(slot)
     return top, len(passing) - len(top)
 

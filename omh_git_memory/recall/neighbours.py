@@ -1,8 +1,9 @@
 """Each result's one-hop neighbourhood: the notes it links to and those linking to it.
 
 Best match to the question first; a hub (the repository topic, or a note linking
-to half the store) is named once; the whole answer names at most LINE_BUDGET
-notes.
+to half the store) is named once; the repository topic, which links every
+document, is not named for that link alone unless the question shares a word with
+it; the whole answer names at most LINE_BUDGET notes.
 """
 
 from __future__ import annotations
@@ -29,6 +30,11 @@ def is_hub(searcher: Searcher, slot: int) -> bool:
         {r for t in d.links for r in searcher.resolve(t, d.layer)}) * 2 >= searcher.count
 
 
+def _is_topic(searcher: Searcher, slot: int) -> bool:
+    d = searcher.docs[slot]
+    return d is not None and d.is_topic
+
+
 def neighbourhoods(searcher: Searcher, top: Sequence[int], best: Mapping[int, float],
                     inbound: dict[int, list[int]], score: Callable[[int], float]
                     ) -> tuple[Hit, ...]:
@@ -48,6 +54,10 @@ def neighbourhoods(searcher: Searcher, top: Sequence[int], best: Mapping[int, fl
                 if reached != slot:
                     near.setdefault(reached, None)
         for linker in inbound.get(slot, ()):
+            # The repository topic links every document: reached that way alone, it
+            # says nothing of the answer unless the question shares a word with it.
+            if linker not in near and _is_topic(searcher, linker) and score(linker) <= 0:
+                continue
             near.setdefault(linker, None)
         kept = []
         for n in near:

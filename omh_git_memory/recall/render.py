@@ -73,6 +73,12 @@ def section_label(section: Section) -> str:
     return section.describe()
 
 
+def and_list(names: Sequence[str]) -> str:
+    """`A`, `A and B`, `A, B and C`, each escaped (a question's words are untrusted)."""
+    shown = [printable(n) for n in names]
+    return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} and {shown[-1]}"
+
+
 def render_tree(answer: Answer, stale: Mapping[tuple[str, str], str] | None = None,
                 also: str = "--also",
                 sections: Mapping[tuple[str, str], Section] | None = None,
@@ -129,6 +135,9 @@ def render_tree(answer: Answer, stale: Mapping[tuple[str, str], str] | None = No
     if any((h.doc.layer, h.doc.key) in (cited or {}) for h in answer.results):
         lines.append("cites: a file the note's Evidence names changed since it was written; "
                      "read it again before relying on the note")
+    if answer.unknown:
+        lines.append(f"nothing here mentions {and_list(answer.unknown)}, so no document is "
+                     "returned; if the repository calls it by another name, ask with that")
     if not answer.results:
         lines.append(f"no note matched well enough; try other words, or add {also} "
                      "with another phrasing")

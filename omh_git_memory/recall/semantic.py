@@ -19,6 +19,7 @@ import hashlib
 import io
 import json
 import os
+import stat
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -417,8 +418,21 @@ def _save_rows(stem: Path, keys: Sequence[str], rows: np.ndarray[Any, Any]) -> N
         listing = "".join(f"{line}\n" for line in
                           (hashlib.sha256(raw_rows).hexdigest(), *map(json.dumps, keys)))
         write_checked(stem.with_suffix(".vec.keys"), listing.encode("utf-8"))
+        _dated_as_index(stem)
     except OSError:
         pass  # a cache that cannot be written is rebuilt next time
+
+
+def _dated_as_index(stem: Path) -> None:
+    """A commit's vectors dated as its lexical index is: the next build reuses the
+    newest vectors, and those of a past commit (`--ref`, whose index is dated below
+    HEAD's) must not take that place from HEAD's."""
+    index = stem.with_suffix(".idx")
+    with contextlib.suppress(OSError):
+        info = index.lstat()
+        if stat.S_ISREG(info.st_mode):
+            for path in (stem.with_suffix(".vec.npy"), stem.with_suffix(".vec.keys")):
+                os.utime(path, ns=(info.st_mtime_ns, info.st_mtime_ns), follow_symlinks=False)
 
 
 def vectors_for(

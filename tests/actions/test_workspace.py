@@ -147,3 +147,29 @@ def test_settings_a_past_commit_cannot_give_are_refused_by_where_they_are(
     commit_files(repo_dir, {".omh/memory.toml": "[keys]\n"}, "mended")
     with pytest.raises(ConfigError, match=rf"\.omh/memory\.toml at {bad[:12]} is not valid"):
         open_workspace(repo_dir).at(bad)
+
+
+@pytest.mark.parametrize("kind", ["symlink", "folder", "submodule"])
+def test_settings_a_past_commit_holds_as_no_regular_file_are_refused(
+        repo_dir: Path, kind: str) -> None:
+    # The commit holds a .omh/memory.toml, only not one omh reads (a clone checked out
+    # there refuses it too): never answered as if it held none, under the defaults.
+    init_committed(repo_dir)
+    settings = repo_dir / ".omh/memory.toml"
+    settings.unlink()
+    if kind == "symlink":
+        settings.symlink_to("../README.md")
+        git(repo_dir, "add", "-A")
+    elif kind == "folder":
+        (settings / "x.toml").parent.mkdir()
+        (settings / "x.toml").write_text("[keys]\n", encoding="utf-8")
+        git(repo_dir, "add", "-A")
+    else:
+        head = git(repo_dir, "rev-parse", "HEAD").strip()
+        git(repo_dir, "rm", "-q", "--cached", ".omh/memory.toml")
+        git(repo_dir, "update-index", "--add", "--cacheinfo", f"160000,{head},.omh/memory.toml")
+    git(repo_dir, "commit", "-qm", f"settings as a {kind}")
+    odd = git(repo_dir, "rev-parse", "HEAD").strip()
+    commit_files(repo_dir, {"README.md": "# Test repo, again\n"}, "later")
+    with pytest.raises(ConfigError, match=rf"\.omh/memory\.toml at {odd[:12]} is a {kind}"):
+        open_workspace(repo_dir).at(odd)

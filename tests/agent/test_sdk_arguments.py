@@ -74,3 +74,18 @@ def test_a_source_tree_nobody_installed_names_no_version(monkeypatch: Any) -> No
 
     monkeypatch.setattr(importlib.metadata, "version", missing)
     assert sdk._version() == ""
+
+
+def test_an_argument_the_tool_does_not_take_is_refused_not_dropped(repo_dir: Path) -> None:
+    """An agent that guesses `ref` must not believe it got the answer as of that
+    commit: the SDK alone drops an unknown argument without a word."""
+    _, (recalled, remembered) = calls(
+        repo_dir, ("recall", {"question": "mount", "ref": "v1", "also_phrased": ["x"]}),
+        ("remember", {**GOOD, "tags": ["x"]}))
+    assert recalled.is_error and remembered.is_error
+    assert text_of(recalled) == (
+        "recall takes no `also_phrased`, `ref` (it takes `question`, `also_phrased_as`); "
+        "nothing was searched. Call it again without them")
+    assert text_of(remembered).startswith("remember takes no `tags` (it takes `expected`, ")
+    assert "nothing was written" in text_of(remembered)
+    assert not list(open_workspace(repo_dir).local.scan())

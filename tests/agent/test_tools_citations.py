@@ -55,6 +55,17 @@ def test_remember_over_mcp_records_the_cited_files_blob(repo: Path) -> None:
     blob = git(repo, "rev-parse", "HEAD:src/server.py").strip()
     assert parse(text).field("cites") == f"src/server.py@{blob}"
     assert render(parse(text)) == text
+    assert "It cites src/server.py; recall says when that changes." in text_of(done)
+
+
+def test_remember_on_the_command_line_says_what_it_cites(repo: Path) -> None:
+    args = ["memory", "remember", "--expected", NOTE["expected"], "--observed",
+            NOTE["observed"], "--evidence", NOTE["evidence"], "--answers", "why?"]
+    run = omh(repo, *args)
+    assert run.code == 0
+    assert "  cites src/server.py (recall says when it changes)" in run.out.splitlines()
+    again = omh(repo, *args, "--json", "--if-exists", "suffix")
+    assert again.json()["cites"] == ["src/server.py"]
 
 
 def test_recall_over_mcp_marks_a_result_whose_cited_file_changed(repo: Path) -> None:

@@ -77,7 +77,10 @@ def test_show_and_the_listing_at_a_commit_say_so_too(history: tuple[Path, str]) 
     data = omh(repo, "memory", "list", "--ref", "v1", "--json").json()
     assert data["head"] == v1 and data["ref"]["local"] == "excluded"
     assert {n["layer"] for n in data["notes"]} == {"team"}
-    assert data["counts"]["local"] == {"notes": 0}
+    assert data["counts"]["local"] is None  # left out, not empty
+    missing = omh(repo, "memory", "show", "no-such-note-anywhere-at-all", "--ref", "v1")
+    assert missing.code == 1
+    assert missing.err.rstrip().endswith("; `omh memory list --ref v1` lists the keys")
 
 
 @pytest.mark.parametrize(("rev", "said"), [
@@ -97,6 +100,8 @@ def test_a_revision_naming_no_commit_is_one_line_and_exit_1(
     run = omh(repo, "memory", *command, f"--ref={rev}")
     assert (run.code, run.out) == (1, ""), run.err
     assert run.err.startswith(said) and run.err.count("\n") == 1, run.err
+    if "names no commit" in said:  # and what to name instead
+        assert "name a branch, a tag or a commit id this clone has" in run.err
 
 
 def test_a_revision_that_is_not_utf8_is_refused_as_every_such_argument_is(

@@ -132,6 +132,20 @@ def test_update_of_evidence_records_what_the_new_evidence_cites(repo: Path) -> N
     assert "cites" not in text and render(parse(text)) == text
 
 
+def test_update_says_when_new_evidence_takes_a_changed_files_mark_away(repo: Path) -> None:
+    _remember(repo, "src/app.py and src/util.py")
+    commit_files(repo, {"src/app.py": "def parse_header(x):\n    return x.strip()\n"})
+    assert "changed since" in _line(repo)
+    run = omh(repo, "memory", "update", KEY, "--evidence", "src/app.py and src/util.py, again")
+    assert run.code == 0
+    assert ("note: the note now cites src/app.py as it is now, which had changed since it "
+            "was cited; the mark is gone, so check the note still holds") in run.out
+    assert "cites" not in _line(repo)
+    quiet = omh(repo, "memory", "update", KEY, "--evidence", "src/app.py and src/util.py!",
+                "--json")
+    assert quiet.json()["recited"] == []  # nothing had changed since: nothing to say
+
+
 # --- what recall says ------------------------------------------------------------------
 
 
@@ -141,7 +155,7 @@ def test_an_unchanged_cited_file_is_not_marked(repo: Path) -> None:
     assert "cites" not in _line(repo)
     assert _result(repo)["citations"] == [
         {"path": "src/app.py", "recorded": _blob(repo, "src/app.py"), "changed": False,
-         "commits_since": 0}]
+         "gone": False, "commits_since": 0}]
 
 
 def test_a_changed_cited_file_is_marked_with_the_commits_since(repo: Path) -> None:
@@ -152,7 +166,8 @@ def test_a_changed_cited_file_is_marked_with_the_commits_since(repo: Path) -> No
     commit_files(repo, {"src/app.py": "def parse_header(x):\n    return x.lstrip()\n"})
     assert _line(repo).endswith(" · cites src/app.py, changed since (2 commits)")
     assert _result(repo)["citations"][0] == {"path": "src/app.py", "recorded": recorded,
-                                             "changed": True, "commits_since": 2}
+                                             "changed": True, "gone": False,
+                                             "commits_since": 2}
     out = omh(repo, "memory", "recall", QUESTION).out
     assert "cites: a file the note's Evidence names changed since it was written" in out
 
@@ -162,7 +177,7 @@ def test_a_deleted_cited_file_is_marked_gone(repo: Path) -> None:
     commit_files(repo, {"src/util.py": None})
     assert _line(repo).endswith(" · cites src/util.py, gone since (1 commit)")
     (only,) = _result(repo)["citations"]
-    assert only["changed"] is True and only["commits_since"] == 1
+    assert only["changed"] is True and only["gone"] is True and only["commits_since"] == 1
 
 
 def test_a_file_replaced_by_a_symlink_is_marked(repo: Path) -> None:
@@ -200,3 +215,96 @@ def test_the_count_is_unknown_past_the_walks_limit(repo: Path) -> None:
     assert changes_since(ws.repo, head, wanted, limit=10) == {("src/app.py", recorded): 3}
     assert changes_since(ws.repo, head, wanted, limit=3) == {}  # the blob not met: unknown
     assert changes_since(ws.repo, head, {("src/app.py", "0" * 40)}, limit=100) == {}
+
+
+# --- a path recorded reads back as itself; a file that cannot be read is no refusal ---
+
+
+def _commit_odd_file(repo: Path, name: str) -> None:
+    """A file named `name` that alone defines `odd_one`: Evidence can name it only
+    through the symbol (a path in Evidence is of the characters `_PATH` finds)."""
+    (repo / os.path.dirname(name)).mkdir(parents=True, exist_ok=True)
+    with open(os.fsencode(repo / name), "w", encoding="utf-8") as handle:
+        handle.write("def odd_one():\n    pass\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "an odd name")
+
+
+@pytest.mark.parametrize("name", [
+    "src/a, b.py",  # `, ` separates entries: would read back as `b.py`
+    " lead.py",  # a space at the start is taken off a field's value
+    "src/n\nl.py",  # a second frontmatter line
+    "src/c\rr.py",  # no note holds a CR
+    "src/e\x1b[31m.py",  # nor a control character
+    os.fsdecode(b"src/bad\xff.py"),  # nor a lone surrogate (a name that is not UTF-8)
+])
+def test_a_symbols_file_whose_path_would_not_read_back_is_not_recorded(
+        repo: Path, name: str) -> None:
+    # Left out, and the write goes through: a citation never refuses one.
+    _commit_odd_file(repo, name)
+    text = _remember(repo, "`odd_one` and src/app.py")
+    assert _cites(text) == (Citation("src/app.py", _blob(repo, "src/app.py")),), text
+    assert render(parse(text)) == text
+
+
+@pytest.mark.parametrize("name", [
+    "src/x@1234567.py",  # the last `@` of an entry ends its path
+    "src/sp ace.py",
+    "src/b`t.py",
+    "app/[id]/(group)/page.py",  # a web framework's routes
+])
+def test_a_symbols_file_of_other_characters_is_recorded_and_reads_back(
+        repo: Path, name: str) -> None:
+    _commit_odd_file(repo, name)
+    text = _remember(repo, "`odd_one`")
+    assert _cites(text) == (Citation(name, _blob(repo, name)),), text
+    assert render(parse(text)) == text
+    assert [c["path"] for c in _result(repo)["citations"]] == [name]
+
+
+def test_a_symbol_in_a_partial_clone_that_lacks_a_blob_refuses_no_write(
+        tmp_path: Path) -> None:
+    # A sparse, blobless clone lacks the blobs of src/: which file defines the symbol
+    # cannot be told, so it names none, and the note is written.
+    src = tmp_path / "src"
+    make_repo(src, SOURCES)
+    git(src, "config", "uploadpack.allowFilter", "true")
+    git(tmp_path, "clone", "-q", "--filter=blob:none", "--sparse", f"file://{src}", "part")
+    part = tmp_path / "part"
+    assert not (part / "src").exists()
+    assert omh(part, "init").code == 0
+    text = _remember(part, "`parse_header` and README.md")
+    assert _cites(text) == (Citation("README.md", _blob(part, "README.md")),)
+
+
+def test_a_hand_written_field_is_read_to_max_cites_entries_each_path_once() -> None:
+    many = ", ".join(f"f{i}.py@abc1234" for i in range(5000))
+    found = parse_cites(f"a.py@1234567, a.py@7654321, {many}")
+    assert len(found) == citations.MAX_CITES
+    assert found[:2] == (Citation("a.py", "1234567"), Citation("f0.py", "abc1234"))
+
+
+def test_a_recorded_id_longer_than_the_repositorys_is_no_citation(repo: Path) -> None:
+    # It never matches a blob: read, it would mark the note forever.
+    blob, util = _blob(repo, "src/app.py"), _blob(repo, "src/util.py")
+    head = git(repo, "rev-parse", "HEAD").strip()
+    where = ("local", KEY)
+    checked = citations.check(open_workspace(repo).repo, head,
+                              {where: f"src/app.py@{blob}0000, src/util.py@{util}"})
+    assert checked == {where: (citations.Checked("src/util.py", util, util),)}
+
+
+def test_a_teammates_field_of_thousands_of_entries_is_read_bounded(repo: Path) -> None:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "omh init")
+    blob = _blob(repo, "src/app.py")
+    entries = ", ".join([f"src/app.py@{blob}"] + [f"d{i % 50}/f{i}.py@abc1234"
+                                                   for i in range(5000)])
+    commit_files(repo, {f".omh/notes/{KEY}.md": (
+        f"---\nkey: {KEY}\ntype: surprise\nsource: test\nrecorded: 2026-11-01\n"
+        f"cites: {entries}\n---\n\n# Header parsing drops tabs.\n\n## Expected\ntabs\n\n"
+        "## Observed\nHeader parsing drops tabs.\n\n## Evidence\nsrc/app.py\n")})
+    result = _result(repo)
+    assert len(result["citations"]) == citations.MAX_CITES
+    assert result["citations"][0]["changed"] is False
+    assert _line(repo).count("gone since") == citations.MAX_CITES - 1

@@ -97,3 +97,15 @@ def test_past_a_shallow_clones_history_the_refusal_says_to_fetch(tmp_path: Path)
     with pytest.raises(NoSuchCommit) as full:
         commit_at(open_repo(src), "HEAD~9")
     assert "fetch" not in str(full.value)
+
+
+def test_a_tag_of_a_tree_or_a_blob_is_refused_naming_what_it_tags(
+        two_commits: tuple[Path, str, str]) -> None:
+    repo, _, _ = two_commits
+    git(repo, "tag", "-a", "of-a-tree", "-m", "a tree", "HEAD^{tree}")
+    git(repo, "tag", "-a", "of-a-blob", "-m", "a blob", "HEAD:docs/a.md")
+    git(repo, "tag", "-a", "of-a-tag", "-m", "a tag", "of-a-tree")
+    for rev, what in (("of-a-tree", "tree"), ("of-a-blob", "blob"), ("of-a-tag", "tree")):
+        with pytest.raises(NoSuchCommit, match=rf"^revision '{rev}' names a tag of a {what}, "
+                                                "not a commit"):
+            commit_at(open_repo(repo), rev)

@@ -222,3 +222,20 @@ def test_every_module_of_the_package_has_a_short_name_and_no_name_two_files() ->
     assert named["journal"] == "stores/journal.py"
     assert named["cli_adopt"] == "cli/adopt.py" and named["stores_adopt"] == "stores/adopt.py"
     assert "adopt" not in named
+
+
+def test_a_test_file_mapped_again_replaces_the_ids_it_held(tmp_path: Path) -> None:
+    """A test renamed since the last map must not stay in it: pytest would find no
+    such test, and its mutant's run would err instead of being killed."""
+    root = _project(tmp_path)
+    test = root / "tests" / "test_k.py"
+    test.write_text("from omh_git_memory.model import keys\n\n\ndef test_old():\n"
+                    "    assert not keys.same(1, 2)\n", encoding="utf-8")
+    assert _tool(root, "map").returncode == 0
+    test.write_text(test.read_text(encoding="utf-8").replace("test_old", "test_new"),
+                    encoding="utf-8")
+    assert _tool(root, "map", "--tests", "tests/test_k.py").returncode == 0
+    mapped = json.loads((root / ".mutation" / "map.json").read_text())["lines"]
+    ids = {t for per_line in mapped["omh_git_memory/model/keys.py"].values() for t in per_line}
+    assert "tests/test_k.py::test_new" in ids
+    assert "tests/test_k.py::test_old" not in ids

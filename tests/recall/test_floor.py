@@ -146,7 +146,8 @@ def test_every_line_of_the_tree_carries_layer_and_date() -> None:
 def test_json_recall_has_the_documented_shape(repo_dir: Path) -> None:
     _commit_notes(repo_dir, {"a": _topic("a", "ebusy [[b]]\n"), "b": _topic("b", "x\n")})
     out = omh(repo_dir, "memory", "recall", "ebusy", "--json").json()
-    assert out["left_out"] == 0
+    assert set(out) == {"results", "left_out", "unknown_names"}
+    assert out["left_out"] == 0 and out["unknown_names"] == []
     (result,) = [r for r in out["results"] if r["key"] == "a"]
     assert set(result) == {"key", "layer", "recorded", "title", "path", "score", "stale",
                            "section", "changed", "citations", "neighbours", "more_neighbours"}

@@ -65,3 +65,11 @@ def test_a_written_note_the_embedding_finds_needs_no_bar(repo: Path) -> None:
     """The bar is for documents: the commit corpora's notes that share no word with
     their question are found by the embedding at similarities far under it."""
     assert "gardening" in keys(repo, {"gardening": 0.2})
+
+
+def test_the_bar_is_the_documented_similarity_of_0_4(repo: Path) -> None:
+    """docs/recall.md gives the bar and its evidence: a document at 0.41 is vouched
+    for, one at 0.39 is not."""
+    found = keys(repo, {"docs/near": 0.41, "docs/far": 0.39})
+    assert "docs/near" in found
+    assert "docs/far" not in found

@@ -4,6 +4,7 @@ section (recall/semantic.py). With the real model (the test extra installs it)."
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -145,3 +146,19 @@ def test_the_cache_counts_a_stubs_sections_by_their_last_number() -> None:
 def test_a_document_without_a_section_is_embedded_by_its_title() -> None:
     assert section_texts("", "Empty") == ["Empty"]
     assert section_texts("# A\n\nbody\n", "T") == ["T\n# A\n\nbody"]
+
+
+def test_a_commits_vectors_are_dated_as_its_index(tmp_path: Path) -> None:
+    """The next build reuses the newest vectors: a past commit's (`--ref`, its index
+    dated below HEAD's) must not be newer than HEAD's because they were written later."""
+    from omh_git_memory.recall.semantic import _save_rows
+
+    stem = tmp_path / "abc123"
+    stem.with_suffix(".idx").write_bytes(b"index")
+    os.utime(stem.with_suffix(".idx"), ns=(1_000_000_000, 1_000_000_000))
+    _save_rows(stem, ["k"], np.zeros((1, 384), dtype=np.float32))
+    for suffix in (".vec.npy", ".vec.keys"):
+        assert stem.with_suffix(suffix).stat().st_mtime_ns == 1_000_000_000
+    lone = tmp_path / "local-model"  # no index beside it: dated when written
+    _save_rows(lone, ["k"], np.zeros((1, 384), dtype=np.float32))
+    assert lone.with_suffix(".vec.npy").stat().st_mtime_ns > 1_000_000_000
