@@ -432,20 +432,14 @@ def _laid_out(text: str, title: str, intro: str | None,
 def _split_frontmatter(text: str) -> tuple[tuple[tuple[str, str], ...], str, int]:
     if not text.startswith("---\n"):
         raise NoteParseError("does not start with a `---` frontmatter line", 1)
-    if "\n---\n" not in text[3:] and not text.endswith("\n---"):
-        raise NoteParseError("frontmatter never closes: no `---` line after it", 2)
+    close = text.find("\n---\n", 3)  # the first `---` line after the first
+    if close < 0:
+        if not text.endswith("\n---"):
+            raise NoteParseError("frontmatter never closes: no `---` line after it", 2)
+        close = len(text) - 4
     fields: list[tuple[str, str]] = []
     seen: set[str] = set()
-    pos = 4
-    line_no = 2
-    while True:
-        end = text.find("\n", pos) if pos != len(text) - 3 else len(text)  # the ending \n---
-        if end == -1:
-            raise NoteParseError("frontmatter never closes: no `---` line after it", line_no)
-        line = text[pos:end]
-        pos = end + 1
-        if line == "---":
-            return tuple(fields), text[pos:], line_no + 1
+    for line_no, line in enumerate(text[4:close].split("\n") if close > 3 else (), start=2):
         match = _FIELD_LINE.fullmatch(line)
         if match is None:
             raise NoteParseError(f"frontmatter line {line!r} is not `name: value`", line_no)
@@ -454,7 +448,7 @@ def _split_frontmatter(text: str) -> tuple[tuple[tuple[str, str], ...], str, int
             raise NoteParseError(f"frontmatter field `{name}` appears twice", line_no)
         seen.add(name)
         fields.append((name, value))
-        line_no += 1
+    return tuple(fields), text[close + 5:], len(fields) + 3
 
 
 def _field_line(fields: Sequence[tuple[str, str]], name: str) -> int:

@@ -16,7 +16,7 @@ from omh_git_memory.model.layers import Layer
 from omh_git_memory.model.note import Note, NoteHead
 from omh_git_memory.recall import content_id
 from omh_git_memory.recall.stubs import TOPIC_SOURCE, whole_document
-from omh_git_memory.recall.tokens import without_links, words
+from omh_git_memory.recall.tokens import without_links, word_counts
 
 
 class Doc(NamedTuple):
@@ -103,8 +103,8 @@ def analyse(note: Note | NoteHead, document: str | None = None) -> Counter[str]:
         return _derived(note, document)
     # One text, one pass: a space between two parts splits no word, so the counts
     # (and their order) are those of the parts counted one after the other.
-    return Counter(words(without_links(indexed_part(note.body)) + " "
-                         + note.key.value.replace("/", " ")))
+    return word_counts(without_links(indexed_part(note.body)) + " "
+                       + note.key.value.replace("/", " "))
 
 
 def _derived(note: Note, document: str | None) -> Counter[str]:
@@ -112,15 +112,13 @@ def _derived(note: Note, document: str | None) -> Counter[str]:
     if note.type == "stub":
         answers = note.section("Answers")
         whole = whole_document(note.source)
-        return Counter(words(" ".join((
+        return word_counts(" ".join((
             note.title, note.source.replace("/", " "),
             *(heading for heading in (answers.items if answers else ()) if heading != whole),
             without_links(indexed_part(document)) if document is not None else "",
-        ))))
-    terms = Counter(words(note.title))
+        )))
     facts = note.section("Facts")
-    terms.update(words(facts.text if facts else ""))
-    return terms
+    return word_counts(note.title + " " + (facts.text if facts else ""))
 
 
 # What recall indexes of one note's text, or of one document's: a note is a page of

@@ -11,6 +11,7 @@ matches on part of a word, and there is no stopword list.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from functools import lru_cache
 from itertools import chain
 from typing import Final
@@ -27,6 +28,12 @@ _VOWELS = frozenset("aeiou")
 def words(text: str) -> list[str]:
     """The stemmed words of `text`, in order, identifier parts after the whole."""
     return list(chain.from_iterable(map(token_words, _WORD.findall(text))))
+
+
+def word_counts(text: str) -> Counter[str]:
+    """`Counter(words(text))`, without the list between (an index build counts the
+    words of every document)."""
+    return Counter(chain.from_iterable(map(token_words, _WORD.findall(text))))
 
 
 @lru_cache(maxsize=1 << 16)

@@ -137,3 +137,24 @@ def test_a_note_s_links_are_found_outside_its_fences_without_mistune(
     assert isinstance(head, NoteHead) and head.links == ("b", "c")
     monkeypatch.undo()
     assert parse(text).links == ("b", "c")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("---\n---\n# T\n", ((), "# T\n", 3)),
+        ("---\nkey: a\n---", ((("key", " a"),), "", 4)),  # closed at the very end
+        ("---\nkey: ---\n---\nx", ((("key", " ---"),), "x", 4)),
+        ("---\nkey: a\n---\nb\n---\n", ((("key", " a"),), "b\n---\n", 4)),
+        ("---\nkey: a\n--- \n---\nb", ("frontmatter line '--- ' is not `name: value`", 3)),
+        ("---\nkey: a\nkey: b\n---\n", ("frontmatter field `key` appears twice", 3)),
+        ("---\nkey: a\n", ("frontmatter never closes: no `---` line after it", 2)),
+        ("key: a\n---\n", ("does not start with a `---` frontmatter line", 1)),
+    ],
+)
+def test_the_frontmatter_ends_at_its_first_closing_line(text: str, expected: object) -> None:
+    try:
+        got: object = note._split_frontmatter(text)
+    except NoteParseError as err:
+        got = (str(err), err.line)
+    assert got == expected

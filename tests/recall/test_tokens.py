@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -67,3 +68,10 @@ def test_a_word_with_no_case_change_is_one_part_as_the_character_walk_finds() ->
     pieces |= {"word", "Word", "WORD", "wORD", "WoRd", "parseHeaderLine", "HTTPServer", "http2"}
     for piece in pieces:
         assert tokens._parts(piece) == tokens._case_parts(piece), piece
+
+
+def test_word_counts_are_the_words_counted_in_order() -> None:
+    from omh_git_memory.recall.tokens import word_counts
+
+    text = "parseHeaderLine mounts mounting __init__ CURLOPT_SSL x2 x2 ünï日本 ___ mounted"
+    assert list(word_counts(text).items()) == list(Counter(words(text)).items())
