@@ -116,7 +116,14 @@ def baseline(where: Path) -> dict[str, float]:
 
 
 def _peak_rss() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # MiB (Linux: KiB)
+    """This process's peak RSS in MiB. Linux's ru_maxrss carries the parent's peak over
+    fork and exec (this bench's own, holding a corpus), VmHWM does not."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            return next(int(line.split()[1]) for line in status
+                        if line.startswith("VmHWM:")) / 1024
+    except (OSError, StopIteration, ValueError):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
 
 def _questions() -> list[str]:
