@@ -65,32 +65,37 @@ RACY: Final = 2_000_000_000  # nanoseconds
 # asked only when the bytes to parse outweigh it.
 PARSE_OVER_LOAD: Final = 20
 
-# One indexed file: its path in the store, its identity when trusted (else None),
-# the SHA-256 of the bytes indexed, and its document (`Doc.as_tuple`; None: the
-# bytes read as no note).
-Row = tuple[str, Identity | None, bytes, tuple[object, ...] | None]
-
-
 class LocalIndex:
     """The local store's index, read from its file and brought up to date with the
     store at each `layer()`; kept in memory between calls (a server's questions),
-    and read again when another process wrote the file meanwhile."""
+    and read again when another process wrote the file meanwhile.
+
+    One slot per file indexed, in columns (a slot of a file gone or replaced holds
+    None in each, until the slots are renumbered): its path in the store, its
+    identity when trusted (else None), the SHA-256 of the bytes indexed, and its
+    document (`Doc.as_tuple`; None when the bytes read as no note)."""
 
     def __init__(self, store: LocalStore, notes: NoteCache | None = None) -> None:
         self.store = store
         self.notes = notes  # asked for a note parsed before, when parsing costs more
         self.path = store.root / INDEX_FILE
         self._prefix = os.path.join(str(store.root), "")  # a document's location: + path
-        self._rows: list[Row | None] = []  # by slot; None: a file gone or replaced
-        self._at: dict[str, int] = {}  # path -> slot
-        self._postings = EMPTY  # word -> slots, including gone ones until compacted
-        self._order: list[int] | None = None  # the notes' slots in the order of their paths
-        self._docs: tuple[list[Doc], list[str]] | None = None  # their documents and paths
+        self._empty()
         self._loaded = False
-        self._held: Identity | None = None  # the file on disk the rows came from
+        self._held: Identity | None = None  # the file on disk the slots came from
         self._lock = threading.Lock()  # a server builds in another thread at start
         self.read = 0  # files opened (what the tests count)
         self.parsed = 0  # files parsed
+
+    def _empty(self) -> None:
+        self._paths: list[str | None] = []
+        self._identities: list[Identity | None] = []
+        self._digests: list[bytes | None] = []
+        self._rows: list[tuple[object, ...] | None] = []  # the documents
+        self._at: dict[str, int] = {}  # path -> slot
+        self._postings = EMPTY  # word -> slots, including gone ones until renumbered
+        self._order: list[int] | None = None  # the notes' slots in the order of their paths
+        self._docs: tuple[list[Doc], list[str]] | None = None  # their documents and paths
 
     def layer(self) -> LocalLayer:
         """The local layer as the store holds it now, ready for the searcher."""
@@ -102,62 +107,74 @@ class LocalIndex:
     def _refresh(self) -> LocalLayer:
         now = _now()
         self._load()
-        rows, at = self._rows, self._at
-        seen: set[int] = set()
-        pending: list[tuple[str, bytes, bytes, Identity | None]] = []
+        at, identities, digests = self._at, self._identities, self._digests
+        seen = 0
+        lost: set[str] = set()  # indexed, and no note now (a symlink, unreadable, too large)
+        pending: list[tuple[str, bytes, bytes, Identity | None, int | None]] = []
         settled, changed = True, False
-        files = self.store.files()
-        for relpath, info in files:
-            if info.st_ctime_ns + RACY > now or info.st_mtime_ns + RACY > now:
+        files = []  # the store's signature as read now
+        for relpath, info in self.store.files():
+            ident = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns,
+                     info.st_ctime_ns)
+            files.append((relpath, ident))
+            if ident[4] + RACY > now or ident[3] + RACY > now:
                 settled = False
-            if not S_ISREG(info.st_mode) or info.st_size > MAX_NOTE_BYTES:
+            if not S_ISREG(info.st_mode) or ident[2] > MAX_NOTE_BYTES:
+                if relpath in at:
+                    lost.add(relpath)
                 continue  # no note: `scan` says why
             slot = at.get(relpath)
-            row = rows[slot] if slot is not None else None
-            if row is not None and row[1] == (info.st_dev, info.st_ino, info.st_size,
-                                              info.st_mtime_ns, info.st_ctime_ns):
-                seen.add(slot)  # type: ignore[arg-type]
+            if slot is not None and identities[slot] == ident:
+                seen += 1
                 continue
             read = self.store.file_bytes(relpath)
             self.read += 1
             if isinstance(read, str):
+                if slot is not None:
+                    lost.add(relpath)
                 continue  # not readable now: no note, and out of the index
             data, info = read
             digest = hashlib.sha256(data).digest()
             trusted = identity(info) if max(info.st_mtime_ns,
                                             info.st_ctime_ns) + RACY <= now else None
-            if row is not None and row[2] == digest:
-                seen.add(slot)  # type: ignore[arg-type]
-                if row[1] != trusted:
-                    rows[slot] = (relpath, trusted, digest, row[3])  # type: ignore[index]
+            if slot is not None and digests[slot] == digest:
+                seen += 1
+                if identities[slot] != trusted:
+                    identities[slot] = trusted
                     changed = True
                 continue
-            pending.append((relpath, data, digest, trusted))
-        if len(seen) < len(at):
-            for relpath, slot in list(at.items()):
-                if slot not in seen:  # removed, unreadable now, or read anew below
-                    rows[slot] = None
-                    del at[relpath]
-                    changed = True
+            pending.append((relpath, data, digest, trusted, slot))
+        if seen < len(at):  # some gone or no note now (or read anew: `_add` drops those)
+            present = {relpath for relpath, _ in files}.difference(lost)
+            for relpath in [p for p in at if p not in present]:
+                self._drop(at.pop(relpath))
+            changed = True
         if pending:
             self._add(pending)
             changed = True
         if changed:
             self._order = self._docs = None
-            if len(self._rows) > 2 * len(self._at):  # more than half gone: renumber
+            if len(self._paths) > 2 * len(self._at):  # more than half gone: renumber
                 self._compact()
             self._save()
         layer = self._layer()
-        layer.read_from, layer.settled = files, settled
+        layer.signature, layer.settled = tuple(files), settled
         return layer
 
-    def _add(self, pending: list[tuple[str, bytes, bytes, Identity | None]]) -> None:
+    def _drop(self, slot: int) -> None:
+        self._paths[slot] = self._identities[slot] = self._digests[slot] = None
+        self._rows[slot] = None
+
+    def _add(self, pending: list[tuple[str, bytes, bytes, Identity | None, int | None]]
+             ) -> None:
         """Index the files read anew: parsed (or taken from the cache of parsed
         notes, when parsing them would cost more than loading it) and analysed."""
         ask = self.notes is not None and (
-            sum(len(data) for _, data, _, _ in pending) * PARSE_OVER_LOAD > self.notes.size())
+            sum(len(p[1]) for p in pending) * PARSE_OVER_LOAD > self.notes.size())
         added: dict[int, dict[str, int]] = {}
-        for relpath, data, digest, trusted in pending:
+        for relpath, data, digest, trusted, old in pending:
+            if old is not None and self._paths[old] == relpath:
+                self._drop(old)  # read anew: its old slot is gone
             location = self._prefix + relpath
             known = self.notes.known(Layer.LOCAL, relpath, location, data) if (
                 ask and self.notes is not None) else None
@@ -174,18 +191,21 @@ class LocalIndex:
                     terms = dict(analyse(stored.note))
                 doc = doc_for(stored.note, Layer.LOCAL, content_id.LOCAL, location,
                               terms).as_tuple()
-            self._at[relpath] = len(self._rows)
-            self._rows.append((relpath, trusted, digest, doc))
+            slot = self._at[relpath] = len(self._paths)
+            self._paths.append(relpath)
+            self._identities.append(trusted)
+            self._digests.append(digest)
+            self._rows.append(doc)
             if doc is not None and terms:
-                added[len(self._rows) - 1] = terms
+                added[slot] = terms
         if added:
             self._postings = self._postings.patched(changes_for(self._postings, {}, added))
 
     def _compact(self) -> None:
         """Drop the slots of files gone: the live ones renumbered in their order, so
         that every word's slots stay ascending."""
-        live = [slot for slot, row in enumerate(self._rows) if row is not None]
-        renumber = [-1] * len(self._rows)
+        live = [slot for slot, path in enumerate(self._paths) if path is not None]
+        renumber = [-1] * len(self._paths)
         for new, old in enumerate(live):
             renumber[old] = new
         pairs: dict[str, tuple[bytes, bytes]] = {}
@@ -197,31 +217,32 @@ class LocalIndex:
                 pairs[term] = (array("I", [s for s, _ in kept]).tobytes(),
                                array("I", [c for _, c in kept]).tobytes())
         self._postings = Postings.build(pairs)
+        self._paths = [self._paths[slot] for slot in live]
+        self._identities = [self._identities[slot] for slot in live]
+        self._digests = [self._digests[slot] for slot in live]
         self._rows = [self._rows[slot] for slot in live]
-        self._at = {row[0]: slot for slot, row in enumerate(self._rows) if row is not None}
+        self._at = dict(zip(cast(list[str], self._paths), range(len(live)), strict=True))
         self._order = None
 
     def _layer(self) -> IndexedLayer:
         """The readable notes' documents in the order of their paths (as `scan`
         gives them), and the postings seen through that order."""
-        rows = self._rows
+        rows, paths = self._rows, self._paths
         if self._order is None:
             self._order = [slot for _, slot in sorted(
-                (row[0], slot) for slot, row in enumerate(rows)
-                if row is not None and row[3] is not None)]
+                (path, slot) for slot, path in enumerate(paths)
+                if path is not None and rows[slot] is not None)]
         if self._docs is None:
-            noted = [(row[0], row[3]) for row in map(rows.__getitem__, self._order)
-                     if row is not None and row[3] is not None]
-            with collector_paused():  # no None among them: each row holds a document
-                docs = cast(list[Doc], docs_from_tuples(doc for _, doc in noted))
-            self._docs = docs, [relpath for relpath, _ in noted]
+            with collector_paused():  # no None among them: each is a note's document
+                docs = cast(list[Doc], docs_from_tuples(map(rows.__getitem__, self._order)))
+            self._docs = docs, cast(list[str], list(map(paths.__getitem__, self._order)))
         docs, relpaths = self._docs
         return IndexedLayer(docs, self._postings, self._order, len(rows),
                             LocalNotes(docs, store=self.store, relpaths=relpaths,
                                        cache=self.notes))
 
     def _load(self) -> None:
-        """The rows of the index file, unless those held are the file's already (or
+        """The slots of the index file, unless those held are the file's already (or
         the file is one not to believe, seen before); none when it fails a check."""
         try:
             on_disk: Identity | None = identity(os.lstat(self.path))
@@ -230,41 +251,41 @@ class LocalIndex:
         if self._loaded and on_disk == self._held:
             return
         self._loaded, self._held = True, on_disk
-        self._rows, self._at, self._postings, self._order, self._docs = [], {}, EMPTY, None, None
+        self._empty()
         raw = read_checked(self.path) if private(self.path) else None
         if raw is None:
             return
         try:
-            with collector_paused():  # some 100,000 objects, none in a cycle
+            with collector_paused():  # some 30,000 objects, none in a cycle
                 loaded = marshal.loads(raw)
-                if (not isinstance(loaded, tuple) or len(loaded) != 7
+                if (not isinstance(loaded, tuple) or len(loaded) != 10
                         or loaded[:2] != (VERSION, code_digest())):
                     raise ValueError("another version")
-                _, _, prefix, rows, order, table, blob = loaded
-                if not (isinstance(rows, list) and isinstance(order, list)
-                        and isinstance(table, dict) and isinstance(blob, bytes)):
+                _, _, prefix, paths, identities, digests, rows, order, table, blob = loaded
+                columns = (paths, identities, digests, rows, order)
+                if not (all(type(c) is list for c in columns) and type(table) is dict
+                        and type(blob) is bytes
+                        and len(paths) == len(identities) == len(digests) == len(rows)):
                     raise ValueError("not an index")
-                at: dict[str, int] = {}
-                size = len(Doc._fields)
-                for slot, row in enumerate(rows):
-                    if row is None:
-                        continue
-                    relpath, _identity, _digest, doc = row
-                    if doc is not None and len(doc) != size:
-                        raise ValueError("a document of another version")
-                    at[relpath] = slot
+                if not set(map(len, filter(None, rows))) <= {len(Doc._fields)}:
+                    raise ValueError("a document of another version")
+                at = dict(zip(paths, range(len(paths)), strict=True))
+                at.pop(None, None)  # the slots of files gone
                 if prefix != self._prefix:  # the store was moved: its files' locations
-                    rows = [_moved(row, self._prefix) for row in rows]
+                    rows = _moved(paths, rows, self._prefix)
         except (ValueError, EOFError, TypeError):
             discard(self.path)
             self._held = None
             return
-        self._rows, self._at, self._postings, self._order = rows, at, Postings(table, blob), order
+        self._paths, self._identities, self._digests, self._rows = paths, identities, digests, rows
+        self._at, self._order, self._postings = cast(dict[str, int], at), order, Postings(
+            table, blob)
 
     def _save(self) -> None:
         if self._order is None:
             self._layer()
-        payload = marshal.dumps((VERSION, code_digest(), self._prefix, self._rows, self._order,
+        payload = marshal.dumps((VERSION, code_digest(), self._prefix, self._paths,
+                                 self._identities, self._digests, self._rows, self._order,
                                  self._postings.table, self._postings.blob))
         try:
             write_checked(self.path, payload, mode=0o600)
@@ -279,15 +300,12 @@ def _now() -> int:
     return time.time_ns()
 
 
-def _moved(row: Row | None, prefix: str) -> Row | None:
-    """`row` with its document's location under the store's folder `prefix`."""
-    if row is None:
-        return row
-    relpath, ident, digest, doc = row
-    if doc is None:
-        return row
+def _moved(paths: list[str | None], rows: list[tuple[object, ...] | None],
+           prefix: str) -> list[tuple[object, ...] | None]:
+    """The documents `rows`, each with its location under the store's folder `prefix`."""
     at = Doc._fields.index("location")
-    return relpath, ident, digest, (*doc[:at], prefix + relpath, *doc[at + 1:])
+    return [None if doc is None else (*doc[:at], f"{prefix}{path}", *doc[at + 1:])
+            for path, doc in zip(paths, rows, strict=True)]
 
 
 def _remove_stale_temporaries(store: LocalStore) -> None:

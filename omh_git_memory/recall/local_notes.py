@@ -33,7 +33,7 @@ from omh_git_memory.recall.cache_files import (
 )
 from omh_git_memory.recall.document import Doc, analyse, doc_for
 from omh_git_memory.recall.shape import code_digest
-from omh_git_memory.stores.reading import StoredNote, identity, read_note_bytes
+from omh_git_memory.stores.reading import StoredNote, read_note_bytes
 from omh_git_memory.stores.store import PARSED_FILE
 
 if TYPE_CHECKING:
@@ -50,18 +50,12 @@ class LocalLayer:
         self.docs = docs
         self._terms = terms
         self.notes = notes
-        # The store's files as the index read them for this layer (`LocalStore.files`),
-        # and whether none of them had changed so recently that the same signature
-        # could hide a change (local_index.RACY).
-        self.read_from: list[tuple[str, os.stat_result]] | None = None
+        # The store's signature (`LocalStore.signature`) as the index read it for
+        # this layer, and whether none of its files had changed so recently that the
+        # same signature could hide a change (local_index.RACY); None when the layer
+        # was not read through the index.
+        self.signature: Signature | None = None
         self.settled = False
-
-    @property
-    def signature(self) -> Signature | None:
-        """`LocalStore.signature` as of this layer's reading, when read through the index."""
-        if self.read_from is None:
-            return None
-        return tuple((relpath, *identity(info)) for relpath, info in self.read_from)
 
     @classmethod
     def parsed(cls, local: Sequence[tuple[Doc, dict[str, int], Note]]) -> LocalLayer:

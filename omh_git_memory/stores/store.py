@@ -11,6 +11,7 @@ through the store's journal (journal.py).
 from __future__ import annotations
 
 import errno
+import operator
 import os
 import secrets
 import stat
@@ -36,6 +37,7 @@ from omh_git_memory.stores.fileops import (
 )
 from omh_git_memory.stores.journal import FILE_MODE, make_private_dirs, prune_empty_dirs
 from omh_git_memory.stores.reading import (
+    Identity,
     StoredNote,
     file_kind,
     identity,
@@ -52,7 +54,10 @@ INDEX_FILE = ".omh-index"
 PARSED_FILE = ".omh-parsed"
 CACHE_FILES = (INDEX_FILE, PARSED_FILE)
 # Each note file's path and identity (`LocalStore.signature`).
-Signature = tuple[tuple[str, int, int, int, int, int], ...]
+Signature = tuple[tuple[str, Identity], ...]
+
+
+_name = operator.attrgetter("name")
 
 
 class IfExists(StrEnum):
@@ -159,7 +164,7 @@ class LocalStore:
         recall/local_index.py for what a reader does about that.)"""
         if not self.open():
             return ()
-        return tuple((relpath, *identity(info)) for relpath, info in self.files())
+        return tuple((relpath, identity(info)) for relpath, info in self.files())
 
     def scan(self, locked: bool = False) -> list[StoredNote]:
         """Every note file in the store, read or with the reason it cannot be.
@@ -210,27 +215,28 @@ class LocalStore:
                 continue
             subdirs: list[str] = []
             found: list[tuple[str, os.stat_result | None]] = []
+            prefix = f"{rel_dir}/" if rel_dir else ""
             try:
                 with os.scandir(fd) as it:
-                    entries = sorted(it, key=lambda e: e.name)
+                    entries = sorted(it, key=_name)
                 for entry in entries:
-                    if entry.name.startswith("."):
+                    name = entry.name
+                    if name[0] == ".":
                         continue
-                    relpath = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
                     try:
                         is_dir = entry.is_dir(follow_symlinks=False)
-                        is_link = entry.is_symlink()
+                        is_link = not is_dir and entry.is_symlink()
                     except OSError:
                         is_dir = is_link = False
                     if is_dir:
-                        subdirs.append(relpath)
-                    elif is_link or entry.name.endswith(NOTE_SUFFIX):
+                        subdirs.append(prefix + name)
+                    elif is_link or name.endswith(NOTE_SUFFIX):
                         if not with_stat:
-                            found.append((relpath, None))
+                            found.append((prefix + name, None))
                             continue
                         try:
-                            found.append((relpath, os.stat(entry.name, dir_fd=fd,
-                                                           follow_symlinks=False)))
+                            found.append((prefix + name, os.stat(name, dir_fd=fd,
+                                                                 follow_symlinks=False)))
                         except OSError:
                             continue
             except OSError:

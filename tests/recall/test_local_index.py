@@ -167,7 +167,7 @@ def test_the_index_answers_as_the_notes_read_without_it(store: Path, repo_dir: P
     for i in range(40):
         _write(store, f"later/{i}.md", _note(rng, 3000 + i, keys)[1])
     _same_both_ways(ws)  # compacted, in the same workspace (a server)
-    assert ws.index is not None and None not in ws.index._rows
+    assert ws.index is not None and None not in ws.index._paths  # renumbered
     _same_both_ways(open_workspace(repo_dir))
 
 
@@ -352,9 +352,11 @@ def _other_code(path: Path) -> None:
 def _rows_of_another_shape(path: Path) -> None:
     import marshal
 
-    loaded = _index_payload(path.parent)
-    rows = [row[:3] if row else row for row in loaded[3]]
-    write_checked(path, marshal.dumps((*loaded[:3], rows, *loaded[4:])), mode=0o600)
+    loaded = list(_index_payload(path.parent))
+    documents = loaded.index(next(c for c in loaded if type(c) is list and c and
+                                  type(c[0]) is tuple and len(c[0]) > 5))
+    loaded[documents] = [doc[:-1] if doc else doc for doc in loaded[documents]]
+    write_checked(path, marshal.dumps(tuple(loaded)), mode=0o600)
 
 
 def _not_marshal(path: Path) -> None:
