@@ -91,7 +91,7 @@ class LocalIndex:
         self._paths: list[str | None] = []
         self._identities: list[Identity | None] = []
         self._digests: list[bytes | None] = []
-        self._rows: list[tuple[object, ...] | None] = []  # the documents
+        self._rows: list[Doc | None] = []  # the documents
         self._at: dict[str, int] = {}  # path -> slot
         self._postings = EMPTY  # word -> slots, including gone ones until renumbered
         self._order: list[int] | None = None  # the notes' slots in the order of their paths
@@ -106,27 +106,26 @@ class LocalIndex:
 
     def _refresh(self) -> LocalLayer:
         now = _now()
+        recent = now - RACY  # a time after this is too recent to trust
         self._load()
         at, identities, digests = self._at, self._identities, self._digests
         seen = 0
         lost: set[str] = set()  # indexed, and no note now (a symlink, unreadable, too large)
         pending: list[tuple[str, bytes, bytes, Identity | None, int | None]] = []
-        settled, changed = True, False
+        changed = False
         files = []  # the store's signature as read now
         for relpath, info in self.store.files():
             ident = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns,
                      info.st_ctime_ns)
             files.append((relpath, ident))
-            if ident[4] + RACY > now or ident[3] + RACY > now:
-                settled = False
-            if not S_ISREG(info.st_mode) or ident[2] > MAX_NOTE_BYTES:
-                if relpath in at:
-                    lost.add(relpath)
-                continue  # no note: `scan` says why
             slot = at.get(relpath)
             if slot is not None and identities[slot] == ident:
-                seen += 1
+                seen += 1  # (a file whose inode and size are those indexed is regular)
                 continue
+            if not S_ISREG(info.st_mode) or ident[2] > MAX_NOTE_BYTES:
+                if slot is not None:
+                    lost.add(relpath)
+                continue  # no note: `scan` says why
             read = self.store.file_bytes(relpath)
             self.read += 1
             if isinstance(read, str):
@@ -136,7 +135,7 @@ class LocalIndex:
             data, info = read
             digest = hashlib.sha256(data).digest()
             trusted = identity(info) if max(info.st_mtime_ns,
-                                            info.st_ctime_ns) + RACY <= now else None
+                                            info.st_ctime_ns) <= recent else None
             if slot is not None and digests[slot] == digest:
                 seen += 1
                 if identities[slot] != trusted:
@@ -158,7 +157,7 @@ class LocalIndex:
                 self._compact()
             self._save()
         layer = self._layer()
-        layer.signature, layer.settled = tuple(files), settled
+        layer.signature, layer.recent = tuple(files), recent
         return layer
 
     def _drop(self, slot: int) -> None:
@@ -185,12 +184,11 @@ class LocalIndex:
             else:
                 stored, terms = read_note_bytes(Layer.LOCAL, relpath, location, data), None
                 self.parsed += 1
-            doc: tuple[object, ...] | None = None
+            doc: Doc | None = None
             if stored.note is not None:
                 if terms is None:
                     terms = dict(analyse(stored.note))
-                doc = doc_for(stored.note, Layer.LOCAL, content_id.LOCAL, location,
-                              terms).as_tuple()
+                doc = doc_for(stored.note, Layer.LOCAL, content_id.LOCAL, location, terms)
             slot = self._at[relpath] = len(self._paths)
             self._paths.append(relpath)
             self._identities.append(trusted)
@@ -232,10 +230,9 @@ class LocalIndex:
             self._order = [slot for _, slot in sorted(
                 (path, slot) for slot, path in enumerate(paths)
                 if path is not None and rows[slot] is not None)]
-        if self._docs is None:
-            with collector_paused():  # no None among them: each is a note's document
-                docs = cast(list[Doc], docs_from_tuples(map(rows.__getitem__, self._order)))
-            self._docs = docs, cast(list[str], list(map(paths.__getitem__, self._order)))
+        if self._docs is None:  # no None among them: each is a note's document
+            self._docs = (cast(list[Doc], list(map(rows.__getitem__, self._order))),
+                          cast(list[str], list(map(paths.__getitem__, self._order))))
         docs, relpaths = self._docs
         return IndexedLayer(docs, self._postings, self._order, len(rows),
                             LocalNotes(docs, store=self.store, relpaths=relpaths,
@@ -273,6 +270,7 @@ class LocalIndex:
                 at.pop(None, None)  # the slots of files gone
                 if prefix != self._prefix:  # the store was moved: its files' locations
                     rows = _moved(paths, rows, self._prefix)
+                rows = docs_from_tuples(rows)  # one object a document, kept
         except (ValueError, EOFError, TypeError):
             discard(self.path)
             self._held = None
@@ -284,8 +282,9 @@ class LocalIndex:
     def _save(self) -> None:
         if self._order is None:
             self._layer()
+        rows = [None if doc is None else doc.as_tuple() for doc in self._rows]
         payload = marshal.dumps((VERSION, code_digest(), self._prefix, self._paths,
-                                 self._identities, self._digests, self._rows, self._order,
+                                 self._identities, self._digests, rows, self._order,
                                  self._postings.table, self._postings.blob))
         try:
             write_checked(self.path, payload, mode=0o600)

@@ -51,11 +51,18 @@ class LocalLayer:
         self._terms = terms
         self.notes = notes
         # The store's signature (`LocalStore.signature`) as the index read it for
-        # this layer, and whether none of its files had changed so recently that the
-        # same signature could hide a change (local_index.RACY); None when the layer
-        # was not read through the index.
+        # this layer (None when the layer was not read through the index), and the
+        # time after which a change is too recent to trust (local_index.RACY).
         self.signature: Signature | None = None
-        self.settled = False
+        self.recent = 0
+
+    @property
+    def settled(self) -> bool:
+        """Whether no file of the signature changed so recently that the same
+        signature could hide a change made in the same timestamp tick."""
+        recent = self.recent
+        return self.signature is not None and all(
+            ident[3] <= recent and ident[4] <= recent for _, ident in self.signature)
 
     @classmethod
     def parsed(cls, local: Sequence[tuple[Doc, dict[str, int], Note]]) -> LocalLayer:
