@@ -30,7 +30,7 @@ from omh_git_memory.git.repository import GitRepo
 
 MAGIC: Final = b"omh-cache 1\n"  # then 32 bytes of SHA-256 over the payload, then the payload
 _DIGEST_SIZE: Final = 32
-_STALE_TEMP: Final = 600  # seconds after which a temporary file is a crashed writer's
+STALE_TEMP: Final = 600  # seconds after which a temporary file is a crashed writer's
 KEEP_SNAPSHOTS: Final = 8  # recent commits kept on disk; older ones are rebuilt on demand
 
 
@@ -137,7 +137,7 @@ def prune(folder: Path, keep: Collection[str] = ()) -> None:
     now = time.time()
     for tmp in cache_files(folder, ".tmp-*"):  # left by a writer that crashed
         with contextlib.suppress(OSError):
-            if now - tmp.lstat().st_mtime > _STALE_TEMP:
+            if now - tmp.lstat().st_mtime > STALE_TEMP:
                 tmp.unlink()
 
 
