@@ -32,6 +32,7 @@ from omh_git_memory.stores.left_behind import Match
 
 if TYPE_CHECKING:
     from omh_git_memory.agent.probe import Probe
+    from omh_git_memory.recall.build import Progress
 
 
 class Status(StrEnum):
@@ -57,10 +58,11 @@ def never(_server: ServerCommand) -> bool:
 
 
 def diagnose(ws: Workspace, environ: Mapping[str, str] | None = None,
-             trust: Trust = never) -> list[Check]:
+             trust: Trust = never, progress: Progress | None = None) -> list[Check]:
     """The checks, in order. A server command that a harness file names, other than
     omh's own `omh mcp serve`, is started only when `trust` says so: the file is the
-    repository's, and a clone must not run what it names unasked."""
+    repository's, and a clone must not run what it names unasked. `progress` is told
+    of the index's documents read, when doctor builds it."""
     env = dict(os.environ if environ is None else environ)
     checks = [Check("repository", Status.OK, str(ws.checkout))]
     root = ws.local.root
@@ -79,7 +81,8 @@ def diagnose(ws: Workspace, environ: Mapping[str, str] | None = None,
     # it (it builds the index meanwhile); the census is counted from that index after.
     cold = ws.cached_searcher() is None
     server = _server_checks(ws, env, None, trust) if cold else []
-    census = take_census(ws.searcher().docs, own_prefixes(ws.config().keys.templates))
+    census = take_census(ws.searcher(progress=progress).docs,
+                         own_prefixes(ws.config().keys.templates))
     local = census.by_layer.get("local", 0)
     if env.get("OMH_LOCAL_STORE") and local == 0:
         checks.append(Check("census", Status.FAIL,

@@ -301,7 +301,7 @@ def doctor(
     """Start the MCP server as a harness would and check it, the store and its census."""
     from omh_git_memory.agent.doctor import Status, describe, diagnose
     from omh_git_memory.agent.harness import ServerCommand
-    from omh_git_memory.cli.output import emit_json, here, say
+    from omh_git_memory.cli.output import emit_json, here, progress_bar, say
 
     def trust(server: ServerCommand) -> bool:
         from omh_git_memory.model.keys import printable
@@ -313,7 +313,7 @@ def doctor(
             return True
         return _confirm_on_terminal("Start it to check it?")
 
-    checks = diagnose(here(), trust=trust)
+    checks = diagnose(here(), trust=trust, progress=progress_bar())
     if as_json:
         emit_json([{"check": c.name, "status": c.status.value, "detail": c.detail}
                    for c in checks])

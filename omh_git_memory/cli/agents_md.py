@@ -4,7 +4,7 @@ descriptions."""
 from __future__ import annotations
 
 from omh_git_memory.cli.options import JsonFlag
-from omh_git_memory.cli.output import emit_json, here, say
+from omh_git_memory.cli.output import emit_json, here, progress_bar, say
 
 
 def agents_md(as_json: JsonFlag = False) -> None:
@@ -14,7 +14,8 @@ def agents_md(as_json: JsonFlag = False) -> None:
 
     ws = here()
     path = ws.checkout / "AGENTS.md"
-    census = take_census(ws.searcher().docs, own_prefixes(ws.config().keys.templates))
+    census = take_census(ws.searcher(progress=progress_bar()).docs,
+                         own_prefixes(ws.config().keys.templates))
     existed, changed = refresh(ws.checkout, census)
     if as_json:
         emit_json({"path": str(path), "changed": changed})

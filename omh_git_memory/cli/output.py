@@ -7,7 +7,7 @@ import datetime as dt
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import typer
 
@@ -43,24 +43,34 @@ def pinned_json(pinned: Pinned) -> dict[str, object]:
             "settings": pinned.settings.value}
 
 
+# A build shows its bar once it has taken this long: a quicker one is over before
+# a bar could say anything (most builds of a few thousand documents now are).
+BAR_AFTER: Final = 0.5  # seconds after the first document was read
+
+
 def progress_bar() -> Callable[[int, int], None]:
-    """A progress callback drawing `indexing ███░░ n/total` on stderr when it is a
-    terminal and the work is long enough to notice."""
+    """A progress callback drawing `indexing documents ███░░ n/total` on stderr when
+    it is a terminal and the work has gone on for BAR_AFTER seconds; its last line says
+    the index is being written (merging and saving it come after the last document)."""
     import sys
     import time
 
-    shown = [0.0]
+    started: list[float] = []  # the first report's time (doctor builds after its probe)
+    shown: list[float] = []  # when the bar was last drawn: empty until it first is
 
     def report(done: int, total: int) -> None:
-        if total < 200 or not sys.stderr.isatty():
+        if not sys.stderr.isatty():
             return
         now = time.monotonic()
-        if done < total and now - shown[0] < 0.1:
+        started[:] = started or [now]
+        if not shown and now - started[0] < BAR_AFTER:
+            return  # quick so far; if this was the last report, no bar was needed
+        if shown and done < total and now - shown[0] < 0.1:
             return
-        shown[0] = now
+        shown[:] = [now]
         filled = 30 * done // total
         bar = "█" * filled + "░" * (30 - filled)
-        end = "\n" if done == total else ""
+        end = "; writing the index\n" if done == total else ""
         sys.stderr.write(f"\rindexing documents {bar} {done}/{total}{end}")
         sys.stderr.flush()
 

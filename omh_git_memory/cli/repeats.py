@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from omh_git_memory.cli.output import say
+from omh_git_memory.cli.output import progress_bar, say
 
 if TYPE_CHECKING:
     from omh_git_memory.actions.near_duplicate import Pair
@@ -23,7 +23,7 @@ def team_repeats_of(ws: Workspace, keys: Sequence[str],
     from omh_git_memory.recall.reread import note_of
 
     try:
-        searcher = ws.searcher()
+        searcher = ws.searcher(progress=progress_bar())
         config = ws.config()
         return team_repeats(searcher, keys, lambda doc: note_of(
             ws.repo, config, doc, searcher.local_notes), together)

@@ -260,11 +260,14 @@ class TempWriteFailed(OSError):
         self.cause = cause
 
 
-def put(fd: int, name: str, data: bytes, *, new_mode: int = 0o644, exact_mode: int | None = None,
-        like: int | None = None, executable: bool = False, create_only: bool = False,
-        tmp: str | None = None, sync: bool = True) -> bool:
+def put(fd: int, name: str, data: bytes | tuple[bytes | bytearray, ...], *,
+        new_mode: int = 0o644, exact_mode: int | None = None, like: int | None = None,
+        executable: bool = False, create_only: bool = False, tmp: str | None = None,
+        sync: bool = True) -> bool:
     """The one temporary-file write, in the folder open as `fd` (from
-    :func:`open_folder`): `data` goes to a new temporary file (`tmp`, default
+    :func:`open_folder`): `data` (or its parts, one after the other: a large
+    payload is not copied to put a header before it) goes to a new temporary file
+    (`tmp`, default
     `.omh-tmp-…-NAME`; never through a link), is synced, then renamed over `name`
     — which replaces a name, never what a link there points at — or, with
     `create_only`, linked to it only if nothing has that name (False then, and
@@ -291,9 +294,10 @@ def put(fd: int, name: str, data: bytes, *, new_mode: int = 0o644, exact_mode: i
             elif executable:
                 bits = stat.S_IMODE(os.fstat(out).st_mode)
                 os.fchmod(out, bits | (bits & 0o444) >> 2)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(out, view):]
+            for part in data if isinstance(data, tuple) else (data,):
+                view = memoryview(part)
+                while view:
+                    view = view[os.write(out, view):]
             if sync:
                 os.fsync(out)
         except OSError as err:

@@ -18,8 +18,9 @@ import functools
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
+from omh_git_memory.model import plain_markdown
 from omh_git_memory.model.errors import InvalidKey, NoteParseError
 from omh_git_memory.model.keys import Key
 
@@ -191,6 +192,84 @@ def encode(text: str) -> bytes:
 
 def parse(text: str) -> Note:
     """Read a note, or raise :class:`NoteParseError` saying where it went wrong."""
+    fields, body, body_line, key, kind, source, recorded = _parse_head(text)
+    title, sections, fences, links = _parse_body(body, body_line)
+    return Note(
+        fields=fields,
+        body=body,
+        key=key,
+        type=kind,
+        source=source,
+        recorded=recorded,
+        title=title,
+        sections=sections,
+        fences=fences,
+        links=links,
+    )
+
+
+class NoteHead(NamedTuple):
+    """A note as :func:`parse_head` reads it: all :func:`parse` gives but the
+    sections and fences, which the recall index does not need."""
+
+    fields: tuple[tuple[str, str], ...]
+    body: str
+    key: Key
+    type: str
+    source: str
+    recorded: dt.date
+    title: str
+    links: tuple[str, ...]
+
+    def field(self, name: str) -> str | None:
+        return next((raw.strip() for field_name, raw in self.fields if field_name == name), None)
+
+    @property
+    def invalidated_by(self) -> str | None:
+        value = self.field("invalidated_by")
+        return value if value else None
+
+
+def parse_head(text: str) -> Note | NoteHead:
+    """Read a note as :func:`parse` does, raising the same errors, but without its
+    sections when the body is plain enough for a scan (model/plain_markdown.py) to
+    be sure of its title and of where its code is: a note's title and links found
+    without mistune cost a tenth of a parse."""
+    fields, body, _, key, kind, source, recorded = _parse_head(text)
+    src = body if body.endswith("\n") else body + "\n"
+    title = plain_markdown.title_line(src)
+    fences = plain_markdown.fenced_code(src) if title is not None and "[[" in src else []
+    if title is None or fences is None:
+        return parse(text)
+    pieces: list[str] = []
+    last = 0
+    for start, end in fences:
+        pieces += (src[last:start], " " * (end - start))
+        last = end
+    pieces.append(src[last:])
+    links = _links_in("".join(pieces)) if fences else _links_in(src) if "[[" in src else ()
+    return NoteHead(fields, body, key, kind, source, recorded, title, links)
+
+
+def _links_in(src: str) -> tuple[str, ...]:
+    """The `[[key]]` targets of `src` outside code spans, in order of first
+    appearance (`src` with its code blocks blanked)."""
+    if "[[" not in src:
+        return ()
+    seen: dict[str, None] = {}
+    if "`" in src:
+        src = _CODE_SPAN.sub(lambda m: " " * len(m.group()), src)
+    for match in _LINK.finditer(src):
+        seen.setdefault(match.group(1).strip(), None)
+    return tuple(seen)
+
+
+_Head = tuple[tuple[tuple[str, str], ...], str, int, Key, str, str, dt.date]
+
+
+def _parse_head(text: str) -> _Head:
+    """The frontmatter of a note, checked as :func:`parse` checks it, and its body:
+    (fields, body, the body's first line, key, type, source, recorded)."""
     fields, body, body_line = _split_frontmatter(text)
     values = {name: raw.strip() for name, raw in fields}
     for name in REQUIRED_FIELDS:
@@ -207,20 +286,11 @@ def parse(text: str) -> Note:
         raise NoteParseError(
             f"type {kind!r} is not a note type; use one of {known}", _field_line(fields, "type")
         )
-    recorded = _parse_date(values["recorded"], _field_line(fields, "recorded"))
-    title, sections, fences, links = _parse_body(body, body_line)
-    return Note(
-        fields=fields,
-        body=body,
-        key=key,
-        type=kind,
-        source=values["source"],
-        recorded=recorded,
-        title=title,
-        sections=sections,
-        fences=fences,
-        links=links,
-    )
+    try:
+        recorded = _parse_date(values["recorded"], 0)
+    except NoteParseError:  # its line looked up only for the message (a build reads every note)
+        recorded = _parse_date(values["recorded"], _field_line(fields, "recorded"))
+    return fields, body, body_line, key, kind, values["source"], recorded
 
 
 def render(note: Note) -> str:
@@ -299,6 +369,9 @@ def compose(
     raw_fields = [(name, _raw(value)) for name, value in fields]
     text = _render_fields(raw_fields) + "\n" + "\n\n".join(blocks) + "\n"
     encode(text)  # the byte rules: what compose makes, decode reads back
+    laid_out = _laid_out(text, title, intro, wanted)
+    if laid_out is not None:
+        return laid_out
     note = parse(text)
     got = [(s.name, s.text if isinstance(v, str) else s.items) for s, (_, v) in
            zip(note.sections, wanted, strict=False)]
@@ -308,6 +381,52 @@ def compose(
             "or an unclosed code fence?); indent such lines or put them in a closed fence"
         )
     return note
+
+
+# A line that surely reads as one paragraph line, in a list item or on its own: it
+# starts with a letter, a digit that begins no ordered-list marker, a code span or
+# a `[[link]]` (never a link reference definition: its label holds no `[`).
+_PLAIN_LINE = re.compile(r"(?:[^\W\d_]|\d++(?![.)])|`(?!``)|\[\[)[^\n]*")
+
+
+def _laid_out(text: str, title: str, intro: str | None,
+              sections: Sequence[tuple[str, str | tuple[str, ...]]]) -> Note | None:
+    """What :func:`parse` makes of `text` that :func:`compose` laid out, when every
+    line of it is plain (`_PLAIN_LINE`) and each section a list (given as one, or as
+    text of `- ` lines), found without mistune; None otherwise. A stub is composed
+    for every document of a commit when its index is built.
+    tests/model/test_note.py holds it to `parse`."""
+    plain = _PLAIN_LINE.fullmatch
+    if (not plain(title) or title != title.strip() or title.endswith("#")
+            or (intro and not plain(intro.strip("\n")))):
+        return None
+    lists: list[tuple[str, tuple[str, ...]]] = []
+    for name, value in sections:
+        if not plain(name) or name != name.strip() or name.endswith("#"):
+            return None
+        if isinstance(value, str):  # compose stripped it of blank lines at either end
+            lines = value.split("\n") if value else []
+            if any(not line.startswith("- ") or not plain(line, 2) for line in lines):
+                return None
+            lists.append((name, tuple(" ".join(line[2:].split()) for line in lines)))
+        elif any(not plain(item) or item != " ".join(item.split()) for item in value):
+            return None
+        else:
+            lists.append((name, value))
+    fields, body, body_line, key, kind, source, recorded = _parse_head(text)
+    parts: list[Section] = []
+    at = body.index("\n## ") + 1 if lists else len(body)  # the intro holds no `## `
+    line = body_line + body.count("\n", 0, at)
+    for index, (name, items) in enumerate(lists):
+        stop = body.find("\n## ", at) + 1 if index + 1 < len(lists) else len(body)
+        heading_end = body.index("\n", at) + 1
+        raw = body[heading_end:stop]
+        blocks = (Block(kind="list", line=line + 1, items=items),) if items else ()
+        parts.append(Section(name=name, line=line, text=raw.strip("\n"), blocks=blocks))
+        line += raw.count("\n") + 1
+        at = stop
+    return Note(fields=fields, body=body, key=key, type=kind, source=source, recorded=recorded,
+                title=title, sections=tuple(parts), fences=(), links=_links_in(body))
 
 
 def _split_frontmatter(text: str) -> tuple[tuple[tuple[str, str], ...], str, int]:
@@ -507,15 +626,13 @@ def _item_text(item: dict[str, Any]) -> str:
 
 def _links(src: str, tokens: list[dict[str, Any]], at: _Positions) -> tuple[str, ...]:
     """`[[key]]` targets outside code, in order of first appearance."""
-    seen: dict[str, None] = {}
-    for match in _LINK.finditer(_without_code(src, tokens, at)):
-        seen.setdefault(match.group(1).strip(), None)
-    return tuple(seen)
+    return _links_in(_without_code(src, tokens, at, spans=False))
 
 
-def _without_code(src: str, tokens: list[dict[str, Any]], at: _Positions) -> str:
-    """`src` with its code (top-level fences and indented blocks, and code spans)
-    blanked out, every other character at its offset."""
+def _without_code(src: str, tokens: list[dict[str, Any]], at: _Positions,
+                  spans: bool = True) -> str:
+    """`src` with its code (top-level fences and indented blocks, and code spans
+    unless `spans` is false) blanked out, every other character at its offset."""
     pieces: list[str] = []
     last = 0
     for token in tokens:  # in source order: each block blanked once, no copy per block
@@ -525,7 +642,8 @@ def _without_code(src: str, tokens: list[dict[str, Any]], at: _Positions) -> str
             pieces += (src[last:start], " " * (end - start))
             last = end
     pieces.append(src[last:])
-    return _CODE_SPAN.sub(lambda m: " " * len(m.group()), "".join(pieces))
+    text = "".join(pieces)
+    return _CODE_SPAN.sub(lambda m: " " * len(m.group()), text) if spans else text
 
 
 def _links_outside_code(body: str) -> Iterator[re.Match[str]]:
@@ -550,6 +668,9 @@ def outline(markdown: str) -> tuple[str | None, list[str]]:
     top-level `## ` headings, word for word — what a stub is made of. Headings
     inside code fences are code, not headings."""
     src = markdown if markdown.endswith("\n") else markdown + "\n"
+    plain = plain_markdown.outline(src)  # most documents: no parse (a build reads them all)
+    if plain is not None:
+        return plain
     tokens, at = _block_tokens(src)
     title = next((str(t["text"]).strip() for t in tokens if _is_atx(t, 1, at)), None)
     return title or None, [str(t["text"]).strip() for t in tokens if _is_atx(t, 2, at)]

@@ -23,19 +23,26 @@ from omh_git_memory.git.history import (
 )
 from omh_git_memory.git.last_changed import last_changes
 from omh_git_memory.git.repository import GitRepo
-from omh_git_memory.git.trees import TreeEntry, list_tree, read_blob, require_blobs
+from omh_git_memory.git.trees import TreeEntry, blob_size, list_tree, read_blob, require_blobs
 from omh_git_memory.model.config import Config
-from omh_git_memory.model.errors import GitFailure
+from omh_git_memory.model.errors import GitFailure, NoteParseError
 from omh_git_memory.model.layers import Layer
+from omh_git_memory.model.note import MAX_NOTE_BYTES, NoteHead, decode, parse, parse_head
 from omh_git_memory.recall import content_id
 from omh_git_memory.recall.cache_files import index_dir, rank_below
 from omh_git_memory.recall.checkpoint import Checkpoints
 from omh_git_memory.recall.document import Doc, analyse, doc_for
-from omh_git_memory.recall.postings import EMPTY, changes_for
+from omh_git_memory.recall.postings import EMPTY, Changes
 from omh_git_memory.recall.shape import shape
 from omh_git_memory.recall.snapshot import Snapshot, load, newest, save
 from omh_git_memory.recall.sources import CONFIG_PATH, derive_topic, written_or_stub
-from omh_git_memory.recall.stubs import is_document, one_per_key, stub_note, tree_facts
+from omh_git_memory.recall.stubs import (
+    TOPIC_SOURCE,
+    is_document,
+    one_per_key,
+    stub_note,
+    tree_facts,
+)
 from omh_git_memory.stores.reading import StoredNote
 from omh_git_memory.stores.team import NOTES_DIR, is_team_entry, tree_note
 
@@ -112,7 +119,8 @@ class _Builder:
         self.docs: list[Doc | None] = list(base.docs) if base else []
         self.by_source = {d.source: slot for slot, d in base.live()} if base else {}
         self.keep: set[int] = set()
-        self.added: dict[int, dict[str, int]] = {}
+        self.changes = Changes(base.postings if base else EMPTY)
+        self.analysed = 0  # documents added, their words given to `changes`
         self.done = 0
         self.total = 0
 
@@ -159,10 +167,11 @@ class _Builder:
         for slot, d in enumerate(self.docs):  # the topic is dated as of this commit
             if d is not None and d.is_topic and d.recorded != today:
                 self.docs[slot] = d._replace(recorded=today)
-        base = self.base.postings if self.base else EMPTY
-        postings = base.patched(changes_for(base, gone_terms, self.added))
+        for slot, terms in gone_terms.items():
+            self.changes.remove(slot, terms)
+        postings = self.changes.postings.patched(self.changes.result())
         return Snapshot(self.sha, self.docs, postings, topic_terms,
-                        len(self.keep), len(self.added),
+                        len(self.keep), self.analysed,
                         tuple((c.key, c.path, c.kept_by) for c in clashes), changes)
 
     def _date_stubs(self, slots: dict[str, int], notes: dict[str, int]
@@ -201,8 +210,13 @@ class _Builder:
                 self.saved.add(source, made)
         doc, terms = made
         self.docs.append(doc)
-        self.added[len(self.docs) - 1] = terms
+        self._add(terms)
         return len(self.docs) - 1
+
+    def _add(self, terms: dict[str, int]) -> None:
+        """The last document's words, into the postings."""
+        self.changes.add(len(self.docs) - 1, terms)
+        self.analysed += 1
 
     def _tick(self) -> None:
         self.done += 1
@@ -211,8 +225,20 @@ class _Builder:
 
     def _note(self, e: TreeEntry, prefix: str) -> tuple[Doc, dict[str, int]]:
         self._tick()
-        stored = tree_note(self.repo, e.path, e.kind, e.blob_id, f"{self.sha[:12]}:{e.path}")
-        return _stored_doc(stored, content_id.note_id(e.blob_id, e.path))
+        source, location = content_id.note_id(e.blob_id, e.path), f"{self.sha[:12]}:{e.path}"
+        if e.kind != "file" or blob_size(self.repo, e.blob_id, e.path) > MAX_NOTE_BYTES:
+            return _stored_doc(tree_note(self.repo, e.path, e.kind, e.blob_id, location), source)
+        data = read_blob(self.repo, e.blob_id, e.path)
+        try:  # what the index needs of a note, most often without its sections
+            text = decode(data)
+            note = parse_head(text)
+            if isinstance(note, NoteHead) and (note.type == "stub" or note.source == TOPIC_SOURCE):
+                note = parse(text)  # indexed by their sections
+        except NoteParseError:  # the problem, as every reader of the team layer words it
+            return _stored_doc(tree_note(self.repo, e.path, e.kind, e.blob_id, location, data),
+                               source)
+        terms = analyse(note)
+        return doc_for(note, Layer.TEAM, source, location, terms), dict(terms)
 
     def _stub(self, e: TreeEntry) -> tuple[Doc, dict[str, int]] | None:
         self._tick()
@@ -245,7 +271,7 @@ class _Builder:
         terms = dict(analyse(note))
         self.docs.append(doc_for(note, Layer.TEAM, source, "derived from the repository",
                                  Counter(terms)))
-        self.added[len(self.docs) - 1] = terms
+        self._add(terms)
         return terms
 
     def _terms_of(self, doc: Doc | None) -> dict[str, int]:

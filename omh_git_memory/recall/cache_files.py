@@ -38,7 +38,7 @@ def index_dir(repo: GitRepo) -> Path:
     return repo.common_dir / "omh" / "index"
 
 
-def write_checked(path: Path, payload: bytes, mode: int = 0o644) -> None:
+def write_checked(path: Path, payload: bytes | bytearray, mode: int = 0o644) -> None:
     """Write a cache file atomically through the one write path (`nofollow.put`):
     magic, digest and payload to a new temporary file, flushed to disk, then
     renamed over `path` (never through a symlink: the rename replaces the link
@@ -47,7 +47,7 @@ def write_checked(path: Path, payload: bytes, mode: int = 0o644) -> None:
     whatever the umask. OSError when it cannot be written."""
     fd = nofollow.open_root(path.parent)
     try:
-        nofollow.put(fd, path.name, MAGIC + hashlib.sha256(payload).digest() + payload,
+        nofollow.put(fd, path.name, (MAGIC + hashlib.sha256(payload).digest(), payload),
                      new_mode=mode, exact_mode=mode if mode & 0o077 == 0 else None,
                      tmp=f".tmp-{os.getpid()}-{secrets.token_hex(4)}-{path.name}")
     finally:

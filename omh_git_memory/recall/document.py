@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Final, NamedTuple
 
 from omh_git_memory.model.layers import Layer
-from omh_git_memory.model.note import Note
+from omh_git_memory.model.note import Note, NoteHead
 from omh_git_memory.recall import content_id
 from omh_git_memory.recall.stubs import TOPIC_SOURCE, whole_document
 from omh_git_memory.recall.tokens import without_links, words
@@ -86,7 +86,7 @@ def docs_from_tuples(rows: Iterable[tuple[object, ...] | None]) -> list[Doc | No
     return out
 
 
-def analyse(note: Note, document: str | None = None) -> Counter[str]:
+def analyse(note: Note | NoteHead, document: str | None = None) -> Counter[str]:
     """The words recall matches a note on: what the note says, never the sentences
     omh writes into every derived note.
 
@@ -97,23 +97,29 @@ def analyse(note: Note, document: str | None = None) -> Counter[str]:
       (docs/recall.md).
     - The repository topic: its name and its facts.
     """
+    if note.type == "stub" or note.source == TOPIC_SOURCE:
+        if not isinstance(note, Note):
+            raise TypeError("a stub or the topic is indexed by its sections: parse it whole")
+        return _derived(note, document)
+    # One text, one pass: a space between two parts splits no word, so the counts
+    # (and their order) are those of the parts counted one after the other.
+    return Counter(words(without_links(indexed_part(note.body)) + " "
+                         + note.key.value.replace("/", " ")))
+
+
+def _derived(note: Note, document: str | None) -> Counter[str]:
+    """The words of a stub (with its `document`) or of the repository topic."""
     if note.type == "stub":
-        terms = Counter(words(note.title))
-        terms.update(words(note.source.replace("/", " ")))
         answers = note.section("Answers")
-        for heading in answers.items if answers else ():
-            if heading != whole_document(note.source):
-                terms.update(words(heading))
-        if document is not None:
-            terms.update(words(without_links(indexed_part(document))))
-        return terms
-    if note.source == TOPIC_SOURCE:
-        terms = Counter(words(note.title))
-        facts = note.section("Facts")
-        terms.update(words(facts.text if facts else ""))
-        return terms
-    terms = Counter(words(without_links(indexed_part(note.body))))
-    terms.update(words(note.key.value.replace("/", " ")))
+        whole = whole_document(note.source)
+        return Counter(words(" ".join((
+            note.title, note.source.replace("/", " "),
+            *(heading for heading in (answers.items if answers else ()) if heading != whole),
+            without_links(indexed_part(document)) if document is not None else "",
+        ))))
+    terms = Counter(words(note.title))
+    facts = note.section("Facts")
+    terms.update(words(facts.text if facts else ""))
     return terms
 
 
@@ -133,7 +139,7 @@ def indexed_part(text: str) -> str:
     return head[:cut] if cut > 0 else head
 
 
-def doc_for(note: Note, layer: Layer, source: str, location: str,
+def doc_for(note: Note | NoteHead, layer: Layer, source: str, location: str,
             terms: Mapping[str, int]) -> Doc:
     return Doc(layer.value, note.key.value, note.type, note.recorded.toordinal(), note.title,
                note.links, source, sum(terms.values()), location, None, note.invalidated_by,

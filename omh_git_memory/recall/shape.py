@@ -40,7 +40,8 @@ def shape(config: Config) -> str:
 # the local-note cache, which `code_digest` names too), and mistune's (its version
 # is in the file read): a change to any of them is a new shape. A module split off
 # one of these that shapes what a cache holds must be listed here as well.
-_SHAPING: Final = ("omh_git_memory.model.note", "omh_git_memory.model.keys",
+_SHAPING: Final = ("omh_git_memory.model.note", "omh_git_memory.model.plain_markdown",
+                   "omh_git_memory.model.keys",
                    "omh_git_memory.stores.team", "omh_git_memory.stores.store",
                    "omh_git_memory.recall.content_id", "omh_git_memory.recall.stubs",
                    "omh_git_memory.recall.tokens", "omh_git_memory.recall.document",

@@ -64,8 +64,11 @@ def test_without_an_index_the_server_is_probed_before_the_doctor_builds_one(
                                                 "starts."}, listed_after=2.1)
 
     monkeypatch.setattr(probe_module, "probe", fake_probe)
-    checks = {c.name: c for c in diagnose(ws, trust=lambda _: True)}
+    reports: list[tuple[int, int]] = []
+    checks = {c.name: c for c in diagnose(ws, trust=lambda _: True,
+                                          progress=lambda *done: reports.append(done))}
     assert seen == [True]  # the server met no index, as a first start does
+    assert reports and reports[-1][0] == reports[-1][1]  # its build drew the bar (a terminal's)
     assert checks["tools"].status is Status.OK and "no census yet" in checks["tools"].detail
     assert checks["census"].status is Status.OK  # counted from the index built after
     assert checks["start"].status is Status.OK

@@ -54,11 +54,14 @@ def test_progress_draws_a_bar_of_thirty_cells_on_a_terminal(
 ) -> None:
     terminal = _stderr(monkeypatch, _Terminal())
     report = output.progress_bar()
+    report(1, 200)  # the first document: the clock starts
+    clock.now += 1
     report(100, 200)
     assert terminal.getvalue() == f"\rindexing documents {'█' * 15}{'░' * 15} 100/200"
     clock.now += 1
-    report(200, 200)  # the last one ends the line
-    assert terminal.getvalue().endswith(f"\rindexing documents {'█' * 30} 200/200\n")
+    report(200, 200)  # the last one ends the line: what is left is writing the index
+    assert terminal.getvalue().endswith(
+        f"\rindexing documents {'█' * 30} 200/200; writing the index\n")
 
 
 def test_progress_redraws_at_most_every_tenth_of_a_second_but_always_the_end(
@@ -66,27 +69,37 @@ def test_progress_redraws_at_most_every_tenth_of_a_second_but_always_the_end(
 ) -> None:
     terminal = _stderr(monkeypatch, _Terminal())
     report = output.progress_bar()
-    report(10, 400)  # the first report is drawn (0.1 s after the clock's start)
+    report(1, 400)
+    clock.now += 0.6
+    report(10, 400)  # the first report past half a second is drawn
     clock.now += 0.05
     report(20, 400)  # too soon: skipped
     clock.now += 0.5
     report(30, 400)  # half a second on: drawn
     report(400, 400)  # the end, however soon: drawn
     assert terminal.getvalue() == "".join(
-        f"\rindexing documents {_bar(done, 400)} {done}/400" for done in (10, 30, 400)) + "\n"
+        f"\rindexing documents {_bar(done, 400)} {done}/400" for done in (10, 30, 400)
+    ) + "; writing the index\n"
 
 
-def test_progress_is_not_drawn_for_short_work(
+def test_progress_is_not_drawn_for_work_done_within_half_a_second(
     monkeypatch: pytest.MonkeyPatch, clock: _Clock
 ) -> None:
     terminal = _stderr(monkeypatch, _Terminal())
     report = output.progress_bar()
-    for done in range(1, 200):
-        clock.now += 1
-        report(done, 199)
+    for done in range(1, 5001):  # many documents, quickly: no bar, nor its end
+        clock.now += 0.4 / 5000
+        report(done, 5000)
     assert terminal.getvalue() == ""
-    report(1, 200)  # 200 documents are long enough
-    assert terminal.getvalue() == f"\rindexing documents {_bar(1, 200)} 1/200"
+    slow = output.progress_bar()
+    clock.now += 5  # doctor's probe, before its build: not counted
+    slow(1, 3)  # a few documents, slowly (large notes): a bar once half a second is gone
+    clock.now += 0.3
+    slow(2, 3)
+    assert terminal.getvalue() == ""
+    clock.now += 0.3
+    slow(3, 3)
+    assert terminal.getvalue() == f"\rindexing documents {_bar(3, 3)} 3/3; writing the index\n"
 
 
 def test_progress_is_not_drawn_when_stderr_is_no_terminal(

@@ -122,3 +122,30 @@ def test_a_key_not_in_normal_form_is_refused() -> None:
     with pytest.raises(InvalidKey, match="NFC"):
         Key(unicodedata.normalize("NFD", "café"))
     assert Key("café").value == "café"
+
+
+def test_an_ascii_slug_is_the_one_folded_a_character_at_a_time() -> None:
+    import random
+
+    from omh_git_memory.model import keys
+
+    rng = random.Random(3)
+    for _ in range(20000):
+        text = "".join(chr(rng.randrange(128)) for _ in range(rng.randint(0, 30)))
+        text *= 20 if rng.random() < 0.01 else 1  # past the length a slug is cut at
+        assert slug(text) == keys._unicode_slug(text), repr(text)
+
+
+def test_an_ordinary_key_passes_every_check_it_is_spared() -> None:
+    import random
+
+    from omh_git_memory.model import keys
+
+    rng = random.Random(4)
+    alphabet = [*list("abz09._-/A \\:"), "é", "\u200b"]
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+             for _ in range(20000)]
+    texts += ["a" * n for n in (199, 200, 201, 999, 1000, 1001)]
+    texts += ["a/" * 500 + "b", "x" * 201 + "/y", "y/" + "x" * 201, ".a", "a.", "a/.b", "a./b"]
+    for text in texts:
+        assert keys.key_problem(text) == keys._key_problem(text), repr(text)

@@ -1,4 +1,5 @@
-"""What recall indexes of a long text: its first 65,536 characters, cut at white space.
+"""What recall indexes of a note: its words in order, and of a long text its first
+65,536 characters, cut at white space.
 
 Its cases came from a mutation pass over recall/document.py (tools/mutation.py). The
 limit is written out (docs/recall.md promises 65,536 characters), not read from
@@ -6,6 +7,8 @@ MAX_INDEXED, so that a changed limit fails here.
 """
 
 from __future__ import annotations
+
+import datetime as dt
 
 from omh_git_memory.model.note import parse
 from omh_git_memory.recall.document import analyse, indexed_part
@@ -45,3 +48,33 @@ def test_a_notes_words_past_the_limit_find_nothing() -> None:
     body = "early\n\n" + "filler " * 10_000 + "\n\nlate\n"
     terms = analyse(parse(note_text("long", body=body)))
     assert terms["earli"] == 1 and terms["late"] == 0
+
+
+def test_a_note_s_words_are_its_parts_counted_one_after_the_other() -> None:
+    from collections import Counter
+
+    from omh_git_memory.model.keys import DEFAULT_KEY_TEMPLATES
+    from omh_git_memory.model.note import parse_head
+    from omh_git_memory.recall.stubs import stub_note
+    from omh_git_memory.recall.tokens import words
+
+    def counted(*parts: str) -> list[tuple[str, int]]:
+        terms: Counter[str] = Counter()
+        for part in parts:
+            terms.update(words(part))
+        return list(terms.items())  # in order: the index's postings follow it
+
+    text = note_text("deploy/rollback", body="Rolling back a deploy: `kubectl rollout`.\n"
+                     "See [[other]].\n")
+    for note in (parse(text), parse_head(text)):
+        assert list(analyse(note).items()) == counted(
+            note.body.replace("[[other]]", " "), "deploy rollback")
+    document = "# Deploying\n\n## Rolling back\n\nUndo a rollout.\n\n## Blue green\n"
+    stub = stub_note("docs/deploy.md", document, DEFAULT_KEY_TEMPLATES, dt.date(2026, 1, 2))
+    assert stub is not None
+    assert list(analyse(stub, document).items()) == counted(
+        "Deploying", "docs deploy.md", "Rolling back", "Blue green", document)
+    plain = stub_note("docs/plain.md", "Just text.\n", DEFAULT_KEY_TEMPLATES, dt.date(2026, 1, 2))
+    assert plain is not None and plain.section("Answers").items == ("the whole of `docs/plain.md`",)  # type: ignore[union-attr]
+    assert list(analyse(plain, "Just text.\n").items()) == counted(
+        "docs/plain.md", "docs plain.md", "Just text.\n")  # never omh's own sentence

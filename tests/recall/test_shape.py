@@ -55,3 +55,11 @@ def test_a_module_that_cannot_be_found_counts_by_its_name(
     monkeypatch.setattr(shape_module, "_SHAPING", ("omh_shape_probe_missing",))
     missing = _digest()
     assert missing != found and _digest() == missing
+
+
+def test_the_modules_that_read_a_note_or_a_document_for_the_index_are_named() -> None:
+    # what decides a document's headings and a note's title and links without mistune
+    # (model/plain_markdown.py) shapes the index as the parse does
+    for module in ("omh_git_memory.model.note", "omh_git_memory.model.plain_markdown",
+                   "omh_git_memory.recall.tokens", "omh_git_memory.recall.document"):
+        assert module in shape_module._SHAPING

@@ -76,3 +76,17 @@ def test_two_identifiers_with_double_underscores_share_no_word(tmp_path: Path) -
     })
     answer = recall(open_workspace(tmp_path / "r").searcher(), "retry__count")
     assert [h.doc.key for h in answer.results] == []
+
+
+def test_a_word_with_no_case_change_is_one_part_as_the_character_walk_finds() -> None:
+    import random
+
+    from omh_git_memory.recall import tokens
+
+    rng = random.Random(1)
+    letters = "aAbBzZ09ǅǄǆßẞΣσςİıﬁ日本Ⅻⅻ²"
+    pieces = {"".join(rng.choice(letters) for _ in range(rng.randint(1, 8)))
+              for _ in range(30000)}
+    pieces |= {"word", "Word", "WORD", "wORD", "WoRd", "parseHeaderLine", "HTTPServer", "http2"}
+    for piece in pieces:
+        assert tokens._parts(piece) == tokens._case_parts(piece), piece
