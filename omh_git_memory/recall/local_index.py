@@ -50,7 +50,7 @@ from omh_git_memory.recall.cache_files import (
 )
 from omh_git_memory.recall.document import Doc, analyse, doc_for, docs_from_tuples
 from omh_git_memory.recall.local_notes import LocalLayer, LocalNotes, NoteCache, private
-from omh_git_memory.recall.postings import EMPTY, Postings, changes_for
+from omh_git_memory.recall.postings import EMPTY, Changes, Postings
 from omh_git_memory.recall.shape import code_digest
 from omh_git_memory.stores.reading import Identity, StoredNote, identity, read_note_bytes
 from omh_git_memory.stores.store import INDEX_FILE, LocalStore
@@ -197,7 +197,10 @@ class LocalIndex:
             if doc is not None and terms:
                 added[slot] = terms
         if added:
-            self._postings = self._postings.patched(changes_for(self._postings, {}, added))
+            changes = Changes(self._postings)
+            for slot in sorted(added):  # each higher than any the postings hold
+                changes.add(slot, added[slot])
+            self._postings = self._postings.patched(changes.result())
 
     def _compact(self) -> None:
         """Drop the slots of files gone: the live ones renumbered in their order, so
