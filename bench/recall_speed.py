@@ -244,31 +244,42 @@ def documents(n: int, tmp: Path) -> None:
           f"`omh memory recall` {cli * 1000:.0f} ms, `omh memory` {listing * 1000:.0f} ms")
 
 
-# What the local-layer comparison runs in a fresh process with the code under test:
-# the server's start (the `Tools` a server builds at launch: the searcher from the
-# cache, the census, lint's counts) and one question with the searcher built afresh
-# (what the MCP server does when the store changed), each the median CPU time of
-# ROUNDS after one that is not counted.
+# What the local-layer comparison runs in one process with the code under test, on
+# both stores in turn (so that the load of a shared machine falls on both alike): the
+# server's start (the `Tools` a server builds at launch: the searcher from the
+# caches, the census, lint's counts) and one question with the searcher built afresh
+# (what the MCP server does when the store changed); each the median CPU time of
+# its runs, after one that is not counted.
 _IN_PROCESS = """
-import json, statistics, sys, time
+import json, os, statistics, sys, time
 from pathlib import Path
 from omh_git_memory.actions.workspace import open_workspace
 from omh_git_memory.agent.tools import Tools
 from omh_git_memory.recall.floor import recall
 
-def cpu(step):
-    step()
-    times = []
-    for _ in range(int(sys.argv[2])):
-        started = time.process_time()
-        step()
-        times.append(time.process_time() - started)
-    return statistics.median(times)
+question, runs, stores = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3])
 
-start = cpu(lambda: Tools(open_workspace(Path.cwd())))
-ws = open_workspace(Path.cwd())
-question = cpu(lambda: recall(ws.searcher(), sys.argv[1]))
-print(json.dumps({"start": start, "question": question}))
+def at(label):
+    os.environ["OMH_LOCAL_STORE"] = stores[label][1]
+    return Path(stores[label][0])
+
+spaces = {label: open_workspace(at(label)) for label in stores}
+steps = {"start": lambda label: Tools(open_workspace(at(label))),
+         "question": lambda label: recall(spaces[label].searcher(), question)}
+times = {}
+for name, step in steps.items():
+    for label in stores:
+        at(label)
+        step(label)
+    for _ in range(runs):
+        for label in stores:
+            at(label)
+            started = time.process_time()
+            step(label)
+            times.setdefault(label, {}).setdefault(name, []).append(
+                time.process_time() - started)
+print(json.dumps({label: {name: statistics.median(t) for name, t in by.items()}
+                  for label, by in times.items()}))
 """
 LOCAL_FIGURES = (("cli", "CLI recall (a new process)"),
                  ("question", "a question, searcher built afresh (MCP)"),
@@ -301,22 +312,31 @@ def local_stores(n: int, tmp: Path, name: str) -> dict[str, tuple[Path, dict[str
     return out
 
 
-def local_figures(code: Path, where: Path, env: dict[str, str], question: str,
-                  runs: int) -> dict[str, float]:
-    """CPU time of the CLI's cold recall (median of `runs` new processes), of the
-    server's start and of one question with the searcher built afresh (in process)."""
-    env = {**env, "PYTHONPATH": str(code)}
-    # lint's counts kept, as `omh memory lint` keeps them: else the server's start
-    # lints in a thread that would run while the figures are taken
-    subprocess.run([sys.executable, "-m", "omh_git_memory", "memory", "lint"], cwd=where,
-                   env=env, capture_output=True, check=False)
+def local_figures(code: Path, stores: dict[str, tuple[Path, dict[str, str]]],
+                  question: str, runs: int, first: bool) -> dict[str, dict[str, float]]:
+    """For each store, the CPU time of the CLI's cold recall (the median of `runs` new
+    processes, the stores taken in turn), of the server's start and of one question
+    with the searcher built afresh (in one process, in turn)."""
     cmd = [sys.executable, "-m", "omh_git_memory", "memory", "recall", question]
-    timed(cmd, where, env, runs=1)  # bytecode written, the caches made
-    _, cli_cpu = timed(cmd, where, env, runs=runs)
-    inside = subprocess.run([sys.executable, "-c", _IN_PROCESS, question, str(runs)],
-                            cwd=where, env=env, capture_output=True, text=True, check=True)
-    figures: dict[str, float] = json.loads(inside.stdout.splitlines()[-1])
-    return {"cli": cli_cpu, **figures}
+    envs = {label: {**env, "PYTHONPATH": str(code)} for label, (_, env) in stores.items()}
+    for label, (where, _) in stores.items() if first else ():
+        # lint's counts kept, as `omh memory lint` keeps them: else the server's start
+        # lints in a thread that would run while the figures are taken
+        subprocess.run([sys.executable, "-m", "omh_git_memory", "memory", "lint"],
+                       cwd=where, env=envs[label], capture_output=True, check=False)
+        timed(cmd, where, envs[label], runs=1)  # bytecode written, the caches made
+    cli: dict[str, list[float]] = {}
+    for _ in range(runs):
+        for label, (where, _) in stores.items():
+            cli.setdefault(label, []).append(timed(cmd, where, envs[label], runs=1)[1])
+    where = {label: (str(w), env["OMH_LOCAL_STORE"]) for label, (w, env) in stores.items()}
+    inside = subprocess.run(
+        [sys.executable, "-c", _IN_PROCESS, question, str(runs), json.dumps(where)],
+        cwd=next(iter(stores.values()))[0], env=next(iter(envs.values())),
+        capture_output=True, text=True, check=True)
+    figures: dict[str, dict[str, float]] = json.loads(inside.stdout.splitlines()[-1])
+    return {label: {"cli": statistics.median(cli[label]), **figures[label]}
+            for label in stores}
 
 
 def local_layer(n: int, question: str, tmp: Path, against: Path | None, rounds: int) -> None:
@@ -331,14 +351,15 @@ def local_layer(n: int, question: str, tmp: Path, against: Path | None, rounds: 
         codes["that"] = (against, local_stores(n, tmp, "that"))
     time.sleep(2.5)  # the notes just written are older than the local index's RACY
     runs: dict[tuple[str, str], list[dict[str, float]]] = {}
-    for _ in range(rounds):
+    for round_ in range(rounds):
         for name, (code, stores) in codes.items():
-            for label, (where, env) in stores.items():
-                runs.setdefault((name, label), []).append(
-                    local_figures(code, where, env, question, runs=5))
+            for label, figures in local_figures(code, stores, question, runs=9,
+                                                first=round_ == 0).items():
+                runs.setdefault((name, label), []).append(figures)
     best = {k: {f: min(r[f] for r in rs) for f in rs[0]} for k, rs in runs.items()}
     print(f"\n{n:,} notes all team, against {n // 2:,} team and {n // 2:,} local (CPU time, "
-          f"the best of {rounds} rounds of medians):\n")
+          f"the median of 9 runs taking the two stores in turn, the best of {rounds} "
+          "rounds):\n")
     print("| code | figure | team only | half local | ratio |")
     print("|---|---|---:|---:|---:|")
     for name in codes:

@@ -503,3 +503,24 @@ def test_the_server_reads_the_store_again_while_a_file_is_unsettled(
     assert state.searcher() is settled
     _write(store, "pipe.md", note_text("pipe", body="the pipe sticks\n"))
     assert state.searcher() is not settled  # the signature changed
+
+
+def test_a_note_is_parsed_only_when_an_answer_quotes_it(store: Path, repo_dir: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The MCP recall quotes its best results: those local notes are read and parsed
+    then, one by one, and no other."""
+    from omh_git_memory.actions.ask import Question, ask
+    from omh_git_memory.model.note import parse
+
+    _fill(store, 60)
+    _write(store, "lever.md", note_text("lever", body="the rollback lever sticks\n"))
+    _later(monkeypatch)
+    ws = open_workspace(repo_dir)
+    ws.searcher()  # indexed: every note parsed once
+    searcher = open_workspace(repo_dir).searcher()
+    answered = ask(ws, Question("rollback lever sticks"), searcher=searcher, excerpts=2)
+    quoted = [h.doc for h in answered.answer.results[:2] if h.doc.layer == "local"]
+    assert quoted and answered.answer.results[0].doc.key == "lever"
+    assert searcher.local_notes.read == len(quoted)  # one file each, nothing else
+    for doc in quoted:
+        assert answered.notes[(doc.layer, doc.key)] == parse(Path(doc.location).read_text())
