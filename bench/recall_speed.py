@@ -14,7 +14,9 @@ drawn from the recall-dev corpus with its own word frequencies), then
 
 and a repository of 5,000 Markdown documents (no notes): the stubs' first
 build and the commands after it; and (`--local N`, 10,000 by default) N team notes
-against N/2 team and N/2 local ones, recall's CPU time on each.
+against N/2 team and N/2 local ones: the CPU time of the CLI's cold recall, of the
+MCP server's start and of one question with the searcher built afresh, on each,
+and their ratios (with --against, that code's too).
 
 Every figure is also printed as a ratio to `git grep` measured in the same run,
 because these machines are noisy, and warm recall and the CLI also as CPU time
@@ -242,49 +244,129 @@ def documents(n: int, tmp: Path) -> None:
           f"`omh memory recall` {cli * 1000:.0f} ms, `omh memory` {listing * 1000:.0f} ms")
 
 
-def local_layer(n: int, question: str, tmp: Path) -> None:
-    """`n` team notes against `n / 2` team and `n / 2` local notes (the local ones an
-    agent's, in the local store): the CLI's cold recall and in-process recall with the
-    searcher built afresh (what the MCP server does for each question), as CPU time
-    and as the ratio of the mixed store to the team-only one."""
+# What the local-layer comparison runs in one process with the code under test, on
+# both stores in turn (so that the load of a shared machine falls on both alike): the
+# server's start (the `Tools` a server builds at launch: the searcher from the
+# caches, the census, lint's counts) and one question with the searcher built afresh
+# (what the MCP server does when the store changed); each the median CPU time of
+# its runs, after one that is not counted.
+_IN_PROCESS = """
+import json, os, statistics, sys, time
+from pathlib import Path
+from omh_git_memory.actions.workspace import open_workspace
+from omh_git_memory.agent.tools import Tools
+from omh_git_memory.recall.floor import recall
+
+question, runs, stores = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3])
+
+def at(label):
+    os.environ["OMH_LOCAL_STORE"] = stores[label][1]
+    return Path(stores[label][0])
+
+spaces = {label: open_workspace(at(label)) for label in stores}
+steps = {"start": lambda label: Tools(open_workspace(at(label))),
+         "question": lambda label: recall(spaces[label].searcher(), question)}
+times = {}
+for name, step in steps.items():
+    for label in stores:
+        at(label)
+        step(label)
+    for _ in range(runs):
+        for label in stores:
+            at(label)
+            started = time.process_time()
+            step(label)
+            times.setdefault(label, {}).setdefault(name, []).append(
+                time.process_time() - started)
+print(json.dumps({label: {name: statistics.median(t) for name, t in by.items()}
+                  for label, by in times.items()}))
+"""
+LOCAL_FIGURES = (("cli", "CLI recall (a new process)"),
+                 ("question", "a question, searcher built afresh (MCP)"),
+                 ("start", "server start (Tools built, in process)"))
+
+
+def local_stores(n: int, tmp: Path, name: str) -> dict[str, tuple[Path, dict[str, str]]]:
+    """Two repositories of the same `n` notes: all team, and half team with the other
+    half in the local store (an agent's, `source: cli`); each with its environment."""
     rng = random.Random(7)
     vocab = vocabulary()
     made = [note(rng, vocab, i) for i in range(n)]
-    rows = {}
+    out = {}
     for label, team in (("team only", n), ("half local", n // 2)):
-        where = tmp / f"local-layer-{team}"
+        where = tmp / name / f"local-layer-{team}"
+        where.mkdir(parents=True)
         repo = pygit2.init_repository(str(where), initial_head="main")
         index = pygit2.Index()
         for key, data in made[:team]:
             index.add(pygit2.IndexEntry(f".omh/notes/{key}.md", repo.create_blob(data),
                                         pygit2.enums.FileMode.BLOB))
         repo.create_commit("HEAD", SIG, SIG, "notes", index.write_tree(repo), [])
-        env = {**os.environ, "OMH_LOCAL_STORE": str(tmp / f"local-store-{team}"),
-               "PYTHONPATH": str(ROOT)}
+        env = {**os.environ, "OMH_LOCAL_STORE": str(tmp / name / f"local-store-{team}")}
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         store = Path(env["OMH_LOCAL_STORE"])
-        store.mkdir(parents=True)
+        store.mkdir(parents=True, mode=0o700)
         for key, data in made[team:]:
             (store / f"{key}.md").write_bytes(data.replace(b"source: bench", b"source: cli"))
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
-        cmd = [sys.executable, "-m", "omh_git_memory", "memory", "recall", question]
-        timed(cmd, where, env, runs=2)  # the index and the local notes' cache made
-        _, cli_cpu = timed(cmd, where, env, runs=5)
-        warm = subprocess.run(
-            [sys.executable, "-c", (
-                "import sys, time; from pathlib import Path\n"
-                "from omh_git_memory.actions.workspace import open_workspace\n"
-                "from omh_git_memory.recall.floor import recall\n"
-                "ws = open_workspace(Path.cwd()); ws.searcher()\n"
-                "t = time.process_time()\n"
-                "for _ in range(5): recall(ws.searcher(), sys.argv[1])\n"
-                "print((time.process_time() - t) / 5)\n"), question],
-            cwd=where, env=env, capture_output=True, text=True, check=True)
-        rows[label] = (cli_cpu, float(warm.stdout))
-    (team_cli, team_warm), (mixed_cli, mixed_warm) = rows["team only"], rows["half local"]
-    print(f"\n{n:,} notes, all team against half of them local (CPU): CLI recall "
-          f"{team_cli * 1000:.0f} ms / {mixed_cli * 1000:.0f} ms ({mixed_cli / team_cli:.2f}x); "
-          f"a question with the searcher built afresh {team_warm * 1000:.0f} ms / "
-          f"{mixed_warm * 1000:.0f} ms ({mixed_warm / team_warm:.2f}x)", flush=True)
+        out[label] = (where, env)
+    return out
+
+
+def local_figures(code: Path, stores: dict[str, tuple[Path, dict[str, str]]],
+                  question: str, runs: int, first: bool) -> dict[str, dict[str, float]]:
+    """For each store, the CPU time of the CLI's cold recall (the median of `runs` new
+    processes, the stores taken in turn), of the server's start and of one question
+    with the searcher built afresh (in one process, in turn)."""
+    cmd = [sys.executable, "-m", "omh_git_memory", "memory", "recall", question]
+    envs = {label: {**env, "PYTHONPATH": str(code)} for label, (_, env) in stores.items()}
+    for label, (where, _) in stores.items() if first else ():
+        # lint's counts kept, as `omh memory lint` keeps them: else the server's start
+        # lints in a thread that would run while the figures are taken
+        subprocess.run([sys.executable, "-m", "omh_git_memory", "memory", "lint"],
+                       cwd=where, env=envs[label], capture_output=True, check=False)
+        timed(cmd, where, envs[label], runs=1)  # bytecode written, the caches made
+    cli: dict[str, list[float]] = {}
+    for _ in range(runs):
+        for label, (where, _) in stores.items():
+            cli.setdefault(label, []).append(timed(cmd, where, envs[label], runs=1)[1])
+    where = {label: (str(w), env["OMH_LOCAL_STORE"]) for label, (w, env) in stores.items()}
+    inside = subprocess.run(
+        [sys.executable, "-c", _IN_PROCESS, question, str(runs), json.dumps(where)],
+        cwd=next(iter(stores.values()))[0], env=next(iter(envs.values())),
+        capture_output=True, text=True, check=True)
+    figures: dict[str, dict[str, float]] = json.loads(inside.stdout.splitlines()[-1])
+    return {label: {"cli": statistics.median(cli[label]), **figures[label]}
+            for label in stores}
+
+
+def local_layer(n: int, question: str, tmp: Path, against: Path | None, rounds: int) -> None:
+    """`n` team notes against `n / 2` team and `n / 2` local notes (the local ones an
+    agent's, in the local store): the CLI's cold recall, the server's start and one
+    question with the searcher built afresh, as CPU time and as the ratio of the
+    mixed store to the team-only one; with `against`, that code too on copies of the
+    stores (caches of its own), measured alternately, each figure the best of
+    `rounds`."""
+    codes = {"this": (ROOT, local_stores(n, tmp, "this"))}
+    if against is not None:
+        codes["that"] = (against, local_stores(n, tmp, "that"))
+    time.sleep(2.5)  # the notes just written are older than the local index's RACY
+    runs: dict[tuple[str, str], list[dict[str, float]]] = {}
+    for round_ in range(rounds):
+        for name, (code, stores) in codes.items():
+            for label, figures in local_figures(code, stores, question, runs=9,
+                                                first=round_ == 0).items():
+                runs.setdefault((name, label), []).append(figures)
+    best = {k: {f: min(r[f] for r in rs) for f in rs[0]} for k, rs in runs.items()}
+    print(f"\n{n:,} notes all team, against {n // 2:,} team and {n // 2:,} local (CPU time, "
+          f"the median of 9 runs taking the two stores in turn, the best of {rounds} "
+          "rounds):\n")
+    print("| code | figure | team only | half local | ratio |")
+    print("|---|---|---:|---:|---:|")
+    for name in codes:
+        for figure, label in LOCAL_FIGURES:
+            team, mixed = best[(name, "team only")][figure], best[(name, "half local")][figure]
+            print(f"| {name} | {label} | {team * 1000:.0f} ms | {mixed * 1000:.0f} ms | "
+                  f"{mixed / team:.2f}x |", flush=True)
 
 
 def main() -> None:
@@ -340,7 +422,7 @@ def main() -> None:
                       f"{m['cpu_p95'] / o['cpu_p95']:.2f} | {m['cli'] / o['cli']:.2f} | "
                       f"{m['cli_cpu'] / o['cli_cpu']:.2f} |", flush=True)
         if args.local:
-            local_layer(args.local, questions[0], Path(tmp))
+            local_layer(args.local, questions[0], Path(tmp), against, args.rounds)
         if args.documents:
             documents(args.documents, Path(tmp))
     print(f"\nload average at the end: {_load_average()} (on a shared machine the wall "

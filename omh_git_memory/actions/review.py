@@ -139,7 +139,7 @@ def session_notes(store: LocalStore, session: str | None) -> list[Pending]:
     # `pending` then decide, so the count is exactly what review would list.
     needle = (SESSION_PREFIX + clean_session(session)).encode("utf-8")
     candidates: list[StoredNote] = []
-    for relpath, _mtime, _size in store.signature():
+    for relpath, *_identity in store.signature():
         path = store.root / relpath
         data = read_regular(path, MAX_NOTE_BYTES + 1)
         if data is not None and needle in data:

@@ -18,7 +18,8 @@ from omh_git_memory.model.errors import ConfigError
 from omh_git_memory.model.keys import DEFAULT_KEY_TEMPLATES
 from omh_git_memory.recall.build import Progress, cached_snapshot, snapshot_for
 from omh_git_memory.recall.cache_files import collector_paused
-from omh_git_memory.recall.local_notes import NoteCache, local_docs, notes_cache
+from omh_git_memory.recall.local_index import LocalIndex
+from omh_git_memory.recall.local_notes import LocalLayer, NoteCache, local_docs, notes_cache
 from omh_git_memory.recall.snapshot import Snapshot
 from omh_git_memory.recall.sources import CONFIG_PATH
 from omh_git_memory.stores.adopt import check_owner
@@ -67,6 +68,7 @@ class Workspace:
     local: LocalStore
     mounted: bool = False  # the local store is named by OMH_LOCAL_STORE, not by the path
     notes: NoteCache | None = None  # the local notes as parsed before
+    index: LocalIndex | None = None  # the local notes' words, for recall
     pinned: Pinned | None = None  # set: the team layer of that commit, and no local layer
 
     def at(self, rev: str) -> Workspace:
@@ -151,13 +153,20 @@ class Workspace:
 
     def searcher(self, progress: Progress | None = None,
                  local: list[StoredNote] | None = None) -> Searcher:
-        """Recall's view: the team layer at HEAD and the local layer as it is now
-        (`local`: the local store's files, when the caller has read them already);
-        pinned, the team layer of that commit alone."""
-        entries = self.local_entries() if local is None else local
-        snapshot, docs = self.snapshot(progress=progress), local_docs(entries, self.notes)
+        """Recall's view: the team layer at HEAD and the local layer as it is now —
+        from its index, or (`local`: the local store's files, when the caller has
+        read them already) from those; pinned, the team layer of that commit alone."""
+        snapshot, layer = self.snapshot(progress=progress), self.local_layer(local)
         with collector_paused():  # its tables: as many objects as documents, no cycle
-            return Searcher(snapshot, docs)
+            return Searcher(snapshot, layer)
+
+    def local_layer(self, local: list[StoredNote] | None = None) -> LocalLayer:
+        """The local layer for a searcher: none when pinned to a commit; made from the
+        files `local` when given, else read through the store's index."""
+        if local is not None or self.pinned is not None or self.index is None:
+            return LocalLayer.parsed(local_docs(self.local_entries() if local is None
+                                                else local, self.notes))
+        return self.index.layer()
 
     def on_its_own_repository(self) -> Workspace:
         """This workspace with a repository handle of its own, for another thread
@@ -170,9 +179,9 @@ class Workspace:
         snapshot = cached_snapshot(self.repo, self.config(), self._rev(None))
         if snapshot is None:
             return None
-        docs = local_docs(self.local_entries(), self.notes)
+        layer = self.local_layer()
         with collector_paused():
-            return Searcher(snapshot, docs)
+            return Searcher(snapshot, layer)
 
     def semantic(self, searcher: Searcher, embedder: Embedder | None = None,
                  progress: Progress | None = None) -> SemanticView:
@@ -217,7 +226,7 @@ def open_workspace(start: Path, environ: Mapping[str, str] | None = None) -> Wor
     repo = open_repo(start)
     checkout = repo.require_workdir()
     root = local_store_root(repo, env)
-    notes = notes_cache(repo)
+    notes = notes_cache(root)
     if env.get("OMH_LOCAL_STORE"):
         # Chosen by the user, so keyed by no path; still never another repository's.
         def mounted_owner() -> None:
@@ -226,7 +235,8 @@ def open_workspace(start: Path, environ: Mapping[str, str] | None = None) -> Wor
 
         mounted = LocalStore(root, after_create=lambda: keep_record(repo, root),
                              owner=mounted_owner)
-        return Workspace(repo, checkout, _cached(mounted, notes), mounted=True, notes=notes)
+        return Workspace(repo, checkout, _cached(mounted, notes), mounted=True, notes=notes,
+                         index=LocalIndex(mounted, notes))
     # The default store is named after the clone's path: record whose it is, never
     # open one another repository or clone made at this path (a moved clone's old
     # path), and never start a second one while a moved clone's store waits.
@@ -234,7 +244,8 @@ def open_workspace(start: Path, environ: Mapping[str, str] | None = None) -> Wor
     local = LocalStore(root, before_create=lambda: refuse_a_second_store(repo, root),
                        after_create=lambda: keep_record(repo, root),
                        owner=lambda: check_owner(repo, root))
-    return Workspace(repo, checkout, _cached(local, notes), notes=notes)
+    return Workspace(repo, checkout, _cached(local, notes), notes=notes,
+                     index=LocalIndex(local, notes))
 
 
 def _cached(store: LocalStore, notes: NoteCache) -> LocalStore:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -45,7 +46,7 @@ from omh_git_memory.model.plural import agree
 from omh_git_memory.recall.bm25 import Searcher
 from omh_git_memory.recall.document import Doc
 from omh_git_memory.recall.render import EXCERPTS, render_excerpts, render_tree
-from omh_git_memory.stores.store import LocalStore
+from omh_git_memory.stores.store import LocalStore, Signature
 
 # A note is a page of prose; an argument this long is a pasted log, not a note.
 MAX_TEXT: Final = 16 * 1024
@@ -108,7 +109,7 @@ class _Build:
 
     done: threading.Event
     commit: str | None
-    local: tuple[tuple[str, int, int], ...]
+    local: Signature
     made: Searcher | None = None
     failure: BaseException | None = None
     progress: tuple[int, int] = (0, 0)
@@ -138,11 +139,14 @@ class _Build:
 @dataclass
 class _State:
     """What the server keeps between calls: the searcher of the HEAD and local
-    store it last saw, rebuilt when either changes (checked on every call)."""
+    store it last saw, rebuilt when either changes (checked on every call), and
+    while a local file changed too recently for its signature to show a change
+    made in the same timestamp tick (`settled`, recall/local_index.py)."""
 
     ws: Workspace
     commit: str | None = None
-    local: tuple[tuple[str, int, int], ...] = ()
+    local: Signature = ()
+    settled: bool = True
     current: Searcher | None = None
     embedder: Any = None  # the semantic model, loaded once when semantic recall is on
     view: Any = None
@@ -154,12 +158,13 @@ class _State:
         whether the searcher is ready now."""
         from omh_git_memory.git.history import head_id
 
-        commit, local = head_id(self.ws.repo), self.ws.local.signature()
+        commit = head_id(self.ws.repo)
         cached = self.ws.cached_searcher()
         if cached is not None:
-            self.current, self.commit, self.local = cached, commit, local
+            self.current, self.commit = cached, commit
+            self.local, self.settled = _read_from(cached, self.ws.local.signature)
             return True
-        self.building = _Build(threading.Event(), commit, local)
+        self.building = _Build(threading.Event(), commit, self.ws.local.signature())
         # A repository handle of its own: pygit2's objects are not shared across
         # threads, and the server's calls go on using theirs.
         threading.Thread(target=self.building.run, args=(self.ws.on_its_own_repository(),),
@@ -170,7 +175,9 @@ class _State:
         """Whether the index started at launch is built within `seconds`."""
         return self.building is None or self.building.done.wait(seconds)
 
-    def searcher(self) -> Searcher:
+    def searcher(self, check: bool = True) -> Searcher:
+        """The searcher of HEAD and the local store as they are now; without `check`,
+        the one the server's start read a moment ago."""
         from omh_git_memory.git.history import head_id
 
         if self.building is not None:
@@ -180,11 +187,17 @@ class _State:
             self.building = None
             if build.failure is not None:
                 raise build.failure
-            self.current, self.commit, self.local = build.made, build.commit, build.local
+            self.current, self.commit = build.made, build.commit
+            if build.made is not None:
+                self.local, self.settled = _read_from(build.made, lambda: build.local)
+        if not check and self.current is not None:
+            return self.current
         commit, local = head_id(self.ws.repo), self.ws.local.signature()
-        if self.current is None or commit != self.commit or local != self.local:
-            self.current = self.ws.searcher()  # through the cache of parsed notes
-            self.commit, self.local, self.view = commit, local, None
+        if (self.current is None or commit != self.commit or local != self.local
+                or not self.settled):
+            self.current = self.ws.searcher()  # through the local index
+            self.commit, self.view = commit, None
+            self.local, self.settled = _read_from(self.current, lambda: local)
         return self.current
 
     def semantic(self) -> Any:
@@ -205,6 +218,15 @@ class _State:
                 return None
             self.view = self.ws.semantic(searcher, self.embedder)
         return self.view
+
+
+def _read_from(searcher: Searcher, otherwise: Callable[[], Signature]) -> tuple[Signature, bool]:
+    """The local store's signature as `searcher`'s local layer read it, and whether it
+    was settled then; else `otherwise()`, taken as settled."""
+    layer = searcher.local_layer
+    if layer.signature is not None:
+        return layer.signature, layer.settled
+    return otherwise(), True
 
 
 # How much of each of the client's name, its version and OMH_SESSION goes into
@@ -394,11 +416,11 @@ class Tools:
             self.written = 0
             self.recall_description = recall_description(None) + moved
             return
-        docs = self.state.searcher().docs
+        docs = self.state.searcher(check=False).docs  # the store was read just now
         census = take_census(docs, own_prefixes(ws.config().keys.templates))
         self.written = written_notes(docs)
         # Lint's warnings re-fire in every session: one line with the counts, none when clean.
-        summary = summary_at_start(ws, self.written)
+        summary = summary_at_start(ws, self.written, self.state.local)
         lint_line = f" {summary.line()}" if summary is not None and summary.line() else ""
         self.state.semantic()  # load the model now, not on the first question
         self.recall_description = recall_description(census) + lint_line + moved

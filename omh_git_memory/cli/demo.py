@@ -105,7 +105,8 @@ STEPS: list[tuple[str, list[str], bool]] = [
     (
         "Recall: the best notes for a question, each with its neighbours, every line "
         "with its layer and date. Stubs for the repository's documents come for free.",
-        ["memory", "recall", "why do the tests fail on CI?", "--also", "rolling back a deploy"],
+        ["memory", "recall", "why do the tests fail on CI?", "--also",
+         "rolling back a tinyhttp deploy"],
         False,
     ),
     (

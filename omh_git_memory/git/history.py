@@ -68,7 +68,7 @@ def _what(found: pygit2.Object) -> str:
 
 def _what_to_name() -> str:
     return ("; name a branch, a tag or a commit id this clone has (`git log --oneline` and "
-            "`git tag` list them; `git fetch` brings others)")
+            "`git tag` list them)")
 
 
 def _beyond_shallow(repo: GitRepo) -> str:

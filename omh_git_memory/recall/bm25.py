@@ -25,6 +25,7 @@ from typing import Final
 from omh_git_memory.model.layers import Layer, reachable_layers
 from omh_git_memory.model.note import Note
 from omh_git_memory.recall.document import Doc
+from omh_git_memory.recall.local_notes import LocalLayer
 from omh_git_memory.recall.snapshot import Snapshot
 from omh_git_memory.recall.tokens import is_function_word, words
 
@@ -99,18 +100,16 @@ class Searcher:
     """The team snapshot plus the local overlay, ready to answer questions."""
 
     def __init__(self, team: Snapshot,
-                 local: Sequence[tuple[Doc, dict[str, int], Note]]) -> None:
+                 local: LocalLayer | Sequence[tuple[Doc, dict[str, int], Note]] = ()) -> None:
         self.snapshot = team
-        self.local_notes = [(doc, note) for doc, _, note in local]
+        layer = local if isinstance(local, LocalLayer) else LocalLayer.parsed(local)
+        self.local_notes = layer.notes  # read when asked for (recall/local_notes.py)
+        self.local_layer = layer
         self.docs: list[Doc | None] = list(team.docs)
         self._team = team.postings
-        # The local notes' words stay per note: a question asks for a few words, so
-        # looking each up in every note costs less than inverting them all (5,000
-        # notes hold some 400,000 postings; a question's words, 8 lookups a note).
-        self._local: list[tuple[int, dict[str, int]]] = []
-        for doc, terms, _note in local:
-            self.docs.append(doc)
-            self._local.append((len(self.docs) - 1, terms))
+        self._local = layer
+        self._local_base = len(self.docs)  # the first local document's slot
+        self.docs.extend(layer.docs)
         usable = [(slot, d) for slot, d in enumerate(self.docs) if d is not None and not d.problem]
         self.count = len(usable)
         average = sum(d.length for _, d in usable) / self.count if self.count else 1.0
@@ -131,11 +130,10 @@ class Searcher:
             team = self._team.get(term)
             slots: list[int] = list(team[0]) if team else []
             counts: list[int] = list(team[1]) if team else []
-            for slot, terms in self._local:
-                tf = terms.get(term)
-                if tf:
-                    slots.append(slot)
-                    counts.append(tf)
+            local, tfs = self._local.postings(term)
+            base = self._local_base
+            slots.extend(base + at for at in local)
+            counts.extend(tfs)
             found = self._decoded[term] = (slots, counts)
         return found
 

@@ -30,8 +30,11 @@ from omh_git_memory.git.repository import GitRepo
 
 MAGIC: Final = b"omh-cache 1\n"  # then 32 bytes of SHA-256 over the payload, then the payload
 _DIGEST_SIZE: Final = 32
-_STALE_TEMP: Final = 600  # seconds after which a temporary file is a crashed writer's
+STALE_TEMP: Final = 600  # seconds after which a temporary file is a crashed writer's
 KEEP_SNAPSHOTS: Final = 8  # recent commits kept on disk; older ones are rebuilt on demand
+
+
+LEGACY_NOTES_CACHE: Final = "local-notes.cache"  # before it moved into the local store
 
 
 def index_dir(repo: GitRepo) -> Path:
@@ -126,7 +129,8 @@ def prune(folder: Path, keep: Collection[str] = ()) -> None:
     KEEP_SNAPSHOTS newest commits and of the commits `keep` names (every worktree's
     HEAD: an index built for a past commit, `--ref`, never evicts one that recall at
     a HEAD reads), and
-    remove a crashed writer's old temporary files."""
+    remove a crashed writer's old temporary files and the old cache of parsed local
+    notes."""
     kept = set(keep)
     for old in [p for p in cache_files(folder, "*.idx") if p.stem not in kept][
             max(0, KEEP_SNAPSHOTS - len(kept)):]:
@@ -134,10 +138,14 @@ def prune(folder: Path, keep: Collection[str] = ()) -> None:
                      old.with_suffix(".vec.keys")):
             with contextlib.suppress(OSError):
                 path.unlink()
+    # The cache of parsed local notes an older omh kept here: it lives in the local
+    # store now, and nothing of a local note is to stay under the git directory.
+    with contextlib.suppress(OSError):
+        (folder / LEGACY_NOTES_CACHE).unlink()
     now = time.time()
     for tmp in cache_files(folder, ".tmp-*"):  # left by a writer that crashed
         with contextlib.suppress(OSError):
-            if now - tmp.lstat().st_mtime > _STALE_TEMP:
+            if now - tmp.lstat().st_mtime > STALE_TEMP:
                 tmp.unlink()
 
 

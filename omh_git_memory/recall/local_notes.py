@@ -1,21 +1,25 @@
 """The local layer at query time, and the cache of its parsed notes.
 
 The local layer is not cached in a snapshot: it is read at query time, so a note
-remembered a moment ago is found at once. What makes that cheap is `NoteCache`:
-a note whose file's bytes were parsed and analysed before is taken from it.
+remembered a moment ago is found at once. Recall reads it through its index
+(local_index.py), which keeps each file's words and parses a note only when an
+answer shows it; a command that reads every note (the listing, remember's check
+for repeats) parses them through `NoteCache`: a note whose file's bytes were
+parsed and analysed before is taken from it. Either way the searcher sees one
+`LocalLayer`: the documents, the words they are found by, and the notes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import marshal
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from omh_git_memory.git.repository import GitRepo
 from omh_git_memory.model.errors import OmhError
 from omh_git_memory.model.keys import Key
 from omh_git_memory.model.layers import Layer
@@ -24,13 +28,126 @@ from omh_git_memory.recall import content_id
 from omh_git_memory.recall.cache_files import (
     collector_paused,
     discard,
-    index_dir,
     read_checked,
     write_checked,
 )
 from omh_git_memory.recall.document import Doc, analyse, doc_for
 from omh_git_memory.recall.shape import code_digest
 from omh_git_memory.stores.reading import StoredNote, read_note_bytes
+from omh_git_memory.stores.store import PARSED_FILE
+
+if TYPE_CHECKING:
+    from omh_git_memory.stores.store import LocalStore, Signature
+
+
+class LocalLayer:
+    """The local layer as the searcher overlays it on the team snapshot: its readable
+    notes' documents in the order of their paths, the words each is found by
+    (`postings`), and the notes themselves (`notes`)."""
+
+    def __init__(self, docs: Sequence[Doc], terms: Sequence[dict[str, int]],
+                 notes: LocalNotes) -> None:
+        self.docs = docs
+        self._terms = terms
+        self.notes = notes
+        # The store's signature (`LocalStore.signature`) as the index read it for
+        # this layer (None when the layer was not read through the index), and the
+        # time after which a change is too recent to trust (local_index.RACY).
+        self.signature: Signature | None = None
+        self.recent = 0
+
+    @property
+    def settled(self) -> bool:
+        """Whether no file of the signature changed so recently that the same
+        signature could hide a change made in the same timestamp tick."""
+        recent = self.recent
+        return self.signature is not None and all(
+            ident[3] <= recent and ident[4] <= recent for _, ident in self.signature)
+
+    @classmethod
+    def parsed(cls, local: Sequence[tuple[Doc, dict[str, int], Note]]) -> LocalLayer:
+        """The layer of notes parsed and analysed already (`local_docs`)."""
+        docs = [doc for doc, _, _ in local]
+        return cls(docs, [terms for _, terms, _ in local],
+                   LocalNotes(docs, [note for _, _, note in local]))
+
+    def postings(self, term: str) -> tuple[list[int], list[int]]:
+        """The positions in `docs` of the documents holding `term`, ascending, and its
+        count in each. Here from each note's words: a question asks for a few words,
+        so looking each up in every note costs less than inverting them all (5,000
+        notes hold some 400,000 postings; a question's words, 8 lookups a note)."""
+        where: list[int] = []
+        counts: list[int] = []
+        for at, terms in enumerate(self._terms):
+            tf = terms.get(term)
+            if tf:
+                where.append(at)
+                counts.append(tf)
+        return where, counts
+
+
+class LocalNotes:
+    """The local notes behind a layer's documents (the searcher's `local_notes`):
+    given, or read from the store only when asked for — one note when an answer
+    shows it, every note for the commands that compare them all. A note read later
+    than it was indexed is the note as its file holds it then."""
+
+    def __init__(self, docs: Sequence[Doc], notes: Sequence[Note | None] | None = None,
+                 store: LocalStore | None = None, relpaths: Sequence[str] = (),
+                 cache: NoteCache | None = None) -> None:
+        self._docs = docs
+        self._notes = list(notes) if notes is not None else None
+        self._store = store
+        self._relpaths = relpaths
+        self._cache = cache
+        self._at: dict[int, int] | None = None
+        self._one: dict[int, Note | None] = {}
+        self.read = 0  # notes read from the store one at a time (what the tests count)
+
+    def of(self, doc: Doc) -> Note | None:
+        """The note `doc` indexes, if `doc` is one of these documents and its file
+        still reads as a note."""
+        if self._at is None:
+            self._at = {id(d): at for at, d in enumerate(self._docs)}
+        at = self._at.get(id(doc))
+        if at is None or self._docs[at] is not doc:
+            return None
+        if self._notes is not None:
+            return self._notes[at]
+        if at not in self._one:
+            self._one[at] = self._read_one(at)
+        return self._one[at]
+
+    def aligned(self) -> list[tuple[Doc, Note | None]]:
+        """Every document with its note, in order (None: its file no longer reads as
+        a note)."""
+        if self._notes is None:
+            self._notes = self._read_all()
+        return list(zip(self._docs, self._notes, strict=True))
+
+    def __iter__(self) -> Iterator[tuple[Doc, Note]]:
+        """Each document whose note can be read, with the note."""
+        return ((doc, note) for doc, note in self.aligned() if note is not None)
+
+    def _read_one(self, at: int) -> Note | None:
+        if self._store is None:
+            return None
+        relpath = self._relpaths[at]
+        read = self._store.file_bytes(relpath)
+        self.read += 1
+        if isinstance(read, str):
+            return None
+        return read_note_bytes(Layer.LOCAL, relpath, self._docs[at].location, read[0]).note
+
+    def _read_all(self) -> list[Note | None]:
+        """Every note, through the store's reading (and its cache of parsed notes,
+        which is saved): one scan, not a file at a time."""
+        if self._store is None:
+            return [None] * len(self._docs)
+        found = {entry.relpath: entry.note for entry in self._store.scan()}
+        if self._cache is not None:
+            self._cache.save()
+        return [found.get(relpath) for relpath in self._relpaths]
 
 
 def local_docs(entries: Iterable[StoredNote], cache: NoteCache | None = None
@@ -54,7 +171,7 @@ def local_docs(entries: Iterable[StoredNote], cache: NoteCache | None = None
     return out
 
 
-NOTES_CACHE: Final = "local-notes.cache"
+NOTES_CACHE: Final = PARSED_FILE
 _NOTES_FORMAT: Final = 1
 
 
@@ -66,8 +183,9 @@ class NoteCache:
     what the last read found is kept, so the cache is never larger than the store.
 
     The cache is one checked file (`write_checked`: its digest is verified on every
-    read) in the clone's index folder, private to its owner (0600: it holds local
-    notes), and names the code that made it (`code_digest`): a file of another
+    read) at the local store's root (`.omh-parsed`, beside its notes: nothing of a
+    local note is written under the git directory), private to its owner (0600: it
+    holds local notes), and names the code that made it (`code_digest`): a file of another
     version, or that fails any check, is ignored and replaced."""
 
     def __init__(self, path: Path) -> None:
@@ -95,6 +213,26 @@ class NoteCache:
         if stored.note is not None:
             self._digest_of[id(stored.note)] = (digest, stored.note)
         return stored
+
+    def known(self, layer: Layer, relpath: str, location: str, data: bytes
+              ) -> tuple[StoredNote, dict[str, int] | None] | None:
+        """What these bytes were read as before, and the words they were indexed
+        under (None when not analysed), if the cache holds them; the cache's own
+        record of what was read is left as it is."""
+        row = self._load().get(hashlib.sha256(data).digest())
+        if row is None:
+            return None
+        stored = _stored_from(layer, relpath, location, row[0], data)
+        if stored is None:
+            return None
+        return stored, row[1] if isinstance(row[1], dict) else None
+
+    def size(self) -> int:
+        """The cache file's size in bytes (0 when there is none)."""
+        try:
+            return os.lstat(self.path).st_size
+        except OSError:
+            return 0
 
     def terms(self, note: Note) -> dict[str, int] | None:
         """The words `note` was indexed under before, if this cache read it."""
@@ -124,17 +262,17 @@ class NoteCache:
         if not self._changed and seen.keys() == self._load().keys():
             return
         self._known, self._changed = seen, False
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+        if not self.path.parent.is_dir():
+            return  # no store yet: the cache never makes one
+        # unwritable: parsed again next time, recall stays correct
+        with contextlib.suppress(OSError, ValueError):
             write_checked(self.path, marshal.dumps(
                 (_NOTES_FORMAT, code_digest(), list(seen.items()))), mode=0o600)
-        except (OSError, ValueError):
-            pass  # unwritable: parsed again next time, recall stays correct
 
     def _load(self) -> dict[bytes, tuple[object, object]]:
         if self._known is None:
             self._known = {}
-            raw = read_checked(self.path) if _private(self.path) else None
+            raw = read_checked(self.path) if private(self.path) else None
             try:
                 with collector_paused():
                     loaded = marshal.loads(raw) if raw is not None else None
@@ -147,7 +285,7 @@ class NoteCache:
         return self._known
 
 
-def _private(path: Path) -> bool:
+def private(path: Path) -> bool:
     """Whether `path` is this account's own file that no one else may read or write:
     a checksum proves a file whole, not who wrote it, so a cache another account
     could have written (a shared, group-writable git dir) is never believed."""
@@ -158,9 +296,10 @@ def _private(path: Path) -> bool:
     return info.st_uid == os.getuid() and not info.st_mode & 0o077
 
 
-def notes_cache(repo: GitRepo) -> NoteCache:
-    """The clone's cache of parsed local notes (read only when a note is)."""
-    return NoteCache(index_dir(repo) / NOTES_CACHE)
+def notes_cache(store: Path) -> NoteCache:
+    """The cache of parsed notes of the local store at `store`, kept in the store
+    itself (read only when a note is; never makes the store)."""
+    return NoteCache(store / NOTES_CACHE)
 
 
 def _stored_row(stored: StoredNote) -> tuple[object, ...]:

@@ -7,8 +7,6 @@ by the same functions the index used.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from omh_git_memory.git.history import commit_date, resolve_commit
 from omh_git_memory.git.repository import GitRepo
 from omh_git_memory.git.trees import list_tree
@@ -17,15 +15,16 @@ from omh_git_memory.model.layers import Layer
 from omh_git_memory.model.note import Note
 from omh_git_memory.recall.build import snapshot_for
 from omh_git_memory.recall.document import Doc
+from omh_git_memory.recall.local_notes import LocalNotes
 from omh_git_memory.recall.sources import derive_topic, written_or_stub
 
 
-def note_of(repo: GitRepo, config: Config, doc: Doc,
-            local: Sequence[tuple[Doc, Note]]) -> Note | None:
-    """The note `doc` indexes, read again: a local note from `local` (the searcher's),
-    a team note or stub from git, the topic re-derived."""
+def note_of(repo: GitRepo, config: Config, doc: Doc, local: LocalNotes) -> Note | None:
+    """The note `doc` indexes, read again: a local note from `local` (the searcher's,
+    which parses it now if it was not yet), a team note or stub from git, the topic
+    re-derived."""
     if doc.layer == Layer.LOCAL.value:
-        return next((note for d, note in local if d is doc), None)
+        return local.of(doc)
     if doc.derived:
         return derived_note(repo, config, doc)
     return written_or_stub(repo, config, doc)

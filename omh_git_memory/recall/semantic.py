@@ -38,6 +38,7 @@ from omh_git_memory.recall.cache_files import (
     write_checked,
 )
 from omh_git_memory.recall.document import Doc
+from omh_git_memory.recall.local_notes import LocalNotes
 from omh_git_memory.recall.reread import derived_note
 from omh_git_memory.recall.sections import split
 from omh_git_memory.recall.snapshot import Snapshot
@@ -436,7 +437,7 @@ def _dated_as_index(stem: Path) -> None:
 
 
 def vectors_for(
-    repo: GitRepo, config: Config, snap: Snapshot, local: Sequence[tuple[Doc, Note]],
+    repo: GitRepo, config: Config, snap: Snapshot, local: LocalNotes,
     embedder: Embedder, progress: Callable[[int, int], None] | None = None,
 ) -> tuple[np.ndarray[Any, Any], list[int]]:
     """The rows of `Searcher(snap, local)`'s documents and the slot each belongs to:
@@ -479,8 +480,8 @@ def vectors_for(
             texts[len(keys) - 1] = note_text(note) if note is not None else \
                 doc.title if doc else ""
     team_rows = len(keys)
-    for at, (_doc, note) in enumerate(local):
-        text = note_text(note)
+    for at, (doc, note) in enumerate(local.aligned()):
+        text = note_text(note) if note is not None else doc.title  # changed since indexed
         keys.append(text_key(text))
         owner.append(len(snap.docs) + at)
         if keys[-1] not in local_known:

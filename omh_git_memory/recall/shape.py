@@ -47,7 +47,8 @@ _SHAPING: Final = ("omh_git_memory.model.note", "omh_git_memory.model.plain_mark
                    "omh_git_memory.recall.tokens", "omh_git_memory.recall.document",
                    "omh_git_memory.recall.postings", "omh_git_memory.recall.snapshot",
                    "omh_git_memory.recall.sources", "omh_git_memory.recall.build",
-                   "omh_git_memory.recall.local_notes", "omh_git_memory.git.last_changed",
+                   "omh_git_memory.recall.local_notes", "omh_git_memory.recall.local_index",
+                   "omh_git_memory.git.last_changed",
                    __name__)
 
 

@@ -35,6 +35,7 @@ from omh_git_memory.stores.record import (
     still_there,
     write_record,
 )
+from omh_git_memory.stores.store import CACHE_FILES
 
 
 def _rootless(store: Path, record: StoreRecord) -> str:
@@ -169,8 +170,9 @@ def adopt(repo: GitRepo, target: Path, named: str | None,
     if not target.parent.is_dir():
         target.parent.mkdir(mode=DIR_MODE, parents=True)
     if _only_a_record(target):  # made by `omh init`, say, and never written to
-        with contextlib.suppress(OSError):
-            os.unlink(target / MARKER)
+        for name in (MARKER, *CACHE_FILES):
+            with contextlib.suppress(OSError):
+                os.unlink(target / name)
     if not os.path.lexists(target) or (is_plain_dir(target) and not any(target.iterdir())):
         try:
             os.rename(source, target)
@@ -190,7 +192,8 @@ def adopt(repo: GitRepo, target: Path, named: str | None,
 
 def _only_a_record(store: Path) -> bool:
     try:
-        return is_plain_dir(store) and [e.name for e in os.scandir(store)] == [MARKER]
+        names = {e.name for e in os.scandir(store)}
+        return is_plain_dir(store) and MARKER in names and names <= {MARKER, *CACHE_FILES}
     except OSError:
         return False
 
@@ -266,8 +269,9 @@ def _merge(source: Path, target: Path, notes: list[str]) -> list[str]:
         if read_regular(source / rel) == read_regular(target / rel):
             with contextlib.suppress(OSError):
                 os.unlink(source / rel)
-    with contextlib.suppress(OSError):
-        os.unlink(source / MARKER)
+    for name in (MARKER, *CACHE_FILES):  # the record, and the old store's caches
+        with contextlib.suppress(OSError):
+            os.unlink(source / name)
     _prune(source)
     left: list[str] = []
     if os.path.lexists(source):

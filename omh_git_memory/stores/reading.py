@@ -48,6 +48,15 @@ def too_large(size: int) -> str:
     return f"is {size} bytes; a note may hold at most {MAX_NOTE_BYTES}"
 
 
+Identity = tuple[int, int, int, int, int]  # device, inode, size, mtime_ns, ctime_ns
+
+
+def identity(info: os.stat_result) -> Identity:
+    """What says a file is the one read before: if any of these changed, it may
+    have (the change time moves on every change, and no one can set it)."""
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
 def file_kind(mode: int) -> str:
     """What a file of this `st_mode` is, in words."""
     for test, name in ((stat.S_ISREG, "regular file"), (stat.S_ISDIR, "directory"),

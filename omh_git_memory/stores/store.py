@@ -11,12 +11,14 @@ through the store's journal (journal.py).
 from __future__ import annotations
 
 import errno
+import operator
 import os
 import secrets
 import stat
 from collections.abc import Callable, Iterator
 from enum import StrEnum
 from pathlib import Path
+from typing import TypeVar
 
 from omh_git_memory.git import nofollow
 from omh_git_memory.model.errors import ChangedMeanwhile, KeyConflict, NoteNotFound, StoreError
@@ -34,7 +36,28 @@ from omh_git_memory.stores.fileops import (
     unlink_quietly,
 )
 from omh_git_memory.stores.journal import FILE_MODE, make_private_dirs, prune_empty_dirs
-from omh_git_memory.stores.reading import StoredNote, file_kind, read_note_bytes, too_large
+from omh_git_memory.stores.reading import (
+    Identity,
+    StoredNote,
+    file_kind,
+    identity,
+    read_note_bytes,
+    too_large,
+)
+
+_T = TypeVar("_T")
+# The caches of the store's notes, at its root (dot names: never read as notes), so
+# that nothing of a local note is written outside its store: recall's index
+# (recall/local_index.py) and the notes as parsed (recall/local_notes.py's NoteCache).
+# Adopt drops them with an old store.
+INDEX_FILE = ".omh-index"
+PARSED_FILE = ".omh-parsed"
+CACHE_FILES = (INDEX_FILE, PARSED_FILE)
+# Each note file's path and identity (`LocalStore.signature`).
+Signature = tuple[tuple[str, Identity], ...]
+
+
+_name = operator.attrgetter("name")
 
 
 class IfExists(StrEnum):
@@ -133,19 +156,15 @@ class LocalStore:
                 raise StoreError(f"{current} is a file where key {key} needs a directory")
         return path
 
-    def signature(self) -> tuple[tuple[str, int, int], ...]:
+    def signature(self) -> Signature:
         """What changes whenever a note is written, replaced or removed: each
-        file's path, modification time and size. Cheap: no file is read."""
+        file's path, device, inode, size, modification and change times
+        (`identity`). Cheap: no file is read. (A file changed again within its
+        timestamp's tick, in place and to the same size, looks the same: see
+        recall/local_index.py for what a reader does about that.)"""
         if not self.open():
             return ()
-        found = []
-        for relpath in self._walk():
-            try:
-                st = os.lstat(self.root / relpath)
-            except OSError:
-                continue
-            found.append((relpath, st.st_mtime_ns, st.st_size))
-        return tuple(found)
+        return tuple((relpath, identity(info)) for relpath, info in self.files())
 
     def scan(self, locked: bool = False) -> list[StoredNote]:
         """Every note file in the store, read or with the reason it cannot be.
@@ -153,16 +172,66 @@ class LocalStore:
         if not self.open():
             return []
         if locked:
-            return sorted((self._read_file(relpath) for relpath in self._walk()),
-                          key=lambda s: s.relpath)
-        # Under the store's lock, so a change of several files (journal.py) is seen
-        # whole or not at all; read again if the first such change began meanwhile.
-        with journal.reading(self.root) as locked:
             found = [self._read_file(relpath) for relpath in self._walk()]
+        else:
+            found = self.consistently(
+                lambda: [self._read_file(relpath) for relpath in self._walk()])
+        return sorted(found, key=lambda s: s.relpath)
+
+    def consistently(self, read: Callable[[], _T]) -> _T:
+        """What `read` reads of the store, under the store's lock, so that a change of
+        several files (journal.py) is seen whole or not at all; read again if the
+        first such change began meanwhile. The caller opened the store."""
+        with journal.reading(self.root) as locked:
+            found = read()
         if not locked and journal.lock_exists(self.root):
             with journal.reading(self.root):
-                found = [self._read_file(relpath) for relpath in self._walk()]
-        return sorted(found, key=lambda s: s.relpath)
+                found = read()
+        return found
+
+    def files(self) -> list[tuple[str, os.stat_result]]:
+        """The store's note files as `scan` walks them (in the same order), each with
+        what `lstat` says of it; no file is opened. A name gone between the listing
+        and the `lstat` is left out. Each folder is listed and its names `lstat`ed
+        through a descriptor, so a lookup reads one name, not a whole path (at 5,000
+        notes this walk is mostly those system calls)."""
+        found: list[tuple[str, os.stat_result]] = []
+        stack = [""]
+        while stack:
+            rel_dir = stack.pop()
+            fd = self._open_folder(rel_dir)
+            if fd is None:
+                continue
+            subdirs: list[str] = []
+            prefix = f"{rel_dir}/" if rel_dir else ""
+            try:
+                names = sorted(os.listdir(fd))
+                for name in names:
+                    if name[0] == ".":
+                        continue
+                    try:
+                        info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                    except OSError:
+                        continue
+                    if stat.S_ISDIR(info.st_mode):
+                        subdirs.append(prefix + name)
+                    elif name.endswith(NOTE_SUFFIX) or stat.S_ISLNK(info.st_mode):
+                        found.append((prefix + name, info))
+            except OSError:
+                continue
+            finally:
+                os.close(fd)
+            stack.extend(reversed(subdirs))
+        return found
+
+    def _open_folder(self, rel_dir: str) -> int | None:
+        """A descriptor of the store's folder `rel_dir` (not through a symlink at its
+        last step: the walk checked the steps before), or None."""
+        try:
+            return os.open(self.root / rel_dir if rel_dir else self.root,
+                           os.O_RDONLY | os.O_DIRECTORY | (os.O_NOFOLLOW if rel_dir else 0))
+        except OSError:
+            return None
 
     def _walk(self) -> Iterator[str]:
         """The relative paths of the note files, sorted, plus every symlink and
@@ -174,7 +243,7 @@ class LocalStore:
             rel_dir = stack.pop()
             try:
                 with os.scandir(self.root / rel_dir if rel_dir else self.root) as it:
-                    entries = sorted(it, key=lambda e: e.name)
+                    entries = sorted(it, key=_name)
             except OSError:
                 continue
             subdirs: list[str] = []
@@ -194,47 +263,51 @@ class LocalStore:
             stack.extend(reversed(subdirs))
 
     def _read_file(self, relpath: str) -> StoredNote:
-        """Read one note file. Only a regular file is opened: a FIFO, socket or
-        device could block the reader forever or have effects, and a symlink could
+        """Read one note file through `read_bytes`."""
+        read = self.file_bytes(relpath)
+        location = str(self.root / relpath)
+        if isinstance(read, str):
+            return StoredNote(self.layer, relpath, location, None, read)
+        return self.read_bytes(self.layer, relpath, location, read[0])
+
+    def file_bytes(self, relpath: str) -> tuple[bytes, os.stat_result] | str:
+        """One note file's bytes and what `fstat` said of the file they were read
+        from, or why it cannot be read. Only a regular file is opened: a FIFO, socket
+        or device could block the reader forever or have effects, and a symlink could
         lead outside the store."""
         path = self.root / relpath
-        location = str(path)
-
-        def refused(reason: str) -> StoredNote:
-            return StoredNote(self.layer, relpath, location, None, reason)
-
         try:
             before = os.lstat(path)
         except OSError as err:
-            return refused(f"cannot be read: {err.strerror}")
+            return f"cannot be read: {err.strerror}"
         if stat.S_ISLNK(before.st_mode):
-            return refused("is a symlink; a note must be a regular file inside the store, "
-                           "and omh never follows one")
+            return ("is a symlink; a note must be a regular file inside the store, "
+                    "and omh never follows one")
         if not stat.S_ISREG(before.st_mode):
-            return refused(f"is a {file_kind(before.st_mode)}; a note must be a regular file")
+            return f"is a {file_kind(before.st_mode)}; a note must be a regular file"
         if before.st_size > MAX_NOTE_BYTES:
-            return refused(too_large(before.st_size))
+            return too_large(before.st_size)
         try:
             # O_NONBLOCK: should the file be swapped for a FIFO after the lstat, the
             # open returns at once instead of waiting for a writer.
             fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY)
         except OSError as err:
             if err.errno == errno.ELOOP:
-                return refused("is a symlink; a note must be a regular file inside the store")
-            return refused(f"cannot be read: {err.strerror}")
+                return "is a symlink; a note must be a regular file inside the store"
+            return f"cannot be read: {err.strerror}"
         with os.fdopen(fd, "rb") as handle:
             now = os.fstat(handle.fileno())
             if not stat.S_ISREG(now.st_mode) or (now.st_dev, now.st_ino) != (
                 before.st_dev, before.st_ino
             ):
-                return refused("changed while it was read; run the command again")
+                return "changed while it was read; run the command again"
             try:
                 data = handle.read(MAX_NOTE_BYTES + 1)
             except OSError as err:
-                return refused(f"cannot be read: {err.strerror}")
+                return f"cannot be read: {err.strerror}"
         if self._convert is not None:
             data = self._convert(relpath, data)
-        return self.read_bytes(self.layer, relpath, location, data)
+        return data, now
 
     def write(
         self,

@@ -14,6 +14,7 @@ import pytest
 from omh_git_memory.actions import near_duplicate
 from omh_git_memory.actions.workspace import open_workspace
 from omh_git_memory.model.layers import Layer
+from omh_git_memory.stores.store import CACHE_FILES
 from tests.helpers import note_text, omh
 from tests.helpers.mcp import remember_over_mcp
 from tests.helpers.near_duplicate import RETRIES, RETRIES_AGAIN, team_notes, topic_note
@@ -29,8 +30,9 @@ def _store(repo: Path) -> Path:
 
 
 def _snapshot(root: Path) -> dict[str, bytes]:
+    """The store's files, byte for byte, less its caches (rewritten by any read)."""
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file()}
+            if p.is_file() and p.name not in CACHE_FILES}
 
 
 def test_copies_of_one_note_are_one_finding_each_not_every_pair(repo_dir: Path) -> None:

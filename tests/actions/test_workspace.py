@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pygit2
 import pytest
 
 from omh_git_memory.actions.ask import Question, ask
@@ -15,23 +14,10 @@ from omh_git_memory.actions.lookup import shown_notes
 from omh_git_memory.actions.workspace import Settings, open_workspace
 from omh_git_memory.model.errors import ConfigError, NoteNotFound
 from omh_git_memory.model.layers import Layer
-from tests.helpers import commit_files, git, note_text, remember_linked
+from tests.helpers import commit_as, commit_files, git, note_text, remember_linked
 from tests.helpers.repo import init_committed
 
 DEPLOY = "docs/deploy.md"
-
-
-def _commit_as(path: Path, name: str, files: dict[str, str], day: int) -> str:
-    """Commit `files` as `name`, `day` days after 2026-01-01."""
-    repo = pygit2.Repository(str(path))
-    for rel, text in files.items():
-        (path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (path / rel).write_text(text, encoding="utf-8")
-        repo.index.add(rel)
-    repo.index.write()
-    sig = pygit2.Signature(name, "someone@example.invalid", 1767225600 + day * 86400, 0)
-    return str(repo.create_commit("HEAD", sig, sig, f"by {name}", repo.index.write_tree(),
-                                  [repo.head.target]))
 
 
 def _exclude_docs(repo: Path) -> None:
@@ -96,10 +82,10 @@ def test_who_last_changed_it_is_walked_from_the_commit_asked(repo_dir: Path) -> 
     # Ada writes it, Bob changes it, Carol changes it back: at Ada's commit it is
     # Ada's, though HEAD's index (built first, the base of the past one) says Carol.
     text = "# Deploy\n\nDeploys switch blue and green.\n"
-    ada = _commit_as(repo_dir, "Ada", {DEPLOY: text}, 10)
-    _commit_as(repo_dir, "Bob", {"README.md": "# Other\n"}, 15)
-    _commit_as(repo_dir, "Bob", {DEPLOY: text + "\nAnd a canary.\n"}, 20)
-    carol = _commit_as(repo_dir, "Carol", {DEPLOY: text}, 30)
+    ada = commit_as(repo_dir, "Ada", {DEPLOY: text}, 10)
+    commit_as(repo_dir, "Bob", {"README.md": "# Other\n"}, 15)
+    commit_as(repo_dir, "Bob", {DEPLOY: text + "\nAnd a canary.\n"}, 20)
+    carol = commit_as(repo_dir, "Carol", {DEPLOY: text}, 30)
     ws = open_workspace(repo_dir)
     assert ask(ws, Question("blue green")).changed[("team", "docs/deploy")][:2] == (
         carol, "Carol")

@@ -69,10 +69,13 @@ def test_the_description_stays_bounded_whatever_the_store_size(repo_dir: Path) -
 def test_remember_writes_local_with_a_source_the_caller_cannot_set(served: Path) -> None:
     async def body(session: ClientSession) -> Any:
         forged = await session.call_tool("remember", {**GOOD, "source": "the boss"})
-        return forged, await session.call_tool("remember", GOOD)
+        return (forged, await session.call_tool("remember", GOOD),
+                await session.call_tool("remember", GOOD))
 
-    forged, again = over_stdio(served, body)
-    assert not forged.is_error, text_of(forged)  # the extra `source` is ignored, not obeyed
+    forged, written_now, again = over_stdio(served, body)
+    # The extra `source` is refused, not obeyed: nothing written, the call named.
+    assert forged.is_error and "remember takes no `source`" in text_of(forged)
+    assert not written_now.is_error, text_of(written_now)
     assert again.is_error and "already exists" in text_of(again)  # a taken key, over MCP
     store = Path(omh(served, "memory", "--json").json()["local_store"])
     written = (store / "surprise/ci-already-listens-on-8080.md").read_text()

@@ -396,3 +396,18 @@ def with_linked_team_notes(repo_dir: Path) -> Path:
     git(repo_dir, "add", "-A")
     git(repo_dir, "commit", "-qm", "team notes")
     return repo_dir
+
+
+def commit_as(path: Path, name: str, files: dict[str, str], day: int) -> str:
+    """Commit `files` on HEAD's branch as `name`, `day` days after 2026-01-01 (a time
+    each commit differs by, so the dates tell the commits apart); the commit id."""
+    repo = pygit2.Repository(str(path))
+    for rel, text in files.items():
+        (path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (path / rel).write_text(text, encoding="utf-8")
+        repo.index.add(rel)
+    repo.index.write()
+    when = 1767225600 + day * 86400
+    sig = pygit2.Signature(name, "someone@example.invalid", when, 0)
+    return str(repo.create_commit("HEAD", sig, sig, f"by {name}", repo.index.write_tree(),
+                                  [repo.head.target]))

@@ -179,12 +179,19 @@ def test_a_directory_at_the_settings_path_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("name", ['say "hi"', "back\\slash", "tab\there", "del\x7f",
-                                  "caf\u00e9", "bad\udcffbyte"])
+                                  "caf\u00e9", "bad\udcffbyte", "low\ud800", "high\udfff",
+                                  "below\ud7ff", "above\ue000", "unit\x1fsep"])
 def test_config_text_names_any_folder_as_toml_reads_it(name: str) -> None:
     table = tomllib.loads(config_text(name))
-    expected = name.replace("\udcff", "\ufffd")
+    expected = re.sub("[\ud800-\udfff]", "\ufffd", name)
     assert table["repo"]["name"] == expected
     assert repo_name_in(config_text(name).encode()) == expected
+
+
+@pytest.mark.parametrize("name", ["my project", "caf\u00e9", "tilde~", "\ue000"])
+def test_config_text_writes_a_printable_name_as_it_is(name: str) -> None:
+    # the file is committed and read by people: only what TOML needs escaping is escaped
+    assert f'name = "{name}"' in config_text(name).splitlines()
 
 
 def test_config_text_changes_only_the_name() -> None:

@@ -3,6 +3,8 @@ of a mistyped key, and the likeness of two notes' words."""
 
 from __future__ import annotations
 
+import pytest
+
 from omh_git_memory.model.similar import TYPO_CUTOFF, closest, ratio
 
 
@@ -27,3 +29,11 @@ def test_ratio_of_sequences_and_its_cutoff() -> None:
     assert ratio(("a", "b"), ("a", "b")) == 100.0
     assert ratio(("a", "b", "c", "d"), ("a", "b", "x", "y")) == 50.0
     assert ratio(("a", "b", "c", "d"), ("a", "b", "x", "y"), cutoff=51) == 0.0
+
+
+def test_ratio_without_a_cutoff_keeps_a_score_below_one() -> None:
+    # one shared item in 300 each: 200 * 1 / 600 = 0.33..., kept, not rounded to 0
+    x = ("shared", *(f"x{i}" for i in range(299)))
+    y = ("shared", *(f"y{i}" for i in range(299)))
+    assert 0.0 < ratio(x, y) < 1.0
+    assert ratio(x, y) == pytest.approx(200 / 600)

@@ -16,25 +16,10 @@ from omh_git_memory.actions.ask import Question, ask
 from omh_git_memory.actions.workspace import open_workspace
 from omh_git_memory.agent.sdk import build_server
 from omh_git_memory.recall import build
-from tests.helpers import make_repo, note_text, omh
+from tests.helpers import commit_as, make_repo, note_text, omh
 from tests.helpers.mcp import text_of
 
 NOTE = ".omh/notes/deploy-uses-blue-green.md"
-
-
-def _commit_as(path: Path, name: str, files: dict[str, str], day: int) -> str:
-    """Commit `files` as `name`, `day` days after 2026-01-01 (a time each commit
-    differs by, so the dates tell the commits apart)."""
-    repo = pygit2.Repository(str(path))
-    for rel, text in files.items():
-        (path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (path / rel).write_text(text, encoding="utf-8")
-        repo.index.add(rel)
-    repo.index.write()
-    when = 1767225600 + day * 86400
-    sig = pygit2.Signature(name, "someone@example.invalid", when, 0)
-    return str(repo.create_commit("HEAD", sig, sig, f"by {name}", repo.index.write_tree(),
-                                  [repo.head.target]))
 
 
 @pytest.fixture()
@@ -51,12 +36,12 @@ def _changed(repo: Path, question: str) -> dict[str, tuple[str, str, int]]:
 
 
 def test_a_team_note_is_attributed_to_the_commit_that_last_changed_it(repo: Path) -> None:
-    ada = _commit_as(repo, "Ada", {NOTE: note_text("deploy-uses-blue-green",
+    ada = commit_as(repo, "Ada", {NOTE: note_text("deploy-uses-blue-green",
                                                     body="Deploys switch blue and green.\n")}, 10)
-    _commit_as(repo, "Bob", {"README.md": "# Project\n\nSomething else.\n"}, 20)
+    commit_as(repo, "Bob", {"README.md": "# Project\n\nSomething else.\n"}, 20)
     commit, author, _day = _changed(repo, "blue green deploys")["deploy-uses-blue-green"]
     assert (commit, author) == (ada, "Ada")
-    carol = _commit_as(repo, "Carol", {NOTE: note_text(
+    carol = commit_as(repo, "Carol", {NOTE: note_text(
         "deploy-uses-blue-green", body="Deploys switch blue and green, twice.\n")}, 30)
     # The index of Carol's commit is built from Bob's: the note changed, so it is hers.
     commit, author, day = _changed(repo, "blue green deploys")["deploy-uses-blue-green"]
@@ -67,12 +52,12 @@ def test_a_team_note_is_attributed_to_the_commit_that_last_changed_it(repo: Path
 
 def test_an_incremental_index_attributes_as_a_full_build_does(repo: Path) -> None:
     ws = open_workspace(repo)
-    _commit_as(repo, "Ada", {NOTE: note_text("deploy-uses-blue-green", body="Blue green.\n"),
+    commit_as(repo, "Ada", {NOTE: note_text("deploy-uses-blue-green", body="Blue green.\n"),
                              "docs/guide.md": "# Guide\n\nBlue green deploys.\n"}, 10)
     assert ws.snapshot().reused == 0  # from nothing
-    _commit_as(repo, "Bob", {"docs/guide.md": "# Guide\n\nBlue green deploys, again.\n"}, 20)
+    commit_as(repo, "Bob", {"docs/guide.md": "# Guide\n\nBlue green deploys, again.\n"}, 20)
     ws.snapshot()
-    _commit_as(repo, "Carol", {"docs/other.md": "# Other\n\nNothing to do with it.\n"}, 30)
+    commit_as(repo, "Carol", {"docs/other.md": "# Other\n\nNothing to do with it.\n"}, 30)
     snap = ws.snapshot()
     assert snap.reused > 0  # built from Bob's commit's index
     incremental = snap.changes
@@ -83,7 +68,7 @@ def test_an_incremental_index_attributes_as_a_full_build_does(repo: Path) -> Non
 
 def test_no_history_is_walked_to_answer_once_the_index_is_built(
         repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _commit_as(repo, "Ada", {NOTE: note_text("deploy-uses-blue-green", body="Blue green.\n")}, 10)
+    commit_as(repo, "Ada", {NOTE: note_text("deploy-uses-blue-green", body="Blue green.\n")}, 10)
     assert _changed(repo, "blue green")  # builds the index
 
     def walk(*args: object, **kw: object) -> object:
@@ -95,7 +80,7 @@ def test_no_history_is_walked_to_answer_once_the_index_is_built(
 
 def test_text_json_and_mcp_name_the_author_and_commit_and_a_local_note_none(
         repo: Path) -> None:
-    ada = _commit_as(repo, "Ada", {NOTE: note_text("deploy-uses-blue-green", body="Blue green.\n")},
+    ada = commit_as(repo, "Ada", {NOTE: note_text("deploy-uses-blue-green", body="Blue green.\n")},
                      10)
     text = omh(repo, "memory", "recall", "blue green deploys").out
     assert f"by Ada in {ada[:8]}" in text
@@ -116,7 +101,7 @@ def test_text_json_and_mcp_name_the_author_and_commit_and_a_local_note_none(
 
 
 def test_an_author_name_with_control_characters_is_shown_escaped(repo: Path) -> None:
-    _commit_as(repo, "Ada\x1b[2J\x07\u202e", {NOTE: note_text("deploy-uses-blue-green",
+    commit_as(repo, "Ada\x1b[2J\x07\u202e", {NOTE: note_text("deploy-uses-blue-green",
                                                                 body="Blue green.\n")}, 10)
     text = omh(repo, "memory", "recall", "blue green deploys").out
     assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text
@@ -126,7 +111,7 @@ def test_an_author_name_with_control_characters_is_shown_escaped(repo: Path) -> 
 def test_an_incremental_build_walks_only_for_what_changed_since_its_base(
         repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ws = open_workspace(repo)
-    _commit_as(repo, "Ada", {NOTE: note_text("deploy-uses-blue-green", body="Blue green.\n")}, 10)
+    commit_as(repo, "Ada", {NOTE: note_text("deploy-uses-blue-green", body="Blue green.\n")}, 10)
     ws.snapshot()
     asked: list[set[str]] = []
     real = build.last_changes
@@ -136,7 +121,7 @@ def test_an_incremental_build_walks_only_for_what_changed_since_its_base(
         return real(repo_, start, paths, *rest)  # type: ignore[arg-type]
 
     monkeypatch.setattr(build, "last_changes", counting)
-    _commit_as(repo, "Bob", {"docs/new.md": "# New\n\nA new page.\n"}, 20)
+    commit_as(repo, "Bob", {"docs/new.md": "# New\n\nA new page.\n"}, 20)
     assert ws.snapshot().changes[NOTE][1] == "Ada"
     assert asked == [{"docs/new.md"}]  # the note is dated from the base, not walked for
 

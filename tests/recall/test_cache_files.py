@@ -33,11 +33,12 @@ def test_pruning_keeps_the_eight_newest_snapshots_and_their_files(tmp_path: Path
             path = tmp_path / f"c{age}{suffix}"
             path.write_bytes(b"x")
             os.utime(path, (now - age, now - age))
-    (tmp_path / "local-notes.cache").write_bytes(b"x")  # no snapshot: never pruned
+    (tmp_path / "lint-0123.json").write_bytes(b"x")  # no snapshot: never pruned
+    (tmp_path / "local-notes.cache").write_bytes(b"x")  # an older omh's: local notes
     prune(tmp_path)
     kept = sorted(p.name for p in tmp_path.iterdir())
     assert kept == sorted(
-        ["local-notes.cache", *(f"c{age}{suffix}" for age in range(8) for suffix in SIDE)]
+        ["lint-0123.json", *(f"c{age}{suffix}" for age in range(8) for suffix in SIDE)]
     )
 
 

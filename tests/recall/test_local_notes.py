@@ -157,8 +157,14 @@ def test_a_note_this_cache_did_not_read_is_analysed_and_not_kept(tmp_path: Path)
     assert cache.analysed == 0
 
 
-def test_the_cache_folder_is_made_when_missing(tmp_path: Path) -> None:
-    path = tmp_path / "clone.git" / "omh" / "index" / NOTES_CACHE
+def test_the_cache_never_makes_its_folder(tmp_path: Path) -> None:
+    """The cache lives in the local store: before the store exists there is none,
+    and the cache does not make the store (only a write of a note does)."""
+    store = tmp_path / "store"
+    path = store / NOTES_CACHE
+    assert [key for key, _ in _recall_view(NoteCache(path), _files("alpha"))] == ["alpha"]
+    assert not store.exists()
+    store.mkdir(mode=0o700)
     _recall_view(NoteCache(path), _files("alpha"))
     assert path.is_file()
     assert path.stat().st_mode & 0o777 == 0o600

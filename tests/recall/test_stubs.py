@@ -7,10 +7,15 @@ checkout's folder name or path").
 
 from __future__ import annotations
 
+import datetime as dt
 import shutil
 from pathlib import Path
 
+from omh_git_memory.model.keys import DEFAULT_KEY_TEMPLATES, DEFAULT_TEMPLATES, KeyTemplates
+from omh_git_memory.recall.stubs import RepoFacts, one_per_key, stub_note, topic_note, tree_facts
 from tests.helpers import git, make_repo, note_text, omh
+
+DAY = dt.date(2026, 11, 1)
 
 
 def _commit_note(repo: Path, key: str, body: str) -> None:
@@ -128,3 +133,75 @@ def test_lint_names_the_document_that_lost_its_stub(tmp_path: Path) -> None:
         assert "docs/Deploy Notes.md" in found[0]["message"]
     text = omh(repo, "memory", "lint").out
     assert "docs/deploy-notes.md: DuplicateKey (warning)" in text
+
+
+# --- what the topic says of the tree, and which documents get a stub --------------------
+
+
+def test_the_topic_lists_what_the_files_say_each_with_its_file(tmp_path: Path) -> None:
+    repo = tmp_path / "tiny"
+    make_repo(repo, {"README.md": "# Tiny\n", "pyproject.toml": "", "setup.py": "",
+                     "Makefile": "", ".github/workflows/ci.yml": "on: push\n",
+                     "LICENSES/MIT.txt": "MIT\n", "src/a.rs": ""})
+    shown = omh(repo, "memory", "show", "repo")
+    assert shown.code == 0, shown.err
+    assert [line for line in shown.out.splitlines() if line.endswith("`)")] == [
+        "- describes itself as “Tiny” (from `README.md`)",
+        "- a Python project (from `pyproject.toml`)",  # once, though setup.py says it too
+        "- built with make (from `Makefile`)",  # a marker after the one said twice
+        "- runs GitHub Actions workflows (from `.github/workflows/ci.yml`)",  # a glob
+        "- carries a licence file (from `LICENSES/MIT.txt`)",
+        "- holds 1 Python file, among them this one (from `setup.py`)",
+        "- holds 1 Rust file, among them this one (from `src/a.rs`)",
+    ]
+
+
+def test_languages_are_counted_commonest_first_then_by_name_five_at_most() -> None:
+    def languages(paths: list[str]) -> list[str]:
+        return [fact for fact, _ in tree_facts(paths)]
+
+    assert languages(["a.rs", "b.py", "c.py"]) == [
+        "holds 2 Python files, among them this one", "holds 1 Rust file, among them this one"]
+    assert languages(["a.rs", "b.py"]) == [  # a tie: by the language's name, not the file's
+        "holds 1 Python file, among them this one", "holds 1 Rust file, among them this one"]
+    six = languages(["a.c", "b.go", "c.java", "d.py", "e.rb", "f.rs"])
+    assert [fact.split()[2] for fact in six] == ["C", "Go", "Java", "Python", "Ruby"]
+
+
+def test_a_plain_marker_is_found_only_by_its_own_name() -> None:
+    assert tree_facts(["setup.py"])[0] == ("a Python project", "setup.py")
+    assert [f for f, _ in tree_facts(["docs/Makefile", "Makefile.old", "LICENSE"])] == [
+        "carries a licence file"]
+
+
+def test_a_document_after_a_clash_still_gets_its_stub() -> None:
+    kept, clashes = one_per_key(["docs/deploy-notes.md", "docs/zebra.md", "docs/Deploy Notes.md"],
+                                DEFAULT_KEY_TEMPLATES)
+    assert kept == ["docs/Deploy Notes.md", "docs/zebra.md"]
+    assert [(c.key, c.path, c.kept_by) for c in clashes] == [
+        ("docs/deploy-notes", "docs/deploy-notes.md", "docs/Deploy Notes.md")]
+
+
+def test_a_document_whose_path_gives_no_key_gets_no_stub(tmp_path: Path) -> None:
+    assert one_per_key(["!!!.md", "docs/a.md"], DEFAULT_KEY_TEMPLATES) == (
+        ["!!!.md", "docs/a.md"], [])
+    assert stub_note("!!!.md", "# Bangs\n", DEFAULT_KEY_TEMPLATES, DAY) is None
+    make_repo(tmp_path / "r", {"!!!.md": "# Bangs\n", "docs/a.md": "# A\n"})
+    listed = omh(tmp_path / "r", "memory", "--json")
+    assert listed.code == 0, listed.err
+    assert [n["key"] for n in listed.json()["notes"] if n["type"] == "stub"] == ["docs/a"]
+
+
+def test_a_stub_is_titled_by_its_documents_title_else_its_path() -> None:
+    titled = stub_note("docs/guide.md", "# The  Guide\n\n## Install\n", DEFAULT_KEY_TEMPLATES,
+                       DAY)
+    assert titled is not None and titled.title == "The Guide"
+    untitled = stub_note("docs/guide.md", "Just text.\n", DEFAULT_KEY_TEMPLATES, DAY)
+    assert untitled is not None and untitled.title == "docs/guide.md"
+
+
+def test_no_topic_when_the_template_cannot_key_it() -> None:
+    unkeyable = KeyTemplates({**DEFAULT_TEMPLATES, "topic": "../{{slug}}"})
+    assert topic_note(RepoFacts("tiny", ()), [], unkeyable, DAY) is None
+    topic = topic_note(RepoFacts("tiny", ()), [], DEFAULT_KEY_TEMPLATES, DAY)
+    assert topic is not None and topic.key.value == "tiny"

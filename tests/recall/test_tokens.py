@@ -7,7 +7,7 @@ import pytest
 
 from omh_git_memory.actions.workspace import open_workspace
 from omh_git_memory.recall.floor import recall
-from omh_git_memory.recall.tokens import stem, without_links, words
+from omh_git_memory.recall.tokens import is_function_word, stem, without_links, words
 from tests.helpers import make_repo, note_text
 
 
@@ -19,6 +19,19 @@ from tests.helpers import make_repo, note_text
         ("conflated", "conflat"), ("hopping", "hop"), ("falling", "fall"), ("filing", "file"),
         ("happy", "happi"), ("probate", "probat"), ("rate", "rate"),
         ("mounted", "mount"), ("mounting", "mount"), ("mounts", "mount"),
+        # two letters are kept, three are stemmed (is and as are function words, stemmed
+        # when the module is imported: us and os are stemmed in the test)
+        ("is", "is"), ("as", "as"), ("us", "us"), ("os", "os"), ("ids", "id"),
+        # a y after a consonant is a vowel, after a vowel (or first) a consonant
+        ("synced", "sync"), ("typed", "type"), ("crying", "cry"), ("eye", "ey"),
+        ("ayyed", "ayi"),
+        # a final y becomes i once a vowel comes before it, so a word meets its inflections
+        ("say", "sai"), ("key", "kei"), ("keyed", "kei"), ("playing", "plai"), ("play", "plai"),
+        # consonant-vowel-consonant (not w, x, y) at the end gets its e back, no other end
+        ("boating", "boat"), ("aimed", "aim"), ("fixing", "fix"), ("fixed", "fix"),
+        ("snowing", "snow"),
+        # eed loses its d only after a vowel-consonant sequence
+        ("proceed", "proce"),
     ],
 )
 def test_porter_step_1_and_5a(word: str, expected: str) -> None:
@@ -30,6 +43,16 @@ def test_identifiers_yield_their_parts_and_themselves() -> None:
                                                "verifypeer"]
     assert words("parseHeaderLine")[1:] == ["pars", "header", "line"]
     assert words("HTTPServer http2") == ["httpserver", "http", "server", "http2", "http", "2"]
+
+
+def test_identifier_parts_split_at_the_first_and_last_letters_too() -> None:
+    assert words("x86") == ["x86", "x", "86"]
+    assert words("HTTPOk") == ["httpok", "http", "ok"]
+
+
+def test_function_words_are_known_by_their_stems() -> None:
+    said = words("why does the mount fail having failed")
+    assert [w for w in said if is_function_word(w)] == ["why", "doe", "the", "have"]
 
 
 def test_whole_words_only_and_no_stopword_list() -> None:

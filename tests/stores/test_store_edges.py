@@ -97,7 +97,7 @@ def test_scan_walks_nested_folders_in_order_and_an_absent_store_is_empty(
     for key in ("b/z", "a/deep/y", "a/x", "c"):
         _write(store, key)
     assert [s.relpath for s in store.scan()] == ["a/deep/y.md", "a/x.md", "b/z.md", "c.md"]
-    assert sorted(r for r, _, _ in store.signature()) == ["a/deep/y.md", "a/x.md", "b/z.md",
+    assert sorted(r for r, *_ in store.signature()) == ["a/deep/y.md", "a/x.md", "b/z.md",
                                                            "c.md"]
     missing = LocalStore(tmp_path / "missing")
     assert missing.scan() == [] and missing.signature() == ()

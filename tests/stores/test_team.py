@@ -6,11 +6,16 @@ Found by mutation testing (docs/records/mutation-newer-stores.md)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
+import pygit2
+
 from omh_git_memory.git.repository import open_repo
-from omh_git_memory.stores.team import is_team_entry, scan_worktree_team
-from tests.helpers import note_text
+from omh_git_memory.model.note import MAX_NOTE_BYTES
+from omh_git_memory.stores.reading import too_large
+from omh_git_memory.stores.team import is_team_entry, scan_team, scan_worktree_team, tree_note
+from tests.helpers import IDENTITY, make_repo, note_text
 
 
 def test_worktree_team_notes_are_read_from_a_real_notes_folder(repo_dir: Path) -> None:
@@ -52,3 +57,67 @@ def test_team_entries_are_notes_under_the_folder_and_whatever_is_no_file() -> No
     assert not is_team_entry(".omh/notesx/a.md", "file")
     assert is_team_entry(".omh/notes/link", "symlink")  # reported, never followed
     assert is_team_entry(".omh", "symlink") and is_team_entry(".omh/notes", "submodule")
+
+    assert not is_team_entry(".omh/notes", "file")  # a file there holds no notes
+    assert not is_team_entry(".omh", "file")
+    assert not is_team_entry("docs/link", "symlink")  # outside the notes: not a note
+
+
+# --- the team layer read from a commit's tree ---------------------------------------------
+
+
+def _commit_links(repo: pygit2.Repository, links: dict[str, str]) -> None:
+    """Commit symlinks (path -> target) on top of HEAD."""
+    root = Path(repo.workdir)
+    for name, target in links.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        os.symlink(target, root / name)
+    repo.index.add_all()
+    repo.index.write()
+    sig = pygit2.Signature(*IDENTITY)
+    repo.create_commit("HEAD", sig, sig, "links", repo.index.write_tree(), [repo.head.target])
+
+
+def test_tree_notes_are_located_by_the_revision_or_the_name_given(tmp_path: Path) -> None:
+    made = make_repo(tmp_path / "r", {".omh/notes/a.md": note_text("a")})
+    repo = open_repo(tmp_path / "r")
+    assert [s.location for s in scan_team(repo)] == ["HEAD:.omh/notes/a.md"]
+    sha = str(made.head.target)
+    assert [s.location for s in scan_team(repo, sha, shown_as="main")] == [
+        "main:.omh/notes/a.md"]
+
+
+def test_files_left_out_or_too_large_do_not_end_the_scan(tmp_path: Path) -> None:
+    big = note_text("a-big") + "x" * MAX_NOTE_BYTES
+    make_repo(tmp_path / "r", {".omh/notes/.hidden.md": note_text("hidden"),
+                         ".omh/notes/README.txt": "about the notes\n",
+                         ".omh/notes/a-big.md": big, ".omh/notes/b.md": note_text("b")})
+    found = scan_team(open_repo(tmp_path / "r"))
+    assert [(s.relpath, s.problem) for s in found] == [
+        ("a-big.md", too_large(len(big.encode()))), ("b.md", None)]
+
+
+def test_a_symlink_in_the_tree_is_reported_where_it_stands(tmp_path: Path) -> None:
+    inside = make_repo(tmp_path / "inside", {".omh/notes/a.md": note_text("a")})
+    _commit_links(inside, {".omh/notes/b.md": "a.md"})
+    [a, b] = scan_team(open_repo(tmp_path / "inside"))
+    assert a.problem is None
+    assert b.problem == ("is a symlink in the tree; omh never follows one; replace it with a "
+                         "regular file or directory")
+    instead = make_repo(tmp_path / "instead", {"elsewhere/a.md": note_text("a")})
+    _commit_links(instead, {".omh/notes": "../elsewhere"})
+    [found] = scan_team(open_repo(tmp_path / "instead"))
+    assert found.problem == ("is a symlink in the tree where .omh/notes should be a folder; "
+                             "omh never follows one; replace it with a regular file or directory")
+
+
+def test_a_note_of_the_size_limit_exactly_is_read(tmp_path: Path) -> None:
+    made = make_repo(tmp_path / "r")
+    repo = open_repo(tmp_path / "r")
+    text = note_text("a")
+    at_limit = made.create_blob((text + "x" * (MAX_NOTE_BYTES - len(text))).encode())
+    read = tree_note(repo, ".omh/notes/a.md", "file", str(at_limit), "HEAD:.omh/notes/a.md")
+    assert read.problem is None and read.note is not None
+    over = made.create_blob((text + "x" * (MAX_NOTE_BYTES + 1 - len(text))).encode())
+    refused = tree_note(repo, ".omh/notes/a.md", "file", str(over), "HEAD:.omh/notes/a.md")
+    assert refused.problem == too_large(MAX_NOTE_BYTES + 1)

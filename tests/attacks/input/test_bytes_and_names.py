@@ -28,7 +28,7 @@ from omh_git_memory.model.layers import Layer
 from omh_git_memory.model.note import compose, render
 from omh_git_memory.stores.graph import Graph
 from omh_git_memory.stores.reading import read_note_bytes
-from omh_git_memory.stores.store import LocalStore
+from omh_git_memory.stores.store import CACHE_FILES, LocalStore
 from tests.helpers import git, note_text, omh
 
 SETTINGS = settings(max_examples=300, deadline=None,
@@ -45,11 +45,11 @@ INVISIBLE = ["\u202e", "\u202a", "\u2066", "\u200b", "\u200c", "\u200d", "\u2060
 def _store_files(root: Path) -> list[str]:
     """Every file under `root`, temporary ones included (not the store's own records:
     whose store it is, and which notes the MCP server wrote; nor the lock file every
-    writer takes)."""
+    writer takes, nor the caches every reader keeps)."""
     if not root.exists():
         return []
     return sorted(str(p.relative_to(root)) for p in root.rglob("*")
-                  if p.is_file() and p.name not in (".omh-store", ".omh-lock")
+                  if p.is_file() and p.name not in (".omh-store", ".omh-lock", *CACHE_FILES)
                   and not (p.parent.name == ".omh-agent" and not p.name.startswith(".")))
 
 

@@ -8,11 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from omh_git_memory.actions.workspace import open_workspace
+from omh_git_memory.actions.workspace import Workspace, open_workspace
 from omh_git_memory.recall import shape as shape_module
+from omh_git_memory.recall.bm25 import Searcher
 from omh_git_memory.recall.build import snapshot_for
 from omh_git_memory.recall.cache_files import index_dir, read_checked, write_checked
 from omh_git_memory.recall.floor import recall
+from omh_git_memory.recall.local_notes import NOTES_CACHE
 from omh_git_memory.recall.shape import shape
 from omh_git_memory.recall.snapshot import VERSION
 from tests.helpers import commit_files, git
@@ -293,26 +295,27 @@ def test_hang_near_duplicates_fold_only_what_they_compare(monkeypatch: pytest.Mo
 def test_secret_note_cache_is_private_and_never_trusted(big_store: tuple[Path, Path]) -> None:
     """Item 19: the cache of parsed local notes holds what they say, so it is 0600
     whatever the umask; a cache file that fails its check, or that was made by other
-    code, is rebuilt rather than believed."""
+    code, is rebuilt rather than believed. (The commands that read every note use it,
+    as `omh memory` does; recall reads the local index, tests/recall/test_local_index.py.)"""
     import os
 
     repo, _ = big_store
-    before = [d for d in open_workspace(repo).searcher().docs if d is not None]
-    path = index_dir(open_workspace(repo).repo) / "local-notes.cache"
+    before = [d for d in _listed(open_workspace(repo)).docs if d is not None]
+    path = open_workspace(repo).local.root / NOTES_CACHE
     assert path.is_file() and (path.stat().st_mode & 0o777) == 0o600
     path.write_bytes(path.read_bytes()[:-10])  # torn
-    assert [d for d in open_workspace(repo).searcher().docs if d is not None] == before
+    assert [d for d in _listed(open_workspace(repo)).docs if d is not None] == before
     payload = read_checked(path)
     assert payload is not None
     write_checked(path, marshal.dumps((1, "other code", marshal.loads(payload)[2])))
     ws = open_workspace(repo)
     assert ws.notes is not None
-    assert [d for d in ws.searcher().docs if d is not None] == before
+    assert [d for d in _listed(ws).docs if d is not None] == before
     assert ws.notes.parsed == 3
     os.chmod(path, 0o664)  # another account could have written it: not believed
     ws = open_workspace(repo)
     assert ws.notes is not None
-    assert [d for d in ws.searcher().docs if d is not None] == before
+    assert [d for d in _listed(ws).docs if d is not None] == before
     assert ws.notes.parsed == 3
     assert (path.stat().st_mode & 0o777) == 0o600  # and replaced by a private one
 
@@ -326,9 +329,16 @@ def test_hang_note_cache_holds_only_the_store_as_it_is(big_store: tuple[Path, Pa
     assert ws.notes is not None
     for size in (4, 5, 6):
         (store / "pasted-0.md").write_text(_big_note(0, sections=size))
-        ws.searcher()  # one workspace, read again and again, as the server does
+        _listed(ws)  # one workspace reading the store again and again
     (store / "pasted-2.md").unlink()
-    ws.searcher()
-    payload = read_checked(index_dir(ws.repo) / "local-notes.cache")
+    _listed(ws)
+    payload = read_checked(ws.local.root / NOTES_CACHE)
     assert payload is not None
     assert len(marshal.loads(payload)[2]) == 2
+
+
+
+def _listed(ws: Workspace) -> Searcher:
+    """The searcher over every note read, as `omh memory` and remember read them
+    (through the cache of parsed notes)."""
+    return ws.searcher(local=ws.local_entries())
