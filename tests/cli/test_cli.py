@@ -173,7 +173,7 @@ def test_help_does_not_import_the_heavy_modules() -> None:
     probe = (
         "import sys; sys.argv=['omh','--help']\n"
         "from omh_git_memory.cli import main\n"
-        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
         "heavy = [m for m in ('mcp', 'pygit2', 'mistune', 'pydantic', 'rapidfuzz') "
         "if m in sys.modules]\n"
         "print(heavy, file=sys.stderr)\n"
@@ -318,7 +318,7 @@ def test_version_does_not_import_the_heavy_modules() -> None:
     probe = (
         "import sys; sys.argv=['omh','--version']\n"
         "from omh_git_memory.cli import main\n"
-        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
         "heavy = [m for m in ('mcp', 'pygit2', 'mistune', 'pydantic', 'rapidfuzz') "
         "if m in sys.modules]\n"
         "print(heavy, file=sys.stderr)\n"

@@ -259,7 +259,7 @@ def test_without_semantic_nothing_heavy_is_imported(notes_repo: Path) -> None:
     probe = (
         "import sys; sys.argv=['omh','memory','recall','port']\n"
         "from omh_git_memory.cli import main\n"
-        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
         "print([m for m in ('numpy', 'onnxruntime', 'mcp') if m in sys.modules], file=sys.stderr)\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], cwd=notes_repo, capture_output=True,

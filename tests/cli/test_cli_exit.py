@@ -1,0 +1,86 @@
+"""How a real `omh` process ends: at once, once its output is out and what asked to
+run at exit has run, without Python freeing every object the command made; and the
+usual way whenever leaving at once could lose something."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import make_repo, note_text, omh
+
+# `omh ARGS` as its entry point runs it (main() with no arguments), with three
+# witnesses: an object that says when it is freed (only Python's tear-down frees
+# it), an atexit handler, and, when asked, a thread that runs until the main thread
+# has ended.
+PROGRAM = """\
+import atexit, sys, threading, time
+
+class Witness:
+    def __del__(self):
+        sys.stderr.write("torn down\\n")
+
+witness = Witness()
+atexit.register(lambda: sys.stderr.write("atexit ran\\n"))
+def until_main_ends():
+    while threading.main_thread().is_alive():
+        time.sleep(0.01)
+    sys.stderr.write("thread finished\\n")
+
+if sys.argv[1] == "thread":
+    threading.Thread(target=until_main_ends).start()
+sys.argv = ["omh", *sys.argv[2:]]
+from omh_git_memory.cli import main
+main()
+"""
+
+
+def _run(cwd: Path, thread: bool, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", PROGRAM, "thread" if thread else "-", *args],
+                          cwd=cwd, env=dict(os.environ), capture_output=True, text=True,
+                          timeout=60)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    make_repo(tmp_path / "repo", {
+        ".omh/notes/sockets.md": note_text("sockets", body="## Why\n\nThe socket closes.\n"),
+    })
+    return tmp_path / "repo"
+
+
+def test_a_recall_ends_at_once_with_its_output_whole_and_its_exit_handlers_run(
+        repo: Path) -> None:
+    done = _run(repo, False, "memory", "recall", "--json", "why does the socket close")
+    assert done.returncode == 0, done.stderr
+    assert '"key": "sockets"' in done.stdout and done.stdout.endswith("}\n")
+    assert "atexit ran" in done.stderr
+    assert "torn down" not in done.stderr  # Python's tear-down never ran
+    # A failure keeps its status and its message.
+    failed = _run(repo, False, "memory", "show", "no-such-note")
+    assert failed.returncode == 1 and failed.stderr.startswith("omh: ")
+    assert "atexit ran" in failed.stderr and "torn down" not in failed.stderr
+    usage = _run(repo, False, "memory", "recall")
+    assert usage.returncode == 2 and "torn down" not in usage.stderr
+
+
+def test_a_thread_still_running_is_waited_for(repo: Path) -> None:
+    done = _run(repo, True, "memory", "recall", "why does the socket close")
+    assert done.returncode == 0 and "sockets" in done.stdout
+    assert "thread finished" in done.stderr  # not killed mid-way
+    assert "torn down" in done.stderr  # the usual shutdown, which waits for it
+
+
+def test_called_with_arguments_main_raises_as_before(repo: Path) -> None:
+    # In process (as the tests and any embedding caller run it) nothing is cut short.
+    assert omh(repo, "memory", "recall", "why does the socket close").code == 0
+    from omh_git_memory import cli
+
+    os.chdir(repo)
+    with pytest.raises(SystemExit) as done:
+        cli.main(["memory", "show", "sockets"])
+    assert done.value.code == 0
