@@ -16,8 +16,9 @@ the recorded blob (the edit the note saw, not committed yet, or put back). This 
 a soft signal, unlike `invalidated_by` (one
 declared trigger whose firing makes the note stale): a note may cite several
 files, a citation never refuses a write, and a changed citation says only "look
-again", not "wrong". Deterministic and read from blob ids alone: no model, no
-diff.
+again", not "wrong". Deterministic and read from blob ids alone, no model; only a
+file no longer there costs a diff, of the one commit that took it away, to say
+where it was moved (git's rename detection).
 
 Only regular files of HEAD's tree count: a folder, a symlink (never followed), a
 submodule, a path with `..` or one starting with `/` is not recorded, nor one that
@@ -34,7 +35,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Final, NamedTuple, Protocol
 
-from omh_git_memory.git.last_changed import changes_since
+from omh_git_memory.git.last_changed import changes_since, renamed_to
 from omh_git_memory.git.repository import GitRepo
 from omh_git_memory.git.trees import regular_blob_at
 from omh_git_memory.model.plural import count
@@ -191,6 +192,7 @@ class Checked:
     recorded: str  # the blob id the note recorded
     now: str | None  # the blob at the path now; None when no regular file is there
     commits: int | None = None  # commits that changed it since, when the walk found out
+    moved_to: str | None = None  # where a commit since moved the file, when it is gone
 
     @property
     def changed(self) -> bool:
@@ -198,18 +200,20 @@ class Checked:
 
     def describe(self) -> str:
         """`src/x.py` when unchanged; `src/x.py, changed since (3 commits)`;
-        `src/x.py, gone since (1 commit)`; without the count when the walk could not
-        tell it."""
+        `src/x.py, gone since (1 commit)`; `src/x.py, moved to src/y.py since (1
+        commit)`; without the count when the walk could not tell it."""
         if not self.changed:
             return self.path
-        what = f"{self.path}, {'gone' if self.now is None else 'changed'} since"
+        state = "changed" if self.now is not None else (
+            "gone" if self.moved_to is None else f"moved to {self.moved_to}")
+        what = f"{self.path}, {state} since"
         if self.commits is None:
             return what
         return f"{what} ({count(self.commits, 'commit')})"
 
     def as_json(self) -> dict[str, object]:
         return {"path": self.path, "recorded": self.recorded, "changed": self.changed,
-                "gone": self.now is None,
+                "gone": self.now is None, "moved_to": self.moved_to,
                 "commits_since": self.commits if self.changed else 0}
 
 
@@ -223,7 +227,8 @@ def check(repo: GitRepo, commit: str | None, cited: Mapping[Where, str | None],
     its citations compared with commit `commit` (the one recall answered from): one
     path lookup each, and one walk of at most MAX_WALK commits for all the changed
     ones together, counting the commits that changed each since it held the blob
-    recorded (unknown past the walk, or when it never held it on the line walked).
+    recorded (unknown past the walk, or when it never held it on the line walked);
+    for a file no longer there, a second walk finds where a commit moved it.
     With `on_disk` (the working tree's blob of a path), a citation whose file the
     working tree holds as recorded is not changed, whatever the commit holds."""
     if commit is None:
@@ -244,7 +249,10 @@ def check(repo: GitRepo, commit: str | None, cited: Mapping[Where, str | None],
     moved = {(c.path, c.blob) for found in parsed.values() for c in found
              if not str(now[c.path]).startswith(c.blob)}
     counts = changes_since(repo, commit, moved, MAX_WALK) if moved else {}
-    return {where: tuple(Checked(c.path, c.blob, now[c.path], counts.get((c.path, c.blob)))
+    gone = {path for path, _ in moved if now[path] is None}
+    went = renamed_to(repo, commit, gone, MAX_WALK) if gone else {}
+    return {where: tuple(Checked(c.path, c.blob, now[c.path], counts.get((c.path, c.blob)),
+                                 went.get(c.path) if now[c.path] is None else None)
                          for c in found)
             for where, found in parsed.items()}
 

@@ -124,6 +124,52 @@ def changes_since(repo: GitRepo, start: str, wanted: Collection[tuple[str, str]]
     return found
 
 
+def renamed_to(repo: GitRepo, start: str, paths: Collection[str], limit: int
+               ) -> dict[str, str]:
+    """Where each of `paths` that commit `start` lacks was moved: the walk goes back
+    along the first-parent line, at most `limit` commits, to the commit that took
+    the path away, and asks git's rename detection of that one commit (a file at
+    least half alike, as `git log --follow` finds it). Only a move to a path that
+    `start` still holds is given; a path deleted outright, moved on again, or not
+    taken away within the walk is left out. In a clone that lacks the blobs to
+    compare (a blobless one), only a move that kept the content is found."""
+    commit = resolve_commit(repo, start)
+    if commit is None:
+        return {}
+    held = commit.tree
+    open_paths = {p for p in paths if _id_at(held, p) is None}
+    moves: dict[str, str] = {}
+    for _ in range(limit):
+        if not open_paths:
+            break
+        parent = _first_parent(repo, commit)
+        if parent is None:
+            break
+        before = parent.tree
+        taken = {p: old for p in open_paths if (old := _id_at(before, p)) is not None}
+        if taken:
+            moves.update(_moves(before, commit.tree, taken))
+            open_paths.difference_update(taken)
+        commit = parent
+    return {old: new for old, new in moves.items() if _id_at(held, new) is not None}
+
+
+def _moves(before: pygit2.Tree, after: pygit2.Tree, taken: dict[str, pygit2.Oid]
+           ) -> dict[str, str]:
+    """The paths that `taken` (paths of `before` that `after` lacks, with their blob
+    ids) moved to between the two trees."""
+    diff = before.diff_to_tree(after)
+    try:
+        diff.find_similar(flags=pygit2.enums.DiffFind.FIND_RENAMES)
+    except (KeyError, ValueError, pygit2.GitError):  # a blob this clone lacks
+        diff = before.diff_to_tree(after)  # compare ids only: the same content
+        added = {d.new_file.id: d.new_file.path for d in diff.deltas
+                 if d.status == pygit2.enums.DeltaStatus.ADDED}
+        return {p: added[old] for p, old in taken.items() if old in added}
+    return {d.old_file.path: d.new_file.path for d in diff.deltas
+            if d.status == pygit2.enums.DeltaStatus.RENAMED and d.old_file.path in taken}
+
+
 def _ids_at(commit: pygit2.Commit, pairs: Iterable[tuple[str, str]]
             ) -> dict[str, pygit2.Oid | None]:
     tree = commit.tree  # read once: each `.tree` makes a new object

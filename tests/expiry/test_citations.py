@@ -8,12 +8,13 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pygit2
 import pytest
 
 from omh_git_memory.actions.workspace import open_workspace
 from omh_git_memory.expiry import citations
 from omh_git_memory.expiry.citations import Citation, cite, format_cites, parse_cites
-from omh_git_memory.git.last_changed import changes_since
+from omh_git_memory.git.last_changed import changes_since, renamed_to
 from omh_git_memory.model.note import parse, render
 from tests.helpers import commit_files, git, local_store, make_repo, omh
 
@@ -155,7 +156,7 @@ def test_an_unchanged_cited_file_is_not_marked(repo: Path) -> None:
     assert "cites" not in _line(repo)
     assert _result(repo)["citations"] == [
         {"path": "src/app.py", "recorded": _blob(repo, "src/app.py"), "changed": False,
-         "gone": False, "commits_since": 0}]
+         "gone": False, "moved_to": None, "commits_since": 0}]
 
 
 def test_a_changed_cited_file_is_marked_with_the_commits_since(repo: Path) -> None:
@@ -167,7 +168,7 @@ def test_a_changed_cited_file_is_marked_with_the_commits_since(repo: Path) -> No
     assert _line(repo).endswith(" · cites src/app.py, changed since (2 commits)")
     assert _result(repo)["citations"][0] == {"path": "src/app.py", "recorded": recorded,
                                              "changed": True, "gone": False,
-                                             "commits_since": 2}
+                                             "moved_to": None, "commits_since": 2}
     out = omh(repo, "memory", "recall", QUESTION).out
     assert "cites: a file the note's Evidence names changed since it was written" in out
 
@@ -178,6 +179,71 @@ def test_a_deleted_cited_file_is_marked_gone(repo: Path) -> None:
     assert _line(repo).endswith(" · cites src/util.py, gone since (1 commit)")
     (only,) = _result(repo)["citations"]
     assert only["changed"] is True and only["gone"] is True and only["commits_since"] == 1
+
+
+def test_a_moved_cited_file_is_marked_with_where_it_went(repo: Path) -> None:
+    _remember(repo, "src/util.py")
+    commit_files(repo, {"README.md": "# App, again\n"})
+    git(repo, "mv", "src/util.py", "lib_util.py")
+    commit_files(repo, {"lib_util.py": "def helper():\n    return 1\n# moved\n"})  # and edited
+    assert _line(repo).endswith(" · cites src/util.py, moved to lib_util.py since (1 commit)")
+    (only,) = _result(repo)["citations"]
+    assert only["gone"] is True and only["moved_to"] == "lib_util.py"
+    assert only["changed"] is True and only["commits_since"] == 1
+
+
+def _renamed(repo: Path, paths: set[str], limit: int = 50) -> dict[str, str]:
+    head = git(repo, "rev-parse", "HEAD").strip()
+    return renamed_to(open_workspace(repo).repo, head, paths, limit)
+
+
+def test_a_file_deleted_outright_or_moved_on_again_is_not_said_to_be_moved(
+        repo: Path) -> None:
+    # Deleted while an unlike file was added: no move.
+    commit_files(repo, {"src/util.py": None, "src/other.py": "x = [1, 2, 3]\n" * 5})
+    git(repo, "mv", "src/app.py", "app.py")
+    commit_files(repo, {})
+    assert _renamed(repo, {"src/util.py", "src/app.py", "README.md"}) == {
+        "src/app.py": "app.py"}  # and a path HEAD holds is not asked after
+    git(repo, "mv", "app.py", "main.py")  # moved on: the first move's target is gone too
+    commit_files(repo, {})
+    assert _renamed(repo, {"src/app.py"}) == {}
+    assert _renamed(repo, {"app.py"}) == {"app.py": "main.py"}
+    commit_files(repo, {"main.py": None})
+    assert _renamed(repo, {"app.py"}) == {}
+
+
+def test_the_latest_move_of_a_path_is_the_one_given(repo: Path) -> None:
+    git(repo, "mv", "src/util.py", "first.py")
+    commit_files(repo, {})
+    commit_files(repo, {"src/util.py": "def again():\n    return 'a new file'\n"})
+    git(repo, "mv", "src/util.py", "second.py")
+    commit_files(repo, {})
+    assert _renamed(repo, {"src/util.py"}) == {"src/util.py": "second.py"}
+
+
+def test_a_move_older_than_the_walk_is_not_found(repo: Path) -> None:
+    git(repo, "mv", "src/util.py", "util.py")
+    commit_files(repo, {})
+    for n in range(3):
+        commit_files(repo, {"README.md": f"# App {n}\n"})
+    assert _renamed(repo, {"src/util.py"}, limit=4) == {"src/util.py": "util.py"}
+    assert _renamed(repo, {"src/util.py"}, limit=3) == {}
+
+
+def test_without_the_blobs_only_a_move_that_kept_the_content_is_found(repo: Path) -> None:
+    git(repo, "mv", "src/util.py", "util.py")
+    git(repo, "mv", "src/app.py", "app.py")
+    commit_files(repo, {"app.py": "def parse_header(x):\n    return x  # edited\n",
+                        # an edited file that now holds a deleted one's content: no move
+                        "src/twice_b.py": None, "README.md": SOURCES["src/twice_b.py"]})
+    asked = {"src/util.py", "src/app.py", "src/twice_b.py"}
+    assert _renamed(repo, asked) == {"src/util.py": "util.py", "src/app.py": "app.py"}
+    # As a blobless clone: the two versions of app.py are not here to compare.
+    for blob in (SOURCES["src/app.py"], "def parse_header(x):\n    return x  # edited\n"):
+        oid = str(pygit2.hash(blob))
+        (repo / ".git/objects" / oid[:2] / oid[2:]).unlink()
+    assert _renamed(repo, asked) == {"src/util.py": "util.py"}
 
 
 def test_a_file_replaced_by_a_symlink_is_marked(repo: Path) -> None:
