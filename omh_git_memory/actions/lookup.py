@@ -6,12 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from omh_git_memory.expiry.citations import FIELD
 from omh_git_memory.model.errors import NoteNotFound
 from omh_git_memory.model.keys import printable, shell_word
 from omh_git_memory.model.layers import Layer
 
 if TYPE_CHECKING:
     from omh_git_memory.actions.workspace import Workspace
+    from omh_git_memory.expiry.citations import Checked
     from omh_git_memory.stores.graph import Graph
     from omh_git_memory.stores.reading import StoredNote
 
@@ -59,6 +61,8 @@ class Shown:
     where: str  # where it is, as a reader is told (a derived note: what it derives from)
     path: str | None  # the path --json gives (note_path.json_path)
     text: str  # the note as it is stored (a derived note: as it is derived)
+    # its citations compared with the commit shown from, as recall compares them
+    citations: tuple[Checked, ...] = ()
 
 
 def shown_notes(ws: Workspace, key: str, layer: Layer | None) -> list[Shown]:
@@ -90,7 +94,22 @@ def shown_notes(ws: Workspace, key: str, layer: Layer | None) -> list[Shown]:
                                        json_path("team", doc.location, doc.source),
                                        render(note)))
     if not shown or written(graph, key, layer):
+        notes = [e for e in find_notes(graph, key, layer) if e.note is not None]
+        checked = _citations(ws, {(e.layer.value, e.location): e.note.field(FIELD)
+                                  for e in notes if e.note is not None})
         shown += [Shown(e.layer.value, e.note.recorded.isoformat(), e.location,
-                        json_path(e.layer.value, e.location), render(e.note))
-                  for e in find_notes(graph, key, layer) if e.note is not None]
+                        json_path(e.layer.value, e.location), render(e.note),
+                        checked.get((e.layer.value, e.location), ()))
+                  for e in notes if e.note is not None]
     return shown
+
+
+def _citations(ws: Workspace, cited: dict[tuple[str, str], str | None]
+               ) -> dict[tuple[str, str], tuple[Checked, ...]]:
+    """The notes' citations compared as recall compares them: with the commit shown
+    from, and at HEAD with the working tree too."""
+    from omh_git_memory.expiry.citations import check, on_disk
+    from omh_git_memory.git.history import head_id
+
+    commit = ws.pinned.commit if ws.pinned is not None else head_id(ws.repo)
+    return check(ws.repo, commit, cited, on_disk(ws.repo) if ws.pinned is None else None)

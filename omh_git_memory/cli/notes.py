@@ -30,12 +30,15 @@ def show(
     """Print a note as it is stored, after a line with its layer, date and file (both
     layers' notes when both hold the key)."""
     from omh_git_memory.actions.lookup import shown_notes
+    from omh_git_memory.expiry.citations import line as citation_line
 
     ws = here(ref)
     shown = shown_notes(ws, key, chosen_layer(layer))
     if as_json:
         emit_json({"notes": [{"key": key, "layer": n.layer, "recorded": n.recorded,
-                              "path": n.path, "text": n.text} for n in shown],
+                              "path": n.path, "text": n.text,
+                              "citations": [c.as_json() for c in n.citations]}
+                             for n in shown],
                    **({"ref": pinned_json(ws.pinned)} if ws.pinned is not None else {})})
         return
     if ws.pinned is not None:
@@ -44,7 +47,8 @@ def show(
         if index:
             typer.echo("")
         # invariant: every answer shows its layer and date
-        say(f"{key}  {n.layer} · {n.recorded}  {n.where}")
+        cites = citation_line(n.citations)
+        say(f"{key}  {n.layer} · {n.recorded}  {n.where}" + (f" · {cites}" if cites else ""))
         typer.echo(n.text, nl=False)
 
 

@@ -192,6 +192,39 @@ def test_a_moved_cited_file_is_marked_with_where_it_went(repo: Path) -> None:
     assert only["changed"] is True and only["commits_since"] == 1
 
 
+def test_show_marks_a_note_whose_cited_file_changed_as_recall_does(repo: Path) -> None:
+    _remember(repo, "src/app.py:2 and src/util.py")
+    assert "cites" not in omh(repo, "memory", "show", KEY).out.splitlines()[0]
+    commit_files(repo, {"src/app.py": "def parse_header(x):\n    return x.strip()\n"})
+    run = omh(repo, "memory", "show", KEY)
+    assert run.code == 0, run.err
+    assert run.out.splitlines()[0].endswith(" · cites src/app.py, changed since (1 commit)")
+    (note,) = omh(repo, "memory", "show", KEY, "--json").json()["notes"]
+    assert [(c["path"], c["changed"], c["commits_since"]) for c in note["citations"]] == [
+        ("src/app.py", True, 1), ("src/util.py", False, 0)]
+    # An edit not committed yet that puts the cited file back: not changed here.
+    (repo / "src/app.py").write_text(SOURCES["src/app.py"], encoding="utf-8")
+    assert "cites" not in omh(repo, "memory", "show", KEY).out.splitlines()[0]
+    # A note that cites nothing has an empty list.
+    assert omh(repo, "memory", "remember", "--expected", "x", "--observed", "Nothing cited.",
+               "--evidence", "a hunch", "--answers", "what?").code == 0
+    (plain,) = omh(repo, "memory", "show", "surprise/nothing-cited", "--json").json()["notes"]
+    assert plain["citations"] == []
+
+
+def test_show_as_of_a_commit_compares_with_that_commit(repo: Path) -> None:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "omh init")
+    _remember(repo, "src/app.py:2")
+    assert omh(repo, "memory", "promote", KEY).code == 0
+    commit_files(repo, {"src/app.py": "def parse_header(x):\n    return x.strip()\n"})
+    assert omh(repo, "memory", "show", KEY).out.splitlines()[0].endswith(
+        " · cites src/app.py, changed since (1 commit)")
+    before = omh(repo, "memory", "show", KEY, "--ref", "HEAD~1")
+    assert before.code == 0, before.err
+    assert "cites" not in before.out.splitlines()[1]  # after the line naming the commit
+
+
 def _renamed(repo: Path, paths: set[str], limit: int = 50) -> dict[str, str]:
     head = git(repo, "rev-parse", "HEAD").strip()
     return renamed_to(open_workspace(repo).repo, head, paths, limit)
