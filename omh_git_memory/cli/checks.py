@@ -72,7 +72,9 @@ def lint(
     secret), four warn. Fails on a refusal, and with --ref or --worktree on a team
     link no team note answers."""
     from omh_git_memory.actions.lint import RULES, Severity, lint_workspace
-    linted = lint_workspace(here(), ref, worktree)
+    # As of a commit, under that commit's own settings (its stubs, its key templates).
+    linted = lint_workspace(here(ref if ref is not None and not worktree else None), ref,
+                            worktree)
     report = linted.report
     if as_json:
         emit_json(

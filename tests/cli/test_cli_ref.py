@@ -155,3 +155,21 @@ def test_a_shallow_clone_answers_at_its_boundary_and_refuses_beyond_it(tmp_path:
     assert {r["changed"]["commit"] for r in answer["results"]} == {boundary}
     beyond = omh(shallow, "memory", "recall", "canary", "--ref", "HEAD~2")
     assert beyond.code == 1 and "this clone is shallow" in beyond.err
+
+
+def test_lint_at_a_commit_derives_its_stubs_under_that_commits_settings(repo_dir: Path) -> None:
+    # At v1 the guide is left out of the stubs, so a team note's link to its stub
+    # dangles there; the checkout's settings (which keep the guide) must not hide it.
+    init_committed(repo_dir)
+    settings = (repo_dir / ".omh/memory.toml").read_text(encoding="utf-8")
+    commit_files(repo_dir, {
+        ".omh/memory.toml": settings.replace("[stubs]\nexclude = []",
+                                             '[stubs]\nexclude = ["docs/guide.md"]'),
+        "docs/guide.md": "# Guide\n\nRead me.\n",
+        ".omh/notes/reading.md": note_text("reading", body="See [[docs/guide]].\n")})
+    git(repo_dir, "tag", "v1")
+    commit_files(repo_dir, {".omh/memory.toml": settings})
+    assert omh(repo_dir, "memory", "lint", "--ref", "HEAD").code == 0
+    past = omh(repo_dir, "memory", "lint", "--ref", "v1", "--json")
+    assert past.code == 1, past.out
+    assert "DanglingLink" in [f["rule"] for f in past.json()["findings"]]
