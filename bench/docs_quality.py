@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -64,6 +65,8 @@ class Question:
     expected: frozenset[str]  # the documents that answer it
     offtopic: bool
     cross: bool = False  # another repository's question: nothing here should answer it
+    path: str = ""  # the document whose section answers it
+    section: str = ""  # that section's heading
 
 
 @dataclass(frozen=True)
@@ -82,7 +85,50 @@ def questions(docs_dev: Path) -> list[Question]:
         rows = list(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
     return [Question(r["repo"], r["question"],
                      frozenset([r["expected_path"], *filter(None, r["also_ok"].split(","))]),
-                     r["kind"] == "offtopic") for r in rows]
+                     r["kind"] == "offtopic", path=r["expected_path"], section=r["section"])
+            for r in rows]
+
+
+_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
+
+
+def heading_lines(text: str, heading: str) -> tuple[int, int] | None:
+    """The lines (1-based) of the part of `text` under the heading whose text is
+    `heading` (code spans' backticks and case aside): to the next heading of its
+    level or above. None when no heading reads so."""
+    def plain(h: str) -> str:
+        return " ".join(h.replace("`", "").split()).lower()
+    lines = text.split("\n")
+    start = level = 0
+    for i, line in enumerate(lines, start=1):
+        match = _HEADING.match(line)
+        if not match:
+            continue
+        if not start and plain(match.group(2)) == plain(heading):
+            start, level = i, len(match.group(1))
+        elif start and len(match.group(1)) <= level:
+            return start, i - 1
+    return (start, len(lines)) if start else None
+
+
+def sections_named(ws: Workspace, searcher: Searcher, checkout: Path,
+                   asked: Sequence[Question]) -> tuple[int, int]:
+    """Of the relevant questions whose answering document omh returns, how many have
+    it named at the answering section (one that starts under its heading)."""
+    right = returned = 0
+    for q in asked:
+        if q.offtopic or q.cross or not q.section:
+            continue
+        answered = asking.ask(ws, asking.Question(q.text), searcher=searcher)
+        hit = next((h for h in answered.answer.results if h.doc.location == q.path), None)
+        lines = heading_lines((checkout / q.path).read_text(encoding="utf-8", errors="replace"),
+                              q.section)
+        if hit is None or lines is None:
+            continue
+        returned += 1
+        named = answered.sections.get((hit.doc.layer, hit.doc.key))
+        right += named is not None and lines[0] <= named.start <= lines[1]
+    return right, returned
 
 
 def commit_all(repo: pygit2.Repository, message: str) -> None:
@@ -169,6 +215,9 @@ def metrics(rows: Sequence[Row]) -> dict[str, float]:
     }
 
 
+NAMED: list[tuple[int, int]] = []  # per repository: (sections named right, answers)
+
+
 def run_repo(folder: Path, asked: Sequence[Question], semantic: bool) -> dict[str, list[Row]]:
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["OMH_LOCAL_STORE"] = str(Path(tmp) / "local")
@@ -193,6 +242,10 @@ def run_repo(folder: Path, asked: Sequence[Question], semantic: bool) -> dict[st
             for sure in SURE_TRIED:
                 rankers[f"+ semantic, documents vouched for at {sure:.2f}"] = with_sure(
                     sure, omh_ranker(ws, searcher, semantic=view, places=places))
+        named = sections_named(ws, searcher, checkout, asked)
+        print(f"  ({folder.name}: the answering section named in {named[0]} of the {named[1]} "
+              "answers that return its document)", file=sys.stderr)
+        NAMED.append(named)
         return {name: score(ranker, asked) for name, ranker in rankers.items()}
 
 
@@ -227,6 +280,8 @@ def main(docs_dev: Path, semantic: bool) -> None:
     own = sum(not r.cross for r in pooled["omh recall (shipped)"])
     table(f"pooled: {own} questions, and each repository's asked of the other", pooled,
           "stemmed BM25, whole documents")
+    print(f"\nomh recall (shipped) names the answering section in {sum(r for r, _ in NAMED)} "
+          f"of the {sum(n for _, n in NAMED)} answers that return its document (pooled)")
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ from omh_git_memory.recall.sections import (
     counted,
     places,
     quoted_lines,
+    spanned,
 )
 
 if TYPE_CHECKING:
@@ -101,6 +102,8 @@ def ask(ws: Workspace, question: Question, *, searcher: Searcher | None = None,
         text = texts.text(hit.doc) if hit.doc.is_stub else None
         parts = texts.sections(hit.doc) if text is not None else None
         found = best_section(parts, weights) if parts is not None else None
+        if found is not None and parts is not None:
+            found = spanned([section for section, _ in parts], found)
         if text is not None and found is not None:
             sections[(hit.doc.layer, hit.doc.key)] = found
             if rank < excerpts:

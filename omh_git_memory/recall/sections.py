@@ -18,16 +18,20 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Final
 
 from omh_git_memory.recall.document import indexed_part
-from omh_git_memory.recall.tokens import words
+from omh_git_memory.recall.tokens import is_function_word, words
 
 _HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 HEADING_WEIGHT: Final = 2  # a heading's words count this many times in its section
+# A section whose heading's content words are all the question's scores this much
+# more (a share of it for a share of them): `## remove` before `## self remove` for
+# "how do I remove a package" (docs/recall.md).
+HEADING_ASKED: Final = 0.5
 K1: Final = 1.2  # how fast a repeated word stops adding (BM25's k1)
 B: Final = 0.75  # how much a long section is discounted (BM25's b)
 
@@ -40,6 +44,7 @@ class Section:
     heading: str | None
     start: int
     end: int
+    level: int = field(default=0, compare=False)  # the heading's `#`s; 0 without one
 
     def describe(self) -> str:
         """`§ Heading, lines 12–30`, as a result line names it."""
@@ -63,7 +68,7 @@ def split(text: str) -> list[tuple[Section, list[str]]]:
     indexed = indexed_part(text).count("\n") + 1  # lines the index read, the last perhaps in part
     out: list[tuple[Section, list[str]]] = []
     heading: str | None = None
-    start = 0
+    start = level = 0
     fence = ""
     for at, line in enumerate(lines):
         opened = _FENCE.match(line)
@@ -77,9 +82,10 @@ def split(text: str) -> list[tuple[Section, list[str]]]:
             continue
         match = _HEADING.match(line)
         if match:
-            _close(out, heading, start, lines[start:_end(start, at, indexed)])
+            _close(out, heading, start, lines[start:_end(start, at, indexed)], level)
             heading, start = " ".join((match.group(2) or "").split()) or None, at
-    _close(out, heading, start, lines[start:_end(start, len(lines), indexed)])
+            level = len(match.group(1))
+    _close(out, heading, start, lines[start:_end(start, len(lines), indexed)], level)
     return out
 
 
@@ -90,10 +96,11 @@ def _end(start: int, stop: int, indexed: int) -> int:
 
 
 def _close(out: list[tuple[Section, list[str]]], heading: str | None, start: int,
-           lines: list[str]) -> None:
+           lines: list[str], level: int) -> None:
     last = max((i for i, ln in enumerate(lines) if ln.strip()), default=-1)
     if last >= 0:
-        out.append((Section(heading, start + 1, start + last + 1), lines[: last + 1]))
+        out.append((Section(heading, start + 1, start + last + 1, level if heading else 0),
+                    lines[: last + 1]))
 
 
 Counted = tuple[tuple["Section", Counter[str]], ...]  # each section and its words
@@ -123,7 +130,9 @@ def best_section(text: str | Counted, weights: Mapping[str, float]) -> Section |
     its words. `weights`: each stemmed question word and its weight (its rarity in the
     store). A section scores as BM25 scores a document among the document's sections:
     a repeated word adds less and less, a long section is discounted, and its
-    heading's words count HEADING_WEIGHT times. Ties go to the earlier section."""
+    heading's words count HEADING_WEIGHT times; then a section scores up to
+    HEADING_ASKED more for the share of its heading's content words the question
+    asks. Ties go to the earlier section."""
     sections = counted(text) if isinstance(text, str) else text
     if not sections:
         return None
@@ -133,9 +142,31 @@ def best_section(text: str | Counted, weights: Mapping[str, float]) -> Section |
         norm = K1 * (1 - B + B * sum(terms.values()) / average)
         score = math.fsum(w * (K1 + 1) * terms[word] / (terms[word] + norm)
                           for word, w in weights.items() if terms.get(word))
+        if score > 0 and section.heading:
+            named = [w for w in words(section.heading) if not is_function_word(w)]
+            if named:
+                score *= 1 + HEADING_ASKED * sum(w in weights for w in named) / len(named)
         if score > top:
             best, top = section, score
     return best
+
+
+def spanned(sections: Sequence[Section], chosen: Section) -> Section:
+    """`chosen`, or, when it is only its heading line, the whole part of the document
+    under that heading: its subsections, up to the next heading of its level or
+    above. A heading whose text is all in its subsections is still the place to
+    read, and a quote of it would otherwise be empty."""
+    if chosen.start != chosen.end or not chosen.level:
+        return chosen
+    at = next((i for i, s in enumerate(sections) if s.start == chosen.start), None)
+    if at is None:
+        return chosen
+    end = chosen.end
+    for below in sections[at + 1:]:
+        if below.level <= chosen.level:
+            break
+        end = below.end
+    return Section(chosen.heading, chosen.start, end, chosen.level)
 
 
 def quoted_lines(text: str, section: Section, wanted: Iterable[str]) -> list[str]:

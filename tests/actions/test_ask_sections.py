@@ -64,6 +64,26 @@ def test_only_the_excerpted_results_have_their_lines_quoted(tmp_path: Path) -> N
     assert lines == ["    cargo run python install", "    cargo nextest run"]
 
 
+def test_a_heading_whose_text_is_all_in_its_subsections_is_quoted_with_them(
+        tmp_path: Path) -> None:
+    """A heading alone on its lines is no answer to read: the section named and
+    quoted runs to the next heading of its level, its subsections' lines included."""
+    repo = tmp_path / "repo"
+    make_repo(repo, {"docs/lock.md": "# Lock files\n\nWhat they are.\n\n"
+                     "## Committing the lock file to version control\n\n"
+                     "### As an application developer\n\nCommit it, always.\n\n"
+                     "### As a library developer\n\nCommit it too.\n\n"
+                     "## Updating\n\nRun update.\n"})
+    answered = ask(open_workspace(repo), Question("should I commit the lock file to version "
+                                                  "control"), excerpts=1)
+    where = ("team", "docs/lock")
+    section, lines = answered.quotes[where]
+    assert (section.heading, section.start, section.end) == (
+        "Committing the lock file to version control", 5, 13)
+    assert answered.sections[where] == section
+    assert lines == ["Commit it, always.", "### As a library developer", "Commit it too."]
+
+
 def test_a_result_that_is_not_a_stub_names_no_section(tmp_path: Path) -> None:
     repo = _repo(tmp_path)
     run = omh(repo, "memory", "remember", "--type", "topic", "--title", "Nextest runs the tests",

@@ -6,6 +6,9 @@ The cases after the first ones came from a mutation pass over recall/sections.py
 
 from __future__ import annotations
 
+import pytest
+
+from omh_git_memory.recall import sections
 from omh_git_memory.recall.document import MAX_INDEXED
 from omh_git_memory.recall.sections import (
     Section,
@@ -14,6 +17,7 @@ from omh_git_memory.recall.sections import (
     lines_of,
     places,
     quoted_lines,
+    spanned,
     split,
 )
 
@@ -157,9 +161,11 @@ def test_a_section_describes_its_heading_and_its_lines() -> None:
 # From the mutation pass: the section score's weights and parameters.
 
 
-def test_a_heading_word_counts_as_twice_in_the_text() -> None:
+def test_a_heading_word_counts_as_twice_in_the_text(monkeypatch: pytest.MonkeyPatch) -> None:
     """HEADING_WEIGHT is 2: a word once in a heading scores as it twice in the lines of
-    a section of the same length, and the tie goes to the earlier section."""
+    a section of the same length, and the tie goes to the earlier section (the
+    heading's further weight for being asked, HEADING_ASKED, set aside)."""
+    monkeypatch.setattr(sections, "HEADING_ASKED", 0.0)
     text = "## One\nbuild build\n\n## Build\nfoo bar\n"
     assert best_section(text, {"build": 1.0}) == Section("One", 1, 2)
 
@@ -202,3 +208,68 @@ def test_a_quote_starting_inside_a_code_block_starts_at_its_fence() -> None:
     assert quoted_lines(text, found, ["tar"]) == [
         "```sh", "poetry build", "tar tzf dist/*.tar.gz", "```", "Done."]
     assert quoted_lines(text, found, ["done"]) == ["Done."]
+
+
+def test_a_heading_the_question_asks_in_full_beats_one_it_asks_in_part() -> None:
+    """`## remove` before `## self remove` for "remove a package", though the second
+    section is shorter: all of the first heading's words are asked, half of the
+    second's. A function word in a heading does not count against it."""
+    text = ("## self remove\nThe self remove command removes a plugin package.\n\n"
+            "## remove\nThe remove command removes a package from the project and more\n")
+    assert best_section(text, {"remov": 1.0, "packag": 1.0}) == Section("remove", 4, 5)
+    text = text.replace("## remove\n", "## remove it\n")  # `it`: a function word
+    assert best_section(text, {"remov": 1.0, "packag": 1.0}) == Section("remove it", 4, 5)
+
+
+def test_a_heading_the_question_does_not_ask_gets_nothing_more() -> None:
+    text = ("## Options\nremove a package\n\n## Usage\nremove a package, more words\n")
+    assert best_section(text, {"remov": 1.0, "packag": 1.0}) == Section("Options", 1, 2)
+
+
+NESTED = """\
+# Lock files
+
+## Committing your lock file
+
+### As an application developer
+
+Commit it.
+
+### As a library developer
+
+Commit it too.
+
+## Installing
+
+Run install.
+"""
+
+
+def test_a_section_that_is_only_its_heading_stands_for_its_subsections() -> None:
+    """Its text is all under its subsections: the section named and quoted is the
+    whole part under it, to the next heading of its level."""
+    parts = [s for s, _ in split(NESTED)]
+    chosen = best_section(NESTED, {"commit": 1.0, "lock": 0.5})
+    assert chosen == Section("Committing your lock file", 3, 3)
+    whole = spanned(parts, chosen)
+    assert (whole.heading, whole.start, whole.end) == ("Committing your lock file", 3, 11)
+    assert quoted_lines(NESTED, whole, ["commit"]) == [
+        "Commit it.", "### As a library developer", "Commit it too."]
+    assert quoted_lines(NESTED, whole, ["releas"]) == [
+        "### As an application developer", "Commit it.", "### As a library developer",
+        "Commit it too."]
+
+
+def test_a_section_with_lines_of_its_own_or_no_deeper_heading_after_it_is_kept() -> None:
+    parts = [s for s, _ in split(NESTED)]
+    for s in parts[2:]:
+        assert spanned(parts, s) == s, s
+    top = spanned(parts, parts[0])  # `# Lock files`, alone on its line: all under it
+    assert (top.heading, top.start, top.end) == ("Lock files", 1, 15)
+    # a heading alone followed by one of its own level, or at the end: itself
+    text = "## A\n\n## B\nb\n\n### C\n"
+    parts = [s for s, _ in split(text)]
+    assert [(s.heading, s.start, s.end) for s in (spanned(parts, p) for p in parts)] == [
+        ("A", 1, 1), ("B", 3, 4), ("C", 6, 6)]
+    # the lines before any heading (level 0) are never extended
+    assert spanned(parts, Section(None, 1, 1)) == Section(None, 1, 1)
