@@ -82,15 +82,23 @@ def fenced_code(src: str) -> list[tuple[int, int]] | None:
 def title_line(src: str) -> str | None:
     """The text of the `# ` heading on the first line of `src` that is not blank, as
     mistune gives it; None when that line is no such heading (the parse decides)."""
+    opening = opening_heading(src)
+    return opening[1] if opening is not None and opening[0] == 1 else None
+
+
+def opening_heading(src: str) -> tuple[int, str] | None:
+    """The level and text of the heading on the first line of `src` that is not
+    blank, as mistune gives them; None when that line is no heading, or when a scan
+    cannot be sure."""
     if any(c in src for c in _AWKWARD):
         return None
     blank = _BLANK_LINES.match(src)  # always matches, if only the empty string
     start = blank.end() if blank else 0
     end = src.find("\n", start)
     heading = _ATX.match(src[start : len(src) if end < 0 else end])
-    if heading is None or len(heading.group(1)) != 1:
+    if heading is None:
         return None
-    return _heading_text(heading)
+    return len(heading.group(1)), _heading_text(heading)
 
 
 def _heading_text(heading: re.Match[str]) -> str:

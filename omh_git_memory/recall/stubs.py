@@ -18,6 +18,7 @@ from typing import Final
 from omh_git_memory.model.errors import OmhError
 from omh_git_memory.model.keys import KeyTemplates, path_slug, printable, slug
 from omh_git_memory.model.note import Note, compose, outline
+from omh_git_memory.model.plain_markdown import opening_heading
 from omh_git_memory.model.plural import count
 
 # Files whose presence says something about the repository: (glob, fact).
@@ -101,6 +102,9 @@ def one_per_key(paths: Sequence[str], templates: KeyTemplates
 def stub_note(path: str, text: str, templates: KeyTemplates, recorded: dt.date) -> Note | None:
     """The stub for the document at `path`, or None when no usable key derives from it."""
     title, headings = outline(text)
+    if title is None:  # a document that opens with a `## ` heading (a book's chapter) is
+        opening = opening_heading(text)  # titled by it, not by its path
+        title = opening[1] if opening is not None else None
     shown = printable(path)  # a tree name may hold a newline or an escape: never raw in a note
     answers = [" ".join(h.split()) for h in headings if h.strip()] or [whole_document(path)]
     try:

@@ -108,3 +108,13 @@ def test_the_title_line_is_the_parse_s_title_or_nothing(src: str, title: str | N
     assert plain_markdown.title_line(src) == title
     if title is not None:
         assert note._parse_body(src, 1)[0] == title
+
+
+@pytest.mark.parametrize(
+    ("src", "opening"),
+    [("\n## Two ##\ntext\n", (2, "Two")), ("###### Six\n", (6, "Six")), ("# One\n", (1, "One")),
+     ("text\n## Later\n", None), ("####### Seven\n", None), ("## T\r\n", None), ("", None)],
+)
+def test_the_opening_heading_is_the_first_lines_of_any_level(
+        src: str, opening: tuple[int, str] | None) -> None:
+    assert plain_markdown.opening_heading(src) == opening

@@ -200,6 +200,21 @@ def test_a_stub_is_titled_by_its_documents_title_else_its_path() -> None:
     assert untitled is not None and untitled.title == "docs/guide.md"
 
 
+def test_a_document_that_opens_with_a_lower_heading_is_titled_by_it() -> None:
+    """A chapter of the Rust book starts `## Recoverable Errors with Result`: that is
+    its title, not its path; a `##` heading after other text is no title."""
+    chapter = stub_note("src/ch09-02.md", "\n## Recoverable  Errors\n\nText.\n\n### Matching\n",
+                        DEFAULT_KEY_TEMPLATES, DAY)
+    assert chapter is not None and chapter.title == "Recoverable Errors"
+    later = stub_note("README.md", "Some text first.\n\n## Install\n", DEFAULT_KEY_TEMPLATES, DAY)
+    assert later is not None and later.title == "README.md"
+    empty = stub_note("docs/x.md", "## \n\ntext\n", DEFAULT_KEY_TEMPLATES, DAY)
+    assert empty is not None and empty.title == "docs/x.md"
+    # a document's `# ` title anywhere still wins over a `##` it opens with
+    both = stub_note("docs/y.md", "## Intro\n\n# Real Title\n", DEFAULT_KEY_TEMPLATES, DAY)
+    assert both is not None and both.title == "Real Title"
+
+
 def test_no_topic_when_the_template_cannot_key_it() -> None:
     unkeyable = KeyTemplates({**DEFAULT_TEMPLATES, "topic": "../{{slug}}"})
     assert topic_note(RepoFacts("tiny", ()), [], unkeyable, DAY) is None
