@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from omh_git_memory.recall.semantic import Embedder, SemanticView
 from omh_git_memory.expiry.stale import TreeFacts
 from omh_git_memory.recall.bm25 import Searcher
-from omh_git_memory.stores.location import local_store_root
+from omh_git_memory.stores.location import local_store_root, refuse_a_missing_home
 from omh_git_memory.stores.reading import StoredNote
 from omh_git_memory.stores.store import LocalStore
 from omh_git_memory.stores.team import scan_team, scan_worktree_team
@@ -241,7 +241,12 @@ def open_workspace(start: Path, environ: Mapping[str, str] | None = None) -> Wor
     # open one another repository or clone made at this path (a moved clone's old
     # path), and never start a second one while a moved clone's store waits.
     keep_record(repo, root)
-    local = LocalStore(root, before_create=lambda: refuse_a_second_store(repo, root),
+
+    def before_create() -> None:
+        refuse_a_missing_home(env)
+        refuse_a_second_store(repo, root)
+
+    local = LocalStore(root, before_create=before_create,
                        after_create=lambda: keep_record(repo, root),
                        owner=lambda: check_owner(repo, root))
     return Workspace(repo, checkout, _cached(local, notes), notes=notes,

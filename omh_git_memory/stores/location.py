@@ -35,6 +35,21 @@ def local_store_root(repo: GitRepo, environ: Mapping[str, str] | None = None) ->
     return root
 
 
+def refuse_a_missing_home(environ: Mapping[str, str] | None = None) -> None:
+    """Before the default store is first made under `~/.omh`: refuse when the home
+    folder itself does not exist (`HOME=/nonexistent`, as service accounts have)
+    rather than make it. A folder OMH_HOME names (or OMH_LOCAL_STORE, whose store
+    is made without this check) is the user's choice, and is made."""
+    env = os.environ if environ is None else environ
+    if env.get("OMH_HOME"):
+        return
+    home = Path.home().absolute()
+    if not home.is_dir():
+        raise StoreError(f"the home folder {home} (HOME) does not exist, and omh does not "
+                         "make one; set OMH_LOCAL_STORE to an absolute folder for this "
+                         "clone's local notes (or OMH_HOME for all of omh's)")
+
+
 def _absolute(name: str, value: str) -> Path:
     try:
         path = Path(value).expanduser()

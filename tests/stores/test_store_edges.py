@@ -395,3 +395,28 @@ def test_read_regular_reads_a_whole_regular_file_and_nothing_else(tmp_path: Path
     assert read_regular(tmp_path / "link") is None
     assert read_regular(tmp_path / "fifo") is None
     assert read_regular(tmp_path / "missing") is None
+
+
+def test_a_missing_home_folder_is_never_made(repo_dir: Path, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """HOME=/nonexistent (a service account's): the default store would be made under
+    it, home folder and all; omh refuses to write instead, and still reads."""
+    from tests.helpers import omh
+
+    monkeypatch.delenv("OMH_HOME")
+    nowhere = tmp_path / "nonexistent"
+    env = {"HOME": str(nowhere)}
+    run = omh(repo_dir, "memory", "remember", "--expected", "x", "--observed", "A surprise.",
+              "--evidence", "seen", "--answers", "what?", env=env)
+    assert run.code == 1, run.out
+    assert run.err.startswith(f"omh: the home folder {nowhere} (HOME) does not exist")
+    assert "OMH_LOCAL_STORE" in run.err
+    assert not nowhere.exists()
+    assert omh(repo_dir, "memory", "recall", "a surprise", env=env).code == 0
+    assert not nowhere.exists()
+    # A folder the user names is theirs to have made.
+    chosen = tmp_path / "chosen" / "omh"
+    run = omh(repo_dir, "memory", "remember", "--expected", "x", "--observed", "A surprise.",
+              "--evidence", "seen", "--answers", "what?", env={**env, "OMH_HOME": str(chosen)})
+    assert run.code == 0, run.err
+    assert (chosen / "memory").is_dir() and not nowhere.exists()
