@@ -425,6 +425,11 @@ def _run(args: list[str]) -> None:
     if problem is not None:
         typer.echo(f"omh: {problem}", err=True)
         sys.exit(EXIT_USAGE)
+    misplaced = _memory_command(args)
+    if misplaced is not None:
+        typer.echo(f"omh: there is no `omh {misplaced}`: it is `omh memory {misplaced}` "
+                   f"(`omh memory --help` lists the memory commands)", err=True)
+        sys.exit(EXIT_USAGE)
     from omh_git_memory.cli.lazy import command as lazy_command
 
     command = lazy_command(app)  # builds only the subcommand that runs
@@ -440,6 +445,22 @@ def _run(args: list[str]) -> None:
         log = _write_crash_log()
         typer.echo(f"omh: internal error (a bug); the traceback is in {log}", err=True)
         sys.exit(EXIT_BUG)
+
+
+def _memory_command(args: list[str]) -> str | None:
+    """The name of an `omh memory` command given as the first word (`omh recall`),
+    which is no top-level command: the likeliest slip with this command line."""
+    if not args:
+        return None
+    first = args[0]
+
+    # (no top-level command shares a name with one: tests/cli/test_cli.py)
+    return first if first in memory_command_names() else None
+
+
+def memory_command_names() -> set[str]:
+    return {c.name or c.callback.__name__
+            for c in memory.app.registered_commands if c.callback is not None}
 
 
 def _error_lines(err: OmhError) -> list[str]:

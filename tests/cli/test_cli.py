@@ -502,3 +502,22 @@ def test_version_from_a_tree_nobody_installed_is_a_line_not_a_crash(
     with pytest.raises(typer_.Exit):
         _print_version(True)
     assert "version unknown" in capsys.readouterr().out
+
+
+def test_a_memory_command_given_at_the_top_says_where_it_is(tmp_path: Path) -> None:
+    for name in ("recall", "remember", "agents-md"):
+        run = omh(tmp_path, name, "anything")
+        assert run.code == 2, run.out
+        assert run.err == (f"omh: there is no `omh {name}`: it is `omh memory {name}` "
+                           "(`omh memory --help` lists the memory commands)\n")
+    assert "No such command 'nonsense'" in omh(tmp_path, "nonsense").err  # typer's own
+    assert omh(tmp_path, "doctor", "--help").code == 0  # a top-level command runs
+
+
+def test_no_top_level_command_shares_a_name_with_a_memory_command() -> None:
+    from omh_git_memory.cli import app, memory_command_names
+
+    top = {c.name or c.callback.__name__ for c in app.registered_commands if c.callback}
+    top |= {g.name for g in app.registered_groups if g.name}
+    assert "init" in top and "recall" in memory_command_names()
+    assert not top & memory_command_names()
