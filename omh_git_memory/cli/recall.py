@@ -105,10 +105,12 @@ def _changed_json(change: tuple[str, str, int] | None) -> dict[str, str] | None:
 
 def _section_json(section: Section | None) -> dict[str, object] | None:
     """A stub result's matched section in `--json`: its heading (null for the lines
-    before the first heading) and its first and last line, 1-based."""
+    before the first heading), the heading it is under when the document repeats
+    its heading (else null), and its first and last line, 1-based."""
     if section is None:
         return None
-    return {"heading": section.heading, "start_line": section.start, "end_line": section.end}
+    return {"heading": section.heading, "within": section.within,
+            "start_line": section.start, "end_line": section.end}
 
 
 def _semantic_for(ws: Workspace,

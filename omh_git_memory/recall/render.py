@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Final
 
 from omh_git_memory.model.config import DEFAULT_REPO_NAME
@@ -66,11 +67,16 @@ def what_it_is(doc: Doc) -> str:
 
 
 def section_label(section: Section) -> str:
-    """`§ Heading, lines 12–30`, the heading cut to TITLE_WIDTH as a title is."""
-    heading = section.heading
-    if heading is not None and len(heading) > TITLE_WIDTH:
-        section = Section(heading[: TITLE_WIDTH - 1].rstrip() + "…", section.start, section.end)
-    return section.describe()
+    """`§ Heading, lines 12–30`, the heading (and the one it is under, when the
+    document repeats it) cut to TITLE_WIDTH as a title is."""
+    return replace(section, heading=_shortened(section.heading), within=_shortened(section.within)
+                   ).describe()
+
+
+def _shortened(text: str | None) -> str | None:
+    if text is None or len(text) <= TITLE_WIDTH:
+        return text
+    return text[: TITLE_WIDTH - 1].rstrip() + "…"
 
 
 def and_list(names: Sequence[str]) -> str:

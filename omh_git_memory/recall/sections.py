@@ -19,7 +19,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Final
 
 from omh_git_memory.recall.document import indexed_part
@@ -45,12 +45,19 @@ class Section:
     start: int
     end: int
     level: int = field(default=0, compare=False)  # the heading's `#`s; 0 without one
+    # the heading of the section this one is part of, when the document has this
+    # heading more than once (`Options` under each command): what tells them apart
+    within: str | None = field(default=None, compare=False)
 
     def describe(self) -> str:
-        """`§ Heading, lines 12–30`, as a result line names it."""
+        """`§ Heading, lines 12–30`, as a result line names it; `§ add › Options, …`
+        for a heading the document repeats."""
         where = f"line {self.start}" if self.start == self.end else \
             f"lines {self.start}–{self.end}"
-        return f"§ {self.heading}, {where}" if self.heading else where
+        if not self.heading:
+            return where
+        named = f"{self.within} › {self.heading}" if self.within else self.heading
+        return f"§ {named}, {where}"
 
 
 def lines_of(text: str) -> list[str]:
@@ -70,6 +77,8 @@ def split(text: str) -> list[tuple[Section, list[str]]]:
     heading: str | None = None
     start = level = 0
     fence = ""
+    opened_under: list[tuple[int, str | None]] = []  # the headings still open: level, text
+    within: str | None = None
     for at, line in enumerate(lines):
         opened = _FENCE.match(line)
         if fence:
@@ -82,11 +91,17 @@ def split(text: str) -> list[tuple[Section, list[str]]]:
             continue
         match = _HEADING.match(line)
         if match:
-            _close(out, heading, start, lines[start:_end(start, at, indexed)], level)
+            _close(out, heading, start, lines[start:_end(start, at, indexed)], level, within)
             heading, start = " ".join((match.group(2) or "").split()) or None, at
             level = len(match.group(1))
-    _close(out, heading, start, lines[start:_end(start, len(lines), indexed)], level)
-    return out
+            while opened_under and opened_under[-1][0] >= level:
+                opened_under.pop()
+            within = opened_under[-1][1] if opened_under else None
+            opened_under.append((level, heading))
+    _close(out, heading, start, lines[start:_end(start, len(lines), indexed)], level, within)
+    repeated = Counter(s.heading for s, _ in out)
+    return [(s if repeated[s.heading] > 1 else replace(s, within=None), lines)
+            for s, lines in out]
 
 
 def _end(start: int, stop: int, indexed: int) -> int:
@@ -96,11 +111,11 @@ def _end(start: int, stop: int, indexed: int) -> int:
 
 
 def _close(out: list[tuple[Section, list[str]]], heading: str | None, start: int,
-           lines: list[str], level: int) -> None:
+           lines: list[str], level: int, within: str | None) -> None:
     last = max((i for i, ln in enumerate(lines) if ln.strip()), default=-1)
     if last >= 0:
-        out.append((Section(heading, start + 1, start + last + 1, level if heading else 0),
-                    lines[: last + 1]))
+        out.append((Section(heading, start + 1, start + last + 1, level if heading else 0,
+                            within if heading else None), lines[: last + 1]))
 
 
 Counted = tuple[tuple["Section", Counter[str]], ...]  # each section and its words
@@ -166,7 +181,7 @@ def spanned(sections: Sequence[Section], chosen: Section) -> Section:
         if below.level <= chosen.level:
             break
         end = below.end
-    return Section(chosen.heading, chosen.start, end, chosen.level)
+    return replace(chosen, end=end)
 
 
 def quoted_lines(text: str, section: Section, wanted: Iterable[str]) -> list[str]:

@@ -107,7 +107,7 @@ def test_json_gives_the_section_heading_and_line_range(tmp_path: Path) -> None:
     assert run.code == 0, run.err
     results = {r["key"]: r for r in run.json()["results"]}
     assert results["contributing"]["section"] == {
-        "heading": "Releases", "start_line": 16, "end_line": 18}
+        "heading": "Releases", "within": None, "start_line": 16, "end_line": 18}
 
 
 def test_json_section_is_null_for_a_document_with_no_matching_section(tmp_path: Path) -> None:
@@ -149,3 +149,16 @@ def test_function_words_choose_no_section(tmp_path: Path) -> None:
     other = ask(ws, Question("what is the quantum entanglement about"))
     assert [h.doc.key for h in other.answer.results] == ["docs/quantum/entanglement"]
     assert ("team", "docs/quantum/entanglement") not in other.sections
+
+
+def test_json_names_the_heading_a_repeated_heading_is_under(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    make_repo(repo, {"docs/cli.md": "# Commands\n\n## add\n\n### Options\n\n--group adds "
+                     "to a group.\n\n## remove\n\n### Options\n\n--dry-run prints.\n"})
+    run = omh(repo, "memory", "recall", "--json", "which options does remove take, dry-run")
+    assert run.code == 0, run.err
+    (first, *_) = run.json()["results"]
+    assert first["section"] == {"heading": "Options", "within": "remove",
+                                "start_line": 11, "end_line": 13}
+    text = omh(repo, "memory", "recall", "which options does remove take, dry-run").out
+    assert "docs/cli.md § remove › Options, lines 11–13" in text

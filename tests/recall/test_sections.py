@@ -273,3 +273,50 @@ def test_a_section_with_lines_of_its_own_or_no_deeper_heading_after_it_is_kept()
         ("A", 1, 1), ("B", 3, 4), ("C", 6, 6)]
     # the lines before any heading (level 0) are never extended
     assert spanned(parts, Section(None, 1, 1)) == Section(None, 1, 1)
+
+
+REPEATED = """\
+# Commands
+
+## add
+
+### Options
+
+Add a package.
+
+## remove
+
+### Options
+
+Remove a package.
+
+## Options
+
+Global ones.
+"""
+
+
+def test_a_heading_the_document_repeats_is_named_with_the_one_it_is_under() -> None:
+    """`Options` under each command: the section says whose; a heading said once, or
+    one at the top with nothing over it, is named alone."""
+    found = [(s.heading, s.within, s.describe()) for s, _ in split(REPEATED)]
+    assert found == [
+        ("Commands", None, "§ Commands, line 1"), ("add", None, "§ add, line 3"),
+        ("Options", "add", "§ add › Options, lines 5–7"), ("remove", None, "§ remove, line 9"),
+        ("Options", "remove", "§ remove › Options, lines 11–13"),
+        ("Options", "Commands", "§ Commands › Options, lines 15–17")]
+    # a deeper heading closes nothing above it; a shallower one closes the deeper
+    text = "## A\n#### X\nx\n### B\n#### X\ny\n"
+    assert [s.describe() for s, _ in split(text)] == [
+        "§ A, line 1", "§ A › X, lines 2–3", "§ B, line 4", "§ B › X, lines 5–6"]
+
+
+def test_a_result_line_cuts_a_long_heading_and_the_one_it_is_under() -> None:
+    from omh_git_memory.recall.render import TITLE_WIDTH, section_label
+
+    long = "w" * (TITLE_WIDTH + 5)
+    label = section_label(Section(long, 3, 9, 3, within=long))
+    cut = "w" * (TITLE_WIDTH - 1) + "…"
+    assert label == f"§ {cut} › {cut}, lines 3–9"
+    fits = "v" * TITLE_WIDTH
+    assert section_label(Section(fits, 3, 3, 2, within=fits)) == f"§ {fits} › {fits}, line 3"
