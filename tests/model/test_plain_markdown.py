@@ -118,3 +118,22 @@ def test_the_title_line_is_the_parse_s_title_or_nothing(src: str, title: str | N
 def test_the_opening_heading_is_the_first_lines_of_any_level(
         src: str, opening: tuple[int, str] | None) -> None:
     assert plain_markdown.opening_heading(src) == opening
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        "para\n<!-- c -->\n## H\n",  # a comment may interrupt a paragraph: no refusal
+        "para\n<?php x ?>\n## H\n",  # and so may a processing instruction
+        "<pre>\n# x\n</pre>\n## H\n",  # `<pre>` where a block surely begins
+        "# T\n\n<pre>\n## x\n</pre>\n## H\n",  # and after a blank line
+        "<!-- c -->\n## H\n",  # a comment on the first line
+        "<!--\nc\n-->\n## H\n",  # a heading right after the line that ends HTML
+        "\n\n## H\n",  # blank lines first: the heading's line has a blank one before it
+    ],
+)
+def test_the_scan_answers_where_it_can_be_sure(src: str) -> None:
+    """Refusing is safe but costs a parse: these are sure, and the scan says so."""
+    scanned = plain_markdown.outline(src)
+    assert scanned is not None
+    assert scanned == _parsed_outline(src)

@@ -367,8 +367,31 @@ def _empty(path: Path) -> None:
     path.write_bytes(b"")
 
 
+def _reshaped(path: Path, at: int, value: Any) -> None:
+    """The index with its field `at` replaced by `value`, checked and private: a file
+    whose digest holds but whose shape is not an index's."""
+    import marshal
+
+    loaded = list(_index_payload(path.parent))
+    loaded[at] = value
+    write_checked(path, marshal.dumps(tuple(loaded)), mode=0o600)
+
+
+def _table_not_a_dict(path: Path) -> None:
+    _reshaped(path, 8, list(_index_payload(path.parent)[8].items()))
+
+
+def _blob_not_bytes(path: Path) -> None:
+    _reshaped(path, 9, _index_payload(path.parent)[9].decode("latin-1"))
+
+
+def _a_column_short(path: Path) -> None:
+    _reshaped(path, 4, _index_payload(path.parent)[4][:-1])  # one identity fewer
+
+
 @pytest.mark.parametrize("damage", [_torn, _flipped, _other_version, _other_code,
-                                    _rows_of_another_shape, _not_marshal, _empty])
+                                    _rows_of_another_shape, _not_marshal, _empty,
+                                    _table_not_a_dict, _blob_not_bytes, _a_column_short])
 def test_a_damaged_or_foreign_index_is_rebuilt(store: Path, repo_dir: Path,
                                               monkeypatch: pytest.MonkeyPatch,
                                               damage: Any) -> None:
@@ -524,3 +547,214 @@ def test_a_note_is_parsed_only_when_an_answer_quotes_it(store: Path, repo_dir: P
     assert searcher.local_notes.read == len(quoted)  # one file each, nothing else
     for doc in quoted:
         assert answered.notes[(doc.layer, doc.key)] == parse(Path(doc.location).read_text())
+
+
+def _spy_reads(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The index files `local_index` reads from now on, one entry a read."""
+    reads: list[Path] = []
+
+    def spied(path: Path) -> bytes | None:
+        reads.append(path)
+        return read_checked(path)
+
+    monkeypatch.setattr(local_index, "read_checked", spied)
+    return reads
+
+
+def test_a_settled_store_is_answered_from_memory_and_the_index_left_as_it_is(
+        store: Path, repo_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing changed: the server's next question neither reads the index file again
+    nor writes it (the same file, by inode, and its bytes)."""
+    _fill(store, 20)
+    _later(monkeypatch)
+    open_workspace(repo_dir).searcher()  # indexed, every identity trusted
+    index = store / INDEX_FILE
+    before = (index.stat().st_ino, index.read_bytes())
+    reads = _spy_reads(monkeypatch)
+    ws = open_workspace(repo_dir)
+    first = _answers(ws, indexed=True)
+    assert reads == [index]  # read once, by the new workspace
+    assert _answers(ws, indexed=True) == first
+    assert reads == [index]  # and not again
+    assert ws.index is not None and (ws.index.read, ws.index.parsed) == (0, 0)
+    assert (index.stat().st_ino, index.read_bytes()) == before
+
+
+def test_an_index_another_process_wrote_meanwhile_is_read_from_its_file(
+        store: Path, repo_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What another process indexed is taken from its file, not read again here."""
+    _fill(store, 20)
+    _later(monkeypatch)
+    ws = open_workspace(repo_dir)
+    ws.searcher()  # the index file, which each of the two below starts from
+    first, second = LocalIndex(ws.local, ws.notes), LocalIndex(ws.local, ws.notes)
+    first.layer()
+    _write(store, "two.md", note_text("two", body="the quokkaword lever\n"))
+    second.layer()  # indexes `two` and saves the index
+    first.read = first.parsed = 0
+    layer = first.layer()
+    assert (first.read, first.parsed) == (0, 0)
+    assert "two" in [d.key for d in layer.docs]
+
+
+@pytest.mark.parametrize(("before_edge", "read_again"), [(0, 0), (1, 1)])
+def test_a_file_is_trusted_once_its_times_are_racy_old(
+        store: Path, repo_dir: Path, monkeypatch: pytest.MonkeyPatch,
+        before_edge: int, read_again: int) -> None:
+    """RACY to the nanosecond, 2 s as docs/recall.md says: a file whose last change
+    is exactly 2 s before the read is trusted by its identity; one nanosecond later
+    it is read again. (No cache of parsed notes: parsing is the index's own.)"""
+    path = _write(store, "lever.md", note_text("lever", body="the lever sticks\n"))
+    info = path.stat()
+    edge = max(info.st_mtime_ns, info.st_ctime_ns) + 2_000_000_000 - before_edge
+    monkeypatch.setattr(local_index, "_now", lambda: edge)
+    index = LocalIndex(open_workspace(repo_dir).local)
+    index.layer()
+    index.layer()
+    assert (index.read, index.parsed) == (1 + read_again, 1)
+
+
+@pytest.mark.parametrize(("below", "parsed"), [(0, 1), (1, 0)])
+def test_the_cache_of_parsed_notes_is_asked_only_when_parsing_costs_more(
+        store: Path, repo_dir: Path, below: int, parsed: int) -> None:
+    """The bytes to parse times 20 (parsing costs some 20 times what loading the
+    cache does per byte) against the cache file's size: at exactly its size the
+    note is parsed; one byte less of cache, it is taken from the cache."""
+    from omh_git_memory.model.layers import Layer
+    from omh_git_memory.recall.local_notes import notes_cache
+
+    data = note_text("lever", body="the lever sticks\n").encode()
+    (store / "lever.md").write_bytes(data)
+    cache = notes_cache(store)
+    cache.read(Layer.LOCAL, "lever.md", f"{store}/lever.md", data)
+    cache.save()
+    cache = notes_cache(store)
+    size = len(data) * 20 - below
+    cache.size = lambda: size  # type: ignore[method-assign]
+    index = LocalIndex(open_workspace(repo_dir).local, cache)
+    assert [d.key for d in index.layer().docs] == ["lever"]
+    assert index.parsed == parsed
+
+
+def test_a_note_of_exactly_the_largest_size_is_indexed(store: Path, repo_dir: Path) -> None:
+    from omh_git_memory.model.note import MAX_NOTE_BYTES
+
+    text = note_text("big", body="okapiword\n\n")
+    text += "x" * (MAX_NOTE_BYTES - len(text.encode()) - 1) + "\n"
+    _write(store, "big.md", text)
+    assert (store / "big.md").stat().st_size == MAX_NOTE_BYTES
+    searcher = open_workspace(repo_dir).searcher()
+    assert [h.doc.key for h in recall(searcher, "okapiword").results] == ["big"]
+
+
+def test_a_note_that_cannot_be_read_any_more_leaves_the_answers_alone(
+        store: Path, repo_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file indexed before that cannot be read now (no permission, as for any
+    account but root; here `file_bytes` says so) is out of the index; the files after
+    it in the walk stay in it."""
+    from omh_git_memory.stores.store import LocalStore
+
+    for name in ("a", "b", "c"):
+        _write(store, f"{name}.md", note_text(name, body="the lever sticks\n"))
+    ws = open_workspace(repo_dir)
+    assert sorted(h.doc.key for h in recall(ws.searcher(), "sticks").results) == ["a", "b", "c"]
+    _later(monkeypatch)
+    (store / "a.md").write_text(note_text("a", body="the lever slides\n"))  # read again
+    file_bytes = LocalStore.file_bytes
+    monkeypatch.setattr(LocalStore, "file_bytes", lambda self, relpath: (
+        "cannot be read: Permission denied" if relpath == "a.md" else file_bytes(self, relpath)))
+    for searcher in (ws.searcher(), open_workspace(repo_dir).searcher()):
+        assert sorted(h.doc.key for h in recall(searcher, "sticks").results) == ["b", "c"]
+
+
+def test_the_index_is_renumbered_once_more_than_half_is_gone(
+        store: Path, repo_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Half of the slots gone are kept (renumbering rewrites every word's postings);
+    one more, and the live ones are renumbered."""
+    for i in range(10):
+        _write(store, f"n{i}.md", note_text(f"n{i}", body=f"the lever sticks {i}\n"))
+    _later(monkeypatch)
+    ws = open_workspace(repo_dir)
+    index = LocalIndex(ws.local)
+    index.layer()
+    for i in range(5):
+        (store / f"n{i}.md").unlink()
+    index.layer()
+    assert index._paths.count(None) == 5  # exactly half: kept
+    (store / "n5.md").unlink()
+    layer = index.layer()
+    assert index._paths == ["n6.md", "n7.md", "n8.md", "n9.md"]
+    assert [d.key for d in layer.docs] == ["n6", "n7", "n8", "n9"]
+    searcher = open_workspace(repo_dir).searcher()
+    assert sorted(h.doc.key for h in recall(searcher, "sticks").results) == [
+        "n6", "n7", "n8", "n9"]
+
+
+def test_a_folder_at_the_index_s_name_leaves_recall_working(store: Path, repo_dir: Path,
+                                                          monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    """The index cannot be written (a folder with a file in it holds its name): recall
+    answers from the notes, read again each time."""
+    _fill(store, 20)
+    _later(monkeypatch)
+    before = _answers(open_workspace(repo_dir), indexed=True)
+    (store / INDEX_FILE).unlink()
+    (store / INDEX_FILE).mkdir()
+    (store / INDEX_FILE / "kept").write_text("someone's\n")
+    ws = open_workspace(repo_dir)
+    assert _answers(ws, indexed=True) == before
+    assert (store / INDEX_FILE / "kept").read_text() == "someone's\n"
+
+
+def _aged(path: Path, seconds: float) -> Path:
+    os.utime(path, (time.time() - seconds,) * 2, follow_symlinks=False)
+    return path
+
+
+def test_a_crashed_writer_s_temporary_index_is_removed_once_stale(
+        store: Path, repo_dir: Path, tmp_path: Path) -> None:
+    """Saving the index removes `.tmp-…-.omh-index` files older than STALE_TEMP (by
+    their own time: a symlink's, never its target's); a fresh one may be another
+    writer's, and files of other names are not the index's."""
+    from omh_git_memory.recall.cache_files import STALE_TEMP
+
+    old = STALE_TEMP + 60
+    target = tmp_path / "target"
+    target.write_text("elsewhere\n")
+    stale = store / f".tmp-1-aaaa-{INDEX_FILE}"
+    stale.write_text("torn")
+    _aged(stale, old)
+    fresh = store / f".tmp-2-bbbb-{INDEX_FILE}"
+    fresh.write_text("being written")
+    link = store / f".tmp-3-cccc-{INDEX_FILE}"
+    link.symlink_to(target)
+    _aged(link, old)
+    others = [store / ".tmp-4-dddd-other", store / f".old-{INDEX_FILE}"]
+    for other in others:
+        other.write_text("not the index's\n")
+        _aged(other, old)
+    _write(store, "lever.md", note_text("lever", body="the lever sticks\n"))
+    open_workspace(repo_dir).searcher()  # indexes `lever`, saves the index
+    assert not os.path.lexists(stale)
+    assert not os.path.lexists(link) and target.read_text() == "elsewhere\n"
+    assert fresh.read_text() == "being written"
+    assert all(other.exists() for other in others)
+
+
+def test_a_temporary_index_exactly_stale_temp_old_is_kept(store: Path,
+                                                          monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    from omh_git_memory.recall.cache_files import STALE_TEMP
+    from omh_git_memory.stores.store import LocalStore
+
+    then = 1_700_000_000
+    temp = store / f".tmp-1-aaaa-{INDEX_FILE}"
+    temp.write_text("torn")
+    os.utime(temp, (then, then))
+    clock = SimpleNamespace(time=lambda: float(then + STALE_TEMP))
+    monkeypatch.setattr(local_index, "time", clock)
+    local_index._remove_stale_temporaries(LocalStore(store))
+    assert temp.exists()
+    monkeypatch.setattr(clock, "time", lambda: float(then + STALE_TEMP + 1))
+    local_index._remove_stale_temporaries(LocalStore(store))
+    assert not temp.exists()
