@@ -83,6 +83,25 @@ def test_rm_removes_a_file_left_empty_and_reports_truthfully(repo_dir: Path) -> 
     assert "Stop hook" not in second.out
 
 
+@pytest.mark.parametrize("text", [
+    '{\n  "permissions": {"allow": ["Bash(make test)"]}\n}\n',
+    '{"permissions": {"deny": ["Read(.env)"]}, "model": "x"}',
+    '{"permissions": {"allow": []}, "hooks": {"PreToolUse": []}}',
+], ids=["only permissions", "permissions and a model", "permissions and another hook"])
+def test_rm_claude_keeps_a_settings_file_that_holds_the_persons_permissions(
+    repo_dir: Path, text: str
+) -> None:
+    """An outside review: `omh mcp rm claude` could delete `.claude/settings.json` with
+    the person's permissions in it. The hook goes; the file stays, byte for byte."""
+    (repo_dir / ".claude").mkdir()
+    (repo_dir / SETTINGS).write_text(text)
+    assert omh(repo_dir, "mcp", "config", "claude", "--write").code == 0
+    assert stop_hook.installed(_settings(repo_dir))
+    removed = omh(repo_dir, "mcp", "rm", "claude")
+    assert removed.code == 0 and "nothing else was left" not in removed.out
+    assert (repo_dir / SETTINGS).read_text() == text
+
+
 def test_a_hand_made_hook_of_another_command_is_not_ours() -> None:
     text = json.dumps({"hooks": {"Stop": [{"hooks": [
         {"type": "command", "command": "omh memory review --summary --for claude && x"},
