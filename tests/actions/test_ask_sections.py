@@ -7,13 +7,16 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mcp import Client
 
-from omh_git_memory.actions.ask import Question, ask
+import omh_git_memory.actions.ask as asking
+from omh_git_memory.actions.ask import Documents, Question, ask, question_weights
 from omh_git_memory.actions.workspace import open_workspace
 from omh_git_memory.agent.sdk import build_server
+from omh_git_memory.recall.content_id import stub_id
 from omh_git_memory.recall.sections import Section
-from tests.helpers import make_repo, omh
+from tests.helpers import git, make_repo, omh
 from tests.helpers.mcp import text_of
 
 CONTRIBUTING = """\
@@ -162,3 +165,53 @@ def test_json_names_the_heading_a_repeated_heading_is_under(tmp_path: Path) -> N
                                 "start_line": 11, "end_line": 13}
     text = omh(repo, "memory", "recall", "which options does remove take, dry-run").out
     assert "docs/cli.md § remove › Options, lines 11–13" in text
+
+def test_a_word_every_document_holds_weighs_its_rarity_below_one(tmp_path: Path) -> None:
+    """A section is chosen by each question word's rarity: a word the whole store
+    holds weighs little (its idf is below 1), and is not raised to 1 by default."""
+    make_repo(tmp_path / "r", {"README.md": "# Widget\n\nThe widget.\n",
+                               "docs/a.md": "# A\n\nWidget setup.\n",
+                               "docs/b.md": "# B\n\nWidget teardown.\n"})
+    searcher = open_workspace(tmp_path / "r").searcher()
+    (common,) = [t for t in searcher.terms("widget") if t.content]
+    (rare,) = [t for t in searcher.terms("teardown") if t.content]
+    assert 0 < common.idf < 1 < rare.idf
+    weights = question_weights(searcher, ["widget", "widget teardown"])
+    assert weights == {common.word: common.idf, rare.word: rare.idf}
+
+
+def test_a_stub_whose_blob_the_clone_lacks_is_still_answered_without_a_section(
+    tmp_path: Path,
+) -> None:
+    """A partial or damaged clone lacks the document's contents after the index was
+    built: the command line's answer (no excerpts) still shows the result, with no
+    section to name."""
+    repo = _repo(tmp_path)
+    ws = open_workspace(repo)
+    ws.searcher()  # the index, built while the contents were there
+    blob = git(repo, "rev-parse", "HEAD:CONTRIBUTING.md").strip()
+    (repo / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    answered = ask(ws, Question("how do I run the nextest tests"))
+    assert answered.answer.results[0].doc.location == "CONTRIBUTING.md"
+    assert answered.sections == {}
+
+
+def test_a_process_keeps_the_sections_of_the_last_256_documents_it_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A server answering many questions tokenises a document once, within a bound:
+    the 257th document read pushes out the first."""
+    monkeypatch.setattr(asking, "_SECTIONS", {})
+    pygit = make_repo(tmp_path / "r", {"docs/a.md": "# A\n\n## Part\n\nText.\n"})
+    ws = open_workspace(tmp_path / "r")
+    (stub,) = [d for d in ws.searcher().docs if d is not None and d.is_stub]
+    docs = [stub._replace(source=stub_id(str(pygit.create_blob(f"# D{i}\n\nText {i}.\n")),
+                                         f"docs/d{i}.md"))
+            for i in range(257)]
+    texts = Documents(ws)
+    for doc in docs:
+        assert texts.sections(doc) is not None
+    kept = asking._SECTIONS
+    assert len(kept) == 256
+    where = [(d.content.blob_id, d.content.path) for d in docs]
+    assert where[0] not in kept and where[1] in kept and where[-1] in kept

@@ -82,6 +82,23 @@ def test_progress_redraws_at_most_every_tenth_of_a_second_but_always_the_end(
     ) + "; writing the index\n"
 
 
+def test_progress_waits_no_longer_than_its_half_second_and_its_tenth(
+    monkeypatch: pytest.MonkeyPatch, clock: _Clock
+) -> None:
+    # Both waits end at their mark: the bar is drawn once exactly half a second has
+    # gone, and again exactly a tenth later (times a float states exactly).
+    terminal = _stderr(monkeypatch, _Terminal())
+    report = output.progress_bar()
+    clock.now = -0.5
+    report(1, 400)
+    clock.now = 0.0
+    report(10, 400)
+    clock.now = 0.1
+    report(20, 400)
+    assert terminal.getvalue() == "".join(
+        f"\rindexing documents {_bar(done, 400)} {done}/400" for done in (10, 20))
+
+
 def test_progress_is_not_drawn_for_work_done_within_half_a_second(
     monkeypatch: pytest.MonkeyPatch, clock: _Clock
 ) -> None:

@@ -100,6 +100,21 @@ def test_a_path_that_is_no_regular_file_of_head_is_not_recorded(repo: Path,
     assert parse(text).field("cites") is None, text
 
 
+def test_a_topic_cites_what_its_evidence_section_names_and_nothing_else(repo: Path) -> None:
+    def topic(title: str, *sections: str) -> tuple[Citation, ...]:
+        args = [a for section in sections for a in ("--section", section)]
+        run = omh(repo, "memory", "remember", "--type", "topic", "--title", title, *args,
+                  "--json")
+        assert run.code == 0, run.err
+        return _cites(Path(run.json()["path"]).read_text(encoding="utf-8"))
+
+    # Evidence by any case; the files other sections name are not cited
+    assert topic("Header parsing", "Summary=src/util.py is another story",
+                 "EVIDENCE=src/app.py:2 strips them") == (
+        Citation("src/app.py", _blob(repo, "src/app.py")),)
+    assert topic("Helpers", "Summary=see src/util.py") == ()
+
+
 def test_a_symbol_one_file_defines_cites_that_file_and_one_of_two_none(repo: Path) -> None:
     text = _remember(repo, "`parse_header()` and `shared` both")
     assert _cites(text) == (Citation("src/app.py", _blob(repo, "src/app.py")),)

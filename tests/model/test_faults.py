@@ -25,6 +25,17 @@ def _child(fault: str) -> subprocess.Popen[str]:
                             text=True)
 
 
+@pytest.fixture
+def no_signal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A point run in the test's own process fails the test instead of signalling it:
+    a kill there would end the whole test run, not just this test."""
+    def refuse(pid: int, sig: int) -> None:
+        raise AssertionError(f"the point sent signal {sig} to the test process")
+
+    monkeypatch.setattr(os, "kill", refuse)
+
+
+@pytest.mark.usefixtures("no_signal")
 def test_point_does_nothing_unless_named(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OMH_FAULT", raising=False)
     monkeypatch.setenv("OMH_FAULT_ERRNO", "ENOSPC")
@@ -35,6 +46,7 @@ def test_point_does_nothing_unless_named(monkeypatch: pytest.MonkeyPatch) -> Non
     faults.point("commit:ref")
 
 
+@pytest.mark.usefixtures("no_signal")
 def test_point_raises_the_errno_named(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OMH_FAULT", "commit:ref")
     monkeypatch.setenv("OMH_FAULT_ERRNO", "ENOSPC")
@@ -44,6 +56,7 @@ def test_point_raises_the_errno_named(monkeypatch: pytest.MonkeyPatch) -> None:
     assert raised.value.strerror == os.strerror(errno.ENOSPC)
 
 
+@pytest.mark.usefixtures("no_signal")
 def test_point_raises_eio_for_an_errno_name_it_does_not_know(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OMH_FAULT", "commit:ref")
