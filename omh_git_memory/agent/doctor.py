@@ -28,6 +28,8 @@ from omh_git_memory.agent.harness import (
     server_command,
     shown_command,
 )
+from omh_git_memory.model.keys import printable
+from omh_git_memory.model.plural import count
 from omh_git_memory.stores.left_behind import Match
 
 if TYPE_CHECKING:
@@ -81,8 +83,9 @@ def diagnose(ws: Workspace, environ: Mapping[str, str] | None = None,
     # it (it builds the index meanwhile); the census is counted from that index after.
     cold = ws.cached_searcher() is None
     server = _server_checks(ws, env, None, trust) if cold else []
-    census = take_census(ws.searcher(progress=progress).docs,
-                         own_prefixes(ws.config().keys.templates))
+    local_files = ws.local_entries()
+    docs = ws.searcher(progress=progress, local=local_files).docs
+    census = take_census(docs, own_prefixes(ws.config().keys.templates))
     local = census.by_layer.get("local", 0)
     if env.get("OMH_LOCAL_STORE") and local == 0:
         checks.append(Check("census", Status.FAIL,
@@ -93,8 +96,25 @@ def diagnose(ws: Workspace, environ: Mapping[str, str] | None = None,
                             "0 notes: nothing committed, no documents, nothing remembered yet"))
     else:
         checks.append(Check("census", Status.OK, census.sentence()))
+    unreadable = [d.location for d in docs if d is not None and d.problem]
+    unreadable += [e.location for e in local_files if e.note is None]
+    if unreadable:
+        checks.append(Check("notes", Status.WARN, _unreadable(unreadable)))
     checks.extend(server if cold else _server_checks(ws, env, census.total, trust))
     return checks
+
+
+def _unreadable(files: list[str]) -> str:
+    """`2 notes cannot be read, so recall never returns them: .omh/notes/a.md,
+    /home/me/.omh/memory/…/b.md; `omh memory lint` says why`."""
+    named = ", ".join(printable(f) for f in files[:NAMED])
+    more = f" and {len(files) - NAMED} more" if len(files) > NAMED else ""
+    one = len(files) == 1
+    return (f"{count(len(files), 'note')} cannot be read, so recall never returns "
+            f"{'it' if one else 'them'}: {named}{more}; `omh memory lint` says why")
+
+
+NAMED: Final = 3  # unreadable notes named by the check
 
 
 # The least time a harness omh configures gives a server to answer its handshake by

@@ -122,3 +122,24 @@ def test_doctor_says_when_no_harness_file_starts_the_server_yet(
                                    "`omh mcp config HARNESS --write` writes one"), bare
     assert omh(repo_dir, "mcp", "config", "cursor", "--write").code == 0
     assert "no harness file" not in server()["detail"]
+
+
+def test_doctor_warns_of_notes_that_cannot_be_read(repo_dir: Path) -> None:
+    """A note recall can never return (a hand edit that broke its frontmatter) is
+    a warning that names it; the rest of the checks go on."""
+    from omh_git_memory.actions.workspace import open_workspace
+    from omh_git_memory.agent.doctor import NAMED, Status, diagnose
+    from tests.helpers import commit_files, local_store
+
+    assert omh(repo_dir, "init").code == 0
+    broken = "---\nkey: {k}\ntype: surprise\n---\n\n# {k}\n"
+    commit_files(repo_dir, {f".omh/notes/bad-{i}.md": broken.format(k=f"bad-{i}")
+                            for i in range(NAMED + 1)})
+    (local_store(repo_dir) / "mine.md").write_text(broken.format(k="mine"), encoding="utf-8")
+    checks = {c.name: c for c in diagnose(open_workspace(repo_dir), {"PATH": "/nowhere"})}
+    notes = checks["notes"]
+    assert notes.status is Status.WARN
+    assert notes.detail.startswith(f"{NAMED + 2} notes cannot be read, so recall never "
+                                   "returns them: ")
+    assert notes.detail.endswith(" and 2 more; `omh memory lint` says why")
+    assert checks["census"].status is Status.OK and "server" in checks
