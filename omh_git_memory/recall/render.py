@@ -29,6 +29,7 @@ def date_of(doc: Doc) -> str:
 
 
 TITLE_WIDTH: Final = 60  # a title longer than this is cut, with `…`
+KEY_COLUMN: Final = 48  # keys are padded to the longest, up to this width
 EXCERPTS: Final = 3  # results the MCP answer quotes from
 EXCERPT_BUDGET: Final = 1200  # bytes (UTF-8) of the whole excerpt block, EXCERPT_EACH a result
 EXCERPT_EACH: Final = EXCERPT_BUDGET // EXCERPTS
@@ -126,7 +127,9 @@ def render_tree(answer: Answer, stale: Mapping[tuple[str, str], str] | None = No
                           f"(omh memory show {shell_word(hit.doc.key)})", None))
         blocks.append(block)
     named = [(label, doc) for block in blocks for label, doc in block if doc]
-    width = max((len(label) for label, _ in named), default=0)
+    # Keys are aligned, but a key longer than KEY_COLUMN (a long first sentence)
+    # runs past the column on its own line rather than pushing every line right.
+    width = min(max((len(label) for label, _ in named), default=0), KEY_COLUMN)
     metas = {id(doc): f"{doc.layer} · {date_of(doc)}"
              + (" · stale" if (doc.layer, doc.key) in fired else "") for _, doc in named}
     meta_width = max((len(m) for m in metas.values()), default=0)

@@ -33,3 +33,18 @@ def test_quoted_lines_keep_tabs_and_escape_control_characters(tmp_path: Path) ->
     assert "\x1b" not in quoted and "\x07" not in quoted and "\u202e" not in quoted
     assert "Run\tthis:" in quoted  # a tab is kept: a command stays a command
     assert "\\x1b]0;owned\\x07 and \\u202eevil \\x1b[2J clear" in quoted
+
+
+def test_keys_are_aligned_up_to_a_column_and_a_longer_one_runs_past_it(tmp_path: Path) -> None:
+    from omh_git_memory.recall.render import KEY_COLUMN
+
+    long = "walrus-" + "tusk-" * 20 + "notes"  # a key longer than the column
+    make_repo(tmp_path / "r", {f"{long}.md": "# Walrus tusks\n\nWalrus tusks grow.\n",
+                               "walrus.md": "# Walrus\n\nWalrus tusks again.\n",
+                               "w.md": "# Tusks\n\nWalrus tusks, once more.\n"})
+    answered = ask(open_workspace(tmp_path / "r"), Question("walrus tusks"))
+    lines = {ln.split()[0]: ln for ln in render_tree(answered.answer).splitlines()}
+    assert set(lines) >= {long, "walrus", "w"}
+    # the short keys share one column, padded to KEY_COLUMN, not to the long key
+    assert lines["walrus"].index("team ·") == lines["w"].index("team ·") == KEY_COLUMN + 2
+    assert lines[long].index("team ·") == len(long) + 2
