@@ -253,10 +253,13 @@ def test_lint_findings_ride_in_the_description_and_nothing_when_clean(repo_dir: 
     assert omh(repo_dir, "init").code == 0
     assert "omh memory lint" not in _recall_description(repo_dir)  # a clean store
     root = open_workspace(repo_dir).local.root
+    (root / "alone.md").write_text(note_text("alone", body="Nothing links here.\n"))
+    assert omh(repo_dir, "memory", "lint").out.count("Orphan") >= 1
+    assert "omh memory lint" not in _recall_description(repo_dir)  # Orphan: the shape
     (root / "fence.md").write_text(note_text("fence", body="```\nnever closed\n"))
     described = _recall_description(repo_dir)  # the local store changed: linted again
-    assert ("`omh memory lint` finds 1 refused note and 1 warning in this store "
-            "(1 Orphan, 1 UnclosedFence); run it to list them.") in described, described
+    assert ("`omh memory lint` finds 1 refused note in this store "
+            "(1 UnclosedFence); run it to list them.") in described, described
     assert omh(repo_dir, "memory", "lint").code == 1  # the same counts, listed
     (root / "fence.md").unlink()
     assert "omh memory lint" not in _recall_description(repo_dir)

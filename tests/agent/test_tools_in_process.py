@@ -602,8 +602,8 @@ def test_the_description_carries_lint_s_counts_only_when_it_finds_something(
     assert clean.endswith("or the conflict blocks the task."), clean  # nothing after it
     (_local(repo_dir) / "fence.md").write_text(note_text("fence", body="```\nnever closed\n"))
     found = _serve(repo_dir, described)
-    assert found.endswith(" `omh memory lint` finds 1 refused note and 1 warning in this "
-                          "store (1 Orphan, 1 UnclosedFence); run it to list them."), found
+    assert found.endswith(" `omh memory lint` finds 1 refused note in this "
+                          "store (1 UnclosedFence); run it to list them."), found
 
 
 def test_both_tools_answer_text_not_structured_output(served: Path) -> None:
