@@ -456,7 +456,7 @@ class Tools:
             _record(ws, done.key, done.note)
             return (f"replaced local/{done.key} ({done.note.recorded.isoformat()}); it keeps "
                     f"its key. A person can share it with `omh memory promote "
-                    f"{shell_word(done.key)}`." + _waiting_links(done)
+                    f"{shell_word(done.key)}`." + _cited(done) + _waiting_links(done)
                     + _secret_warnings(done)
                     + "".join(_correction_warning(p, done.key.value) for p in done.repeats))
         if done.layer is Layer.LOCAL and done.written:

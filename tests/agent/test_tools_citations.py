@@ -58,6 +58,15 @@ def test_remember_over_mcp_records_the_cited_files_blob(repo: Path) -> None:
     assert "It cites src/server.py; recall says when that changes." in text_of(done)
 
 
+def test_a_replaced_note_says_what_it_cites_as_a_new_one_does(repo: Path) -> None:
+    corrected = {**NOTE, "evidence": "bind: address already in use, from src/server.py:1",
+                 "replaces": KEY}
+    first, second = _calls(repo, ("remember", NOTE), ("remember", corrected))
+    assert not second.is_error, text_of(second)
+    assert text_of(second).startswith(f"replaced local/{KEY}")
+    assert "It cites src/server.py; recall says when that changes." in text_of(second)
+
+
 def test_remember_on_the_command_line_says_what_it_cites(repo: Path) -> None:
     args = ["memory", "remember", "--expected", NOTE["expected"], "--observed",
             NOTE["observed"], "--evidence", NOTE["evidence"], "--answers", "why?"]
