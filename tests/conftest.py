@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -12,8 +13,13 @@ from tests.helpers import make_repo
 def isolated_home(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> Path:
-    """No test touches the real home directory or a real store."""
+    """No test touches the real home directory or a real store, nor leaves files in
+    the machine's temporary folder (an edit's kept copy, a crash log): each test has
+    a temporary folder of its own, which pytest cleans up."""
     home = tmp_path_factory.mktemp("home")
+    scratch = tmp_path_factory.mktemp("tmp")
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))  # gettempdir() caches it
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("OMH_HOME", str(home / ".omh"))
     monkeypatch.delenv("OMH_LOCAL_STORE", raising=False)
