@@ -126,14 +126,15 @@ def _list(items: list[Pending], session: str | None,
                 f"note ({fold_command(other, with_layer=True)}) and remove this one")
 
 
-_CHOICES = {"p": "promote", "e": "edit", "r": "remove", "k": "keep", "q": "quit"}
+_CHOICES = {"p": "promote", "e": "edit", "r": "remove", "k": "keep", "v": "view",
+            "q": "quit"}
 
 
 def _answer(read: Callable[[], str]) -> str:
-    """One choice from the person: p, r, k or q (a whole word works too; Enter keeps;
-    the end of input quits)."""
+    """One choice from the person: p, e, r, k, v or q (a whole word works too; Enter
+    keeps; the end of input quits)."""
     while True:
-        typer.echo("  promote, edit, remove, keep or quit? [p/e/r/k/q] (k) ", nl=False)
+        typer.echo("  promote, edit, remove, keep, view or quit? [p/e/r/k/v/q] (k) ", nl=False)
         sys.stdout.flush()
         line = read()
         if not line:  # end of input
@@ -145,7 +146,7 @@ def _answer(read: Callable[[], str]) -> str:
         for letter, name in _CHOICES.items():
             if word in (letter, name):
                 return name
-        typer.echo(f"  {word!r} is not a choice: answer p, e, r, k or q")
+        typer.echo(f"  {word!r} is not a choice: answer p, e, r, k, v or q")
 
 
 def _edit(ws: Workspace, item: Pending) -> Pending:
@@ -179,8 +180,12 @@ def _ask(ws: Workspace, items: list[Pending], signoff: bool) -> None:
         say(f"  {item.title}")
         say(f"  {item.path}")
         choice = _answer(sys.stdin.readline)
-        while choice == "edit":  # edit, then ask again about the note as saved
-            item = _edit(ws, item)
+        while choice in ("edit", "view"):  # then ask again about the note as it is
+            if choice == "edit":
+                item = _edit(ws, item)
+            elif item.entry.note is not None:  # the whole note, before deciding
+                for line in render(item.entry.note).splitlines():
+                    say(f"  | {line}")
             choice = _answer(sys.stdin.readline)
         if choice == "quit":
             done["not reached"] = len(items) - index + 1

@@ -97,7 +97,7 @@ def test_on_a_terminal_each_note_is_promoted_removed_or_kept(store: Path) -> Non
     # Newest first: NEW links nothing, TOPIC, then OLD.
     code, out = on_a_terminal(store, ["p", "r", "k"])
     assert code == 0, out
-    assert out.count("promote, edit, remove, keep or quit? [p/e/r/k/q]") == 3
+    assert out.count("promote, edit, remove, keep, view or quit? [p/e/r/k/v/q]") == 3
     assert "committed " in out and f"{NEW} is now in team" in out
     assert f"removed local/{TOPIC}" in out
     assert "promoted 1, removed 1, kept 1; push the branch" in out
@@ -107,6 +107,15 @@ def test_on_a_terminal_each_note_is_promoted_removed_or_kept(store: Path) -> Non
     assert "omh: promote " + NEW in git(store, "log", "-1", "--format=%s")
 
 
+def test_view_shows_the_whole_note_then_asks_again(store: Path) -> None:
+    code, out = on_a_terminal(store, ["v", "q"])
+    assert code == 0, out
+    assert out.count("[p/e/r/k/v/q]") == 2  # asked again about the same note
+    assert f"  | key: {NEW}" in out and "  | ## Observed" in out
+    assert "promoted 0, removed 0, kept 0, not reached 3" in out
+    assert len(omh(store, "memory", "review", "--json").json()["notes"]) == 3
+
+
 def test_a_refused_promote_prints_why_and_goes_on(store: Path) -> None:
     remembered(store, "Links to a local note.", "--relates-to", OLD, recorded="2026-11-04",
                source="cli", **PORT_NOTE)
@@ -114,7 +123,7 @@ def test_a_refused_promote_prints_why_and_goes_on(store: Path) -> None:
     assert code == 0, out
     assert "promote refused, nothing was committed:" in out
     assert "would dangle for a teammate" in out
-    assert out.count("[p/e/r/k/q]") == 2  # it went on to the next note, then quit
+    assert out.count("[p/e/r/k/v/q]") == 2  # it went on to the next note, then quit
     assert "promoted 0, removed 0, kept 1" in out
     assert len(omh(store, "memory", "review", "--json").json()["notes"]) == 4
 
@@ -122,7 +131,7 @@ def test_a_refused_promote_prints_why_and_goes_on(store: Path) -> None:
 def test_an_unknown_answer_asks_again_and_end_of_input_quits(store: Path) -> None:
     code, out = on_a_terminal(store, ["x", ""])  # then ^D
     assert code == 0, out
-    assert "'x' is not a choice: answer p, e, r, k or q" in out
+    assert "'x' is not a choice: answer p, e, r, k, v or q" in out
     assert "promoted 0, removed 0, kept 1" in out  # Enter keeps
     assert len(omh(store, "memory", "review", "--json").json()["notes"]) == 3
 
@@ -136,7 +145,7 @@ def test_signoff_reaches_promotes_made_in_review(store: Path) -> None:
 
 def test_json_on_a_terminal_never_asks(store: Path) -> None:
     code, out = on_a_terminal(store, [], "--json")
-    assert code == 0 and "[p/e/r/k/q]" not in out and '"notes"' in out
+    assert code == 0 and "[p/e/r/k/v/q]" not in out and '"notes"' in out
 
 
 def test_remove_in_review_leaves_a_note_rewritten_meanwhile(store: Path) -> None:
@@ -259,7 +268,7 @@ def test_edit_in_review_opens_the_editor_then_asks_again_about_the_note_as_saved
     code, out = on_a_terminal(store, ["e", "r", "q"], env=env)
     assert code == 0, out
     assert f"edited local/{NEW}" in out
-    assert out.count("[p/e/r/k/q]") == 3  # asked again after the edit, then the next note
+    assert out.count("[p/e/r/k/v/q]") == 3  # asked again after the edit, then the next note
     # The remove after the edit acts on the note as saved, not the one first shown.
     assert f"removed local/{NEW}" in out
     left = [n["key"] for n in omh(store, "memory", "review", "--json").json()["notes"]]

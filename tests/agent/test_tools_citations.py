@@ -62,7 +62,7 @@ def test_a_replaced_note_says_what_it_cites_as_a_new_one_does(repo: Path) -> Non
     corrected = {**NOTE, "evidence": "bind: address already in use, from src/server.py:1",
                  "replaces": KEY}
     first, second = _calls(repo, ("remember", NOTE), ("remember", corrected))
-    assert not second.is_error, text_of(second)
+    assert not first.is_error and not second.is_error, text_of(second)
     assert text_of(second).startswith(f"replaced local/{KEY}")
     assert "It cites src/server.py; recall says when that changes." in text_of(second)
 

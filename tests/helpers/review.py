@@ -52,7 +52,7 @@ def on_a_terminal(cwd: Path, answers: list[str], *args: str,
             if not chunk:
                 break
             out += chunk
-            while out.count(b"[p/e/r/k/q]") > prompts_seen:
+            while out.count(b"[p/e/r/k/v/q]") > prompts_seen:
                 prompts_seen += 1
                 if pending_answers:
                     os.write(master, pending_answers.pop(0).encode() + b"\n")

@@ -91,7 +91,7 @@ def _review_on_a_terminal(cwd: Path, on_prompt: list[tuple[object, str]]) -> tup
             if not chunk:
                 break
             out += chunk
-            while out.count(b"[p/e/r/k/q]") > seen:
+            while out.count(b"[p/e/r/k/v/q]") > seen:
                 seen += 1
                 if steps:
                     act, answer = steps.pop(0)
