@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 
 
 def recall(
-    question: Annotated[str, typer.Argument(help="What you want to know, in your words.")],
+    question: Annotated[list[str], typer.Argument(
+        help="What you want to know, in your words (quoted or not: the words are joined).")],
     also: Annotated[
         list[str] | None,
         typer.Option("--also", help="The same question in other words (repeat for more)."),
@@ -47,7 +48,7 @@ def recall(
     from omh_git_memory.recall.note_path import json_path
     from omh_git_memory.recall.render import date_of, render_tree
 
-    asked = Question(question, also or [])  # refused when empty, as the MCP recall is
+    asked = Question(" ".join(question), also or [])  # refused when empty, as over MCP
     ws = here(ref)
     if ws.pinned is None:  # a past commit's answer holds no local note to adopt
         warn_left_behind(ws)

@@ -521,3 +521,14 @@ def test_no_top_level_command_shares_a_name_with_a_memory_command() -> None:
     top |= {g.name for g in app.registered_groups if g.name}
     assert "init" in top and "recall" in memory_command_names()
     assert not top & memory_command_names()
+
+
+def test_recall_joins_the_words_of_an_unquoted_question(tmp_path: Path) -> None:
+    from tests.helpers import make_repo
+
+    make_repo(tmp_path / "r", {"docs/deploy.md": "# Deploy\n\n## Rollback\n\nSwitch back.\n"})
+    quoted = omh(tmp_path / "r", "memory", "recall", "--json", "how do I rollback a deploy")
+    unquoted = omh(tmp_path / "r", "memory", "recall", "how", "do", "--json", "I", "rollback",
+                   "a", "deploy")
+    assert quoted.code == unquoted.code == 0, unquoted.err
+    assert unquoted.json() == quoted.json() and quoted.json()["results"]
