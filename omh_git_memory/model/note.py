@@ -272,10 +272,11 @@ def _parse_head(text: str) -> _Head:
     (fields, body, the body's first line, key, type, source, recorded)."""
     fields, body, body_line = _split_frontmatter(text)
     values = {name: raw.strip() for name, raw in fields}
-    for name in REQUIRED_FIELDS:
-        if not values.get(name):
-            state = "is empty" if name in values else "is missing"
-            raise NoteParseError(f"frontmatter field `{name}` {state}", 1)
+    lacking = [name for name in REQUIRED_FIELDS if not values.get(name)]
+    if lacking:  # every one named, so a hand-written note is mended in one go
+        said = [_fields([n for n in lacking if n not in values], "missing"),
+                _fields([n for n in lacking if n in values], "empty")]
+        raise NoteParseError("frontmatter " + " and ".join(filter(None, said)), 1)
     try:
         key = Key(values["key"])
     except InvalidKey as err:
@@ -291,6 +292,16 @@ def _parse_head(text: str) -> _Head:
     except NoteParseError:  # its line looked up only for the message (a build reads every note)
         recorded = _parse_date(values["recorded"], _field_line(fields, "recorded"))
     return fields, body, body_line, key, kind, values["source"], recorded
+
+
+def _fields(names: list[str], state: str) -> str:
+    """`field `a` is missing`, `fields `a`, `b` and `c` are empty`; "" for none."""
+    if not names:
+        return ""
+    quoted = [f"`{n}`" for n in names]
+    if len(quoted) == 1:
+        return f"field {quoted[0]} is {state}"
+    return f"fields {', '.join(quoted[:-1])} and {quoted[-1]} are {state}"
 
 
 def render(note: Note) -> str:

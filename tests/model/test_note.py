@@ -133,6 +133,21 @@ def test_every_required_field_is_refused_missing_or_blank(field: str) -> None:
         parse(text.replace(line, f"{field}:   "))
 
 
+def test_every_missing_or_blank_field_is_named_at_once() -> None:
+    """A hand-written note is mended in one go: not one field per try."""
+    with pytest.raises(NoteParseError) as err:
+        parse("---\nkey: k\n---\n\n# k\n")
+    assert str(err.value) == "frontmatter fields `type`, `source` and `recorded` are missing"
+    with pytest.raises(NoteParseError) as err:
+        parse("---\nkey: k\ntype: topic\nsource:\nrecorded: \n---\n\n# k\n")
+    assert str(err.value) == "frontmatter fields `source` and `recorded` are empty"
+    with pytest.raises(NoteParseError) as err:
+        parse("---\ntype: topic\nsource:\n---\n\n# k\n")
+    assert str(err.value) == ("frontmatter fields `key` and `recorded` are missing and "
+                              "field `source` is empty")
+    assert err.value.line == 1
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [

@@ -133,7 +133,7 @@ def test_a_frontmatter_closed_at_the_very_end_is_a_note_with_no_body() -> None:
         str(err), 7)
     # An empty frontmatter closed the same way lacks its fields, and one whose
     # last line is a field still never closes.
-    assert "`key` is missing" in str(refusal("---\n---"))
+    assert "fields `key`, `type`, `source` and `recorded` are missing" in str(refusal("---\n---"))
     assert "never closes" in str(refusal("---\nkey: k\ntype: topic"))
     assert "never closes" in str(refusal("---\nkey: k\nabc"))  # a last line of three
 
@@ -274,7 +274,8 @@ def test_a_missing_or_empty_required_field_points_at_the_frontmatter() -> None:
 
 def test_an_empty_frontmatter_closes_and_then_lacks_its_fields() -> None:
     err = refusal("---\n---\n\n# t\n")
-    assert "`key` is missing" in str(err) and err.line == 1
+    assert "fields `key`, `type`, `source` and `recorded` are missing" in str(err)
+    assert err.line == 1
 
 
 def test_compose_refuses_an_item_that_reads_back_otherwise() -> None:
