@@ -261,6 +261,13 @@ def test_a_file_deleted_outright_or_moved_on_again_is_not_said_to_be_moved(
     assert _renamed(repo, {"app.py"}) == {}
 
 
+def test_only_the_paths_asked_after_are_answered(repo: Path) -> None:
+    git(repo, "mv", "src/util.py", "util.py")
+    git(repo, "mv", "src/app.py", "app.py")
+    commit_files(repo, {})
+    assert _renamed(repo, {"src/util.py"}) == {"src/util.py": "util.py"}
+
+
 def test_the_latest_move_of_a_path_is_the_one_given(repo: Path) -> None:
     git(repo, "mv", "src/util.py", "first.py")
     commit_files(repo, {})

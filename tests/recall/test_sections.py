@@ -320,3 +320,21 @@ def test_a_result_line_cuts_a_long_heading_and_the_one_it_is_under() -> None:
     assert label == f"§ {cut} › {cut}, lines 3–9"
     fits = "v" * TITLE_WIDTH
     assert section_label(Section(fits, 3, 3, 2, within=fits)) == f"§ {fits} › {fits}, line 3"
+
+
+def test_the_text_before_any_heading_is_never_extended_nor_given_a_headings_weight() -> None:
+    """The lines before the first heading have no level: never spanned over the
+    headings after them, and chosen by their words alone."""
+    text = "walrus tusks\n## A\na\n### B\nb\n"
+    parts = [s for s, _ in split(text)]
+    assert (parts[0].heading, parts[0].level) == (None, 0)
+    assert spanned(parts, parts[0]) == Section(None, 1, 1)
+    assert best_section(text, {"tusk": 1.0}) == Section(None, 1, 1)
+
+
+def test_a_heading_asked_weighs_in_however_small_the_scores() -> None:
+    """The heading's extra weight is a share of the score, whatever its size: with
+    weights far below 1 it still picks `## remove` over `## self remove`."""
+    text = ("## self remove\nThe self remove command removes a plugin package.\n\n"
+            "## remove\nThe remove command removes a package from the project and more\n")
+    assert best_section(text, {"remov": 0.01, "packag": 0.01}) == Section("remove", 4, 5)
