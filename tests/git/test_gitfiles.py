@@ -12,15 +12,20 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shutil
+import signal
+import stat
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pygit2
 import pytest
 
-from omh_git_memory.git import gitfiles
+from omh_git_memory.git import gitfiles, nofollow
 from omh_git_memory.git.gitfiles import (
     IndexLock,
     WorkdirUndo,
@@ -42,6 +47,30 @@ def _statvfs(monkeypatch: pytest.MonkeyPatch, free: int, files: int = 1000,
     """The file system reports `free` bytes free to an unprivileged writer."""
     info = SimpleNamespace(f_bavail=free // 512, f_frsize=512, f_files=files, f_favail=favail)
     monkeypatch.setattr(gitfiles.os, "statvfs", lambda _where: info)
+
+
+@pytest.fixture(autouse=True)
+def no_hangup() -> Iterator[None]:
+    """`alive` probes a pid with signal 0, and the pid it probes most is this test
+    run's own: a real signal sent there would end the whole run, not fail one test,
+    so a hang-up received fails the test instead."""
+    received: list[int] = []
+    previous = signal.signal(signal.SIGHUP, lambda signum, _frame: received.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGHUP, previous)
+    assert received == [], "the test process was sent SIGHUP"
+
+
+@pytest.fixture
+def umask() -> Iterator[int]:
+    """The usual umask, 022, for the test."""
+    previous = os.umask(0o022)
+    try:
+        yield 0o022
+    finally:
+        os.umask(previous)
 
 
 # --- describe: what a failure is called ---------------------------------------------
@@ -501,6 +530,78 @@ def test_index_lock_discard_removes_the_staged_index(tmp_path: Path) -> None:
     assert not lock.staged.exists()
 
 
+def test_index_lock_that_cannot_be_made_says_why(tmp_path: Path) -> None:
+    # A git dir whose path is just short enough to open, and index.lock's too long.
+    git_dir = tmp_path
+    while len(str(git_dir)) < 4090 - 200:
+        git_dir = git_dir / ("d" * 200)
+    git_dir = git_dir / ("d" * (4090 - len(str(git_dir)) - 1))
+    git_dir.mkdir(parents=True)
+    assert len(str(git_dir)) == 4090
+    with pytest.raises(GitFailure, match=r"^cannot lock the index at .*index\.lock: File name "
+                                         r"too long: "):
+        IndexLock(git_dir).acquire()
+
+
+def test_index_lock_whose_record_cannot_be_written_is_not_left_behind(tmp_path: Path) -> None:
+    git_dir = _git_dir(tmp_path)
+    (git_dir / "omh-index.lock.pid").mkdir()  # nothing can be renamed over it
+    (git_dir / "omh-index.lock.pid" / "x").write_bytes(b"")
+    with pytest.raises(GitFailure, match=r"^cannot lock the index at .*index\.lock: "):
+        IndexLock(git_dir).acquire()
+    assert not (git_dir / "index.lock").exists()
+
+
+def test_the_lock_its_record_and_what_undo_writes_have_the_usual_modes(
+        tmp_path: Path, umask: int) -> None:
+    git_dir = _git_dir(tmp_path)
+    lock = IndexLock(git_dir)
+    lock.acquire()
+    modes = {name: stat.S_IMODE(os.stat(git_dir / name).st_mode)
+             for name in ("index.lock", "omh-index.lock.pid")}
+    lock.release()
+    assert modes == {"index.lock": 0o644, "omh-index.lock.pid": 0o644}
+    work = tmp_path / "work"
+    work.mkdir()
+    assert WorkdirUndo(work).write("notes/a.md", b"x") is True
+    assert stat.S_IMODE(os.stat(work / "notes").st_mode) == 0o755
+    assert stat.S_IMODE(os.stat(work / "notes" / "a.md").st_mode) == 0o644
+
+
+def test_unfinished_is_not_live_through_a_symlinked_lock(tmp_path: Path) -> None:
+    lock = IndexLock(_git_dir(tmp_path))
+    job = _live_job(lock)
+    (tmp_path / "elsewhere").write_bytes(lock.path.read_bytes())  # the very line it holds
+    lock.path.unlink()
+    lock.path.symlink_to(tmp_path / "elsewhere")
+    assert lock.unfinished_is_live(job) is False
+
+
+def test_without_proc_the_lock_names_no_pid_namespace_and_still_works(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    git_dir = _git_dir(tmp_path)
+
+    def no_proc(path: str, *_: object, **__: object) -> str:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
+
+    monkeypatch.setattr(os, "readlink", no_proc)  # as where there is no /proc
+    lock = IndexLock(git_dir)
+    lock.acquire()
+    assert json.loads(lock.owner.read_text())["pidns"] == ""
+    lock.release()
+    assert not lock.path.exists()
+
+
+def test_alive_counts_another_accounts_process_as_running(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # The tests run as root, whom no process refuses a signal: a stand-in refuses it.
+    def not_yours(pid: int, sig: int) -> None:
+        raise PermissionError(errno.EPERM, os.strerror(errno.EPERM))
+
+    monkeypatch.setattr(os, "kill", not_yours)
+    assert alive(1) is True
+
+
 def test_alive_of_this_process_and_of_a_finished_one() -> None:
     done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True)
@@ -597,6 +698,67 @@ def test_undo_lists_a_file_below_a_link_and_still_puts_the_rest_back(tmp_path: P
     assert (tmp_path / "b.md").read_bytes() == b"committed\n"
 
 
+def test_undo_goes_on_past_a_file_whose_folder_the_user_removed(tmp_path: Path) -> None:
+    undo = WorkdirUndo(tmp_path)
+    undo.write("one/a.md", b"omh's\n")
+    undo.write("two/b.md", b"omh's\n")
+    shutil.rmtree(tmp_path / "two")
+    assert undo.run() == []
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_undo_keeps_a_link_the_user_put_where_omhs_file_was(tmp_path: Path) -> None:
+    undo = WorkdirUndo(tmp_path)
+    undo.write("a.md", b"omh's\n")
+    (tmp_path / "a.md").rename(tmp_path / "kept.md")
+    (tmp_path / "a.md").symlink_to("kept.md")  # a link to the very file omh wrote
+    assert undo.run() == []
+    assert (tmp_path / "a.md").is_symlink()
+
+
+def test_undo_of_a_deleted_file_the_user_put_back_as_it_was_is_no_failure(
+        tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_bytes(b"committed\n")
+    undo = WorkdirUndo(tmp_path)
+    undo.delete("a.md", b"committed\n")
+    (tmp_path / "a.md").write_bytes(b"committed\n")
+    assert undo.run() == []
+    assert (tmp_path / "a.md").read_bytes() == b"committed\n"
+
+
+def test_undo_lists_a_deleted_file_below_a_link_and_puts_the_rest_back(tmp_path: Path) -> None:
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "a.md").write_bytes(b"committed\n")
+    (tmp_path / "b.md").write_bytes(b"committed\n")
+    undo = WorkdirUndo(tmp_path)
+    undo.delete("notes/a.md", b"committed\n")
+    undo.delete("b.md", b"committed\n")
+    (tmp_path / "notes").rename(tmp_path / "moved")
+    (tmp_path / "notes").symlink_to(tmp_path / "moved")  # a link where its folder was
+    assert undo.run() == ["notes/a.md"]
+    assert not (tmp_path / "moved" / "a.md").exists()
+    assert (tmp_path / "b.md").read_bytes() == b"committed\n"
+
+
+def test_undo_lists_a_deleted_file_it_fails_to_write_and_puts_the_rest_back(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("a.md", "b.md"):
+        (tmp_path / name).write_bytes(b"committed\n")
+    undo = WorkdirUndo(tmp_path)
+    undo.delete("a.md", b"committed\n")
+    undo.delete("b.md", b"committed\n")
+    put = nofollow.put
+
+    def full_for_a(fd: int, name: str, data: bytes, **kwargs: Any) -> bool:
+        if name == "a.md":  # a full disk, played by a stand-in
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return put(fd, name, data, **kwargs)
+
+    monkeypatch.setattr(nofollow, "put", full_for_a)
+    assert undo.run() == ["a.md"]
+    assert (tmp_path / "b.md").read_bytes() == b"committed\n"
+
+
 def test_undo_without_a_working_tree_does_nothing(tmp_path: Path) -> None:
     undo = WorkdirUndo(None)
     assert undo.write("a.md", b"x") is False
@@ -608,6 +770,24 @@ def test_undo_write_refuses_a_file_on_the_way(tmp_path: Path) -> None:
     (tmp_path / "notes").write_bytes(b"")
     with pytest.raises(GitFailure, match="notes is not a plain directory on disk"):
         WorkdirUndo(tmp_path).write("notes/a.md", b"x")
+
+
+def test_undo_write_names_the_first_folder_that_is_not_one(tmp_path: Path) -> None:
+    (tmp_path / "notes").write_bytes(b"")
+    with pytest.raises(GitFailure, match=r"^notes is not a plain directory on disk"):
+        WorkdirUndo(tmp_path).write("notes/deep/a.md", b"x")
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts open files in /proc")
+def test_a_refused_write_leaves_no_folder_open(tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    undo = WorkdirUndo(tmp_path)
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(3):
+        with pytest.raises(GitFailure, match=r"^link is not a plain directory"):
+            undo.write("link/a.md", b"x")
+    assert len(os.listdir("/proc/self/fd")) == before
 
 
 def test_read_nofollow_reads_a_regular_file_through_plain_folders(tmp_path: Path) -> None:
