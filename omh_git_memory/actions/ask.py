@@ -91,7 +91,10 @@ def ask(ws: Workspace, question: Question, *, searcher: Searcher | None = None,
     fired = stale_marks(shown_docs(answer), ws.facts())
     notes = {}
     for hit in answer.results[:excerpts]:
-        note = note_of(ws.repo, ws.config(), hit.doc, searcher.local_notes)
+        try:
+            note = note_of(ws.repo, ws.config(), hit.doc, searcher.local_notes)
+        except GitFailure:  # a partial clone that lacks it: shown, with nothing to quote
+            note = None
         if note is not None:
             notes[(hit.doc.layer, hit.doc.key)] = note
     weights = question_weights(searcher, answer.question)

@@ -194,6 +194,10 @@ def test_a_stub_whose_blob_the_clone_lacks_is_still_answered_without_a_section(
     answered = ask(ws, Question("how do I run the nextest tests"))
     assert answered.answer.results[0].doc.location == "CONTRIBUTING.md"
     assert answered.sections == {}
+    # The MCP recall asks for excerpts: the same answer, with nothing to quote of it.
+    quoted = ask(ws, Question("how do I run the nextest tests"), excerpts=3)
+    assert quoted.answer.results[0].doc.location == "CONTRIBUTING.md"
+    assert quoted.notes == {} and quoted.quotes == {}
 
 
 def test_a_process_keeps_the_sections_of_the_last_256_documents_it_read(
