@@ -9,7 +9,8 @@ mentions, so that the asker can try the name the repository uses (docs/recall.md
 "A name nothing mentions").
 
 A name is a word of the question, past its first word and not the first word of a
-later sentence (nor the first after an area label, `docs: Fix …`), written with a
+later sentence (nor the first after an area label, `docs: Fix …`, nor such a
+label itself: a pasted error's `SolverProblemError: …`), written with a
 capital letter (`Postgres`, `JSON`, `CVEs`, `PyCharm`, `wolfSSL`) — not `I`; a
 sentence's first word only with a capital past its first letter (`PyCharm`). It is
 looked up whole, as the index keeps every
@@ -34,7 +35,7 @@ _SENTENCE_END: Final = (".", "?", "!", ":")  # `docs: Fix …` begins anew after
 def names(question: str) -> list[str]:
     """The words of `question` written as names (see above), as written, each once."""
     found: list[str] = []
-    start = True  # the next word begins a sentence
+    start = first = True  # the next word begins a sentence; it is the question's first
     for match in _WORD.finditer(question):
         raw = match.group()
         word = raw.strip(_EDGES)
@@ -43,7 +44,11 @@ def names(question: str) -> list[str]:
         # A sentence's first word is capitalised anyway: a name there needs a capital
         # past its first letter (`PyCharm`, `JSON`).
         capital = any(c.isupper() for c in (word[1:] if start else word))
-        if word and word != "I" and capital and word not in found:
+        # The question's first word as a label (`http: …`, a pasted error's
+        # `SolverProblemError: …`) says where or what kind, not what is asked about.
+        label = first and raw.endswith(":")
+        first = False
+        if word and word != "I" and capital and not label and word not in found:
             found.append(word)
         if word:
             start = raw.rstrip("\"')]}*`").endswith(_SENTENCE_END)

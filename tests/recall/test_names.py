@@ -32,6 +32,9 @@ bundle command; the executable runs without an installed interpreter.
     ("Why does it fail?", []),  # the first word begins the question
     ("it fails. Then what? Retry it", []),  # each begins a sentence
     ("docs: Fix the typo", []),  # the first word after an area label
+    ("SolverProblemError: Because it needs requests", []),  # a pasted error's label
+    ("HTTP2: Fix for PyCharm", ["PyCharm"]),  # the label only, not what follows
+    ("why does SolverProblemError: come up", ["SolverProblemError"]),  # not first
     ("can I skip it, and should I?", []),  # `I` names nothing
     ("compile (for WebAssembly) and call it from `JavaScript`",
      ["WebAssembly", "JavaScript"]),
