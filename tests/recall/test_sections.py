@@ -338,3 +338,12 @@ def test_a_heading_asked_weighs_in_however_small_the_scores() -> None:
     text = ("## self remove\nThe self remove command removes a plugin package.\n\n"
             "## remove\nThe remove command removes a package from the project and more\n")
     assert best_section(text, {"remov": 0.01, "packag": 0.01}) == Section("remove", 4, 5)
+
+
+def test_a_heading_asked_adds_a_half_not_more() -> None:
+    """HEADING_ASKED is 0.5: a section that holds both words of the question beats
+    one whose heading is one of them and whose text has the other not at all, even
+    though the heading is all asked."""
+    text = ("## Details\nremove package remove package\n\n"
+            "## remove\nThe step takes remove and more words here too.\n")
+    assert best_section(text, {"remov": 1.0, "packag": 1.0}) == Section("Details", 1, 2)
