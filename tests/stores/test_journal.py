@@ -9,10 +9,15 @@ mutants of journal.py that no test caught, or holds one of its guards."""
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import fcntl
 import hashlib
 import json
 import os
+import re
+import secrets
+import signal
 import stat
 import subprocess
 import sys
@@ -612,3 +617,516 @@ def test_switch_never_links_over_a_note_written_just_before_it_lands(
     assert (root / "c.md").read_bytes() == _note("c", "theirs")
     assert (root / "a.md").read_bytes() == _note("a")
     assert not list((root / journal.JOURNAL_DIR).iterdir())
+
+
+# --- the wait itself, on a clock the test moves (no real sleep) ------------------------
+
+
+class _Clock:
+    """`journal.time` with a monotonic clock that only `sleep` moves; the rest real."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+        self.sleeps: list[float] = []
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        assert seconds > 0, "a pause of nothing: the wait would spin"
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+    def __getattr__(self, name: str) -> object:
+        import time
+
+        return getattr(time, name)
+
+
+@pytest.mark.parametrize("errno_held", [None, errno.EAGAIN, errno.EACCES])
+def test_a_lock_freed_within_the_wait_is_taken_soon_after(
+        root: Path, monkeypatch: pytest.MonkeyPatch, errno_held: int | None) -> None:
+    """Held for 1.2 s of a 1.5 s wait: taken, at most 0.1 s after it was freed (the
+    pauses between tries grow from 5 ms to at most 0.1 s). EAGAIN and EACCES are how
+    some systems say "held", as BlockingIOError is."""
+    clock = _Clock()
+    monkeypatch.setattr(journal, "time", clock)
+    monkeypatch.setenv("OMH_LOCK_TIMEOUT", "1.5")
+    calls: list[int] = []
+    free_at = clock.now + 1.2
+
+    def flock(fd: int, operation: int) -> None:
+        calls.append(operation)
+        if clock.now >= free_at:
+            return
+        if errno_held is None:
+            raise BlockingIOError(errno.EAGAIN, "Resource temporarily unavailable")
+        raise OSError(errno_held, "held")
+
+    monkeypatch.setattr(fcntl, "flock", flock)
+    with journal.exclusive(root):
+        pass
+    assert free_at <= clock.now <= free_at + 0.1
+    assert clock.sleeps[:3] == [0.005, 0.01, 0.02] and max(clock.sleeps) == 0.1
+    assert calls[0] == fcntl.LOCK_EX | fcntl.LOCK_NB
+
+
+def test_a_wait_that_runs_out_ends_at_its_timeout_exactly(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Never freed: StoreBusy once the whole wait has passed, not a pause later (the
+    last pause is cut to what is left of the wait)."""
+    clock = _Clock()
+    start = clock.now
+    monkeypatch.setattr(journal, "time", clock)
+    monkeypatch.setenv("OMH_LOCK_TIMEOUT", "0.33")
+
+    def flock(fd: int, operation: int) -> None:
+        raise BlockingIOError(errno.EAGAIN, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(fcntl, "flock", flock)
+    with pytest.raises(StoreBusy, match=r"stayed locked for 0\.33s"), journal.reading(root):
+        pass
+    assert clock.now - start == pytest.approx(0.33)
+
+
+def test_a_lock_that_fails_otherwise_is_refused_at_once(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A flock that fails for another reason (no locks on this file system) is said,
+    not waited out as if the lock were held."""
+    clock = _Clock()
+    monkeypatch.setattr(journal, "time", clock)
+
+    def flock(fd: int, operation: int) -> None:
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(fcntl, "flock", flock)
+    with pytest.raises(StoreError) as caught, journal.exclusive(root):
+        pass
+    assert not isinstance(caught.value, StoreBusy)
+    assert str(caught.value) == (f"cannot lock the local store at {root / journal.LOCK_NAME}: "
+                                 "No locks available")
+    assert clock.sleeps == []
+
+
+# --- who holds the lock: named from /proc, also when a forked child inherited it ------
+
+_HOLD = r"""
+import os, sys
+from pathlib import Path
+from omh_git_memory.stores import journal
+with journal.exclusive(Path(sys.argv[1])):
+    if sys.argv[2] == "fork" and os.fork() == 0:
+        lock = os.path.realpath(Path(sys.argv[1]) / journal.LOCK_NAME)
+        for fd in os.listdir("/proc/self/fd"):  # a second descriptor of the lock: one holder
+            if os.path.realpath(f"/proc/self/fd/{fd}") == lock:
+                os.dup(int(fd))
+                break
+        os.write(1, f"child {os.getpid()}\n".encode())  # one write: never interleaved
+        sys.stdin.read()
+        os._exit(0)
+    os.write(1, f"holder {os.getpid()}\n".encode())
+    if sys.argv[2] == "fork":
+        os._exit(0)  # its child holds the lock through the descriptor it inherited
+    sys.stdin.read()
+"""
+
+
+@pytest.fixture
+def holder(root: Path, request: pytest.FixtureRequest) -> Iterator[dict[str, int]]:
+    """A process that took the store's lock with `journal.exclusive` (so it recorded
+    itself in the lock file) and holds it; with "fork", it forked a child and exited,
+    leaving the lock to the child. The pids, by role."""
+    from tests.helpers import ROOT
+
+    proc = subprocess.Popen([sys.executable, "-c", _HOLD, str(root), request.param],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.stdin is not None and proc.stdout is not None
+    pids: dict[str, int] = {}
+    try:
+        while len(pids) < (2 if request.param == "fork" else 1):
+            role, pid = proc.stdout.readline().split()
+            pids[role] = int(pid)
+        if request.param == "fork":
+            proc.wait(timeout=30)  # gone, not a zombie: /proc no longer has it
+        yield pids
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=30)
+        proc.stdout.close()
+        if "child" in pids:  # not ours to wait for: reparented when its parent exited
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pids["child"], signal.SIGTERM)
+
+
+@pytest.mark.parametrize("holder", ["hold"], indirect=True)
+def test_a_busy_lock_names_its_exclusive_holder_since_it_took_it(
+        root: Path, holder: dict[str, int], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OMH_LOCK_TIMEOUT", "0")
+    with pytest.raises(StoreBusy) as caught, journal.reading(root):
+        pass
+    said = str(caught.value)
+    pid = holder["holder"]
+    assert f"held by pid {pid} (exclusively, {sys.executable} -c " in said
+    assert re.search(rf"held by pid {pid} \(exclusively, .*, since \d{{4}}-\d\d-\d\d ", said,
+                     re.S)  # (the command shown is the -c script, line feeds and all)
+    assert "perhaps" not in said and "which is stopped" not in said
+
+
+@pytest.mark.parametrize("holder", ["hold"], indirect=True)
+def test_a_busy_lock_held_by_a_stopped_process_says_how_to_resume_it(
+        root: Path, holder: dict[str, int], monkeypatch: pytest.MonkeyPatch) -> None:
+    pid = holder["holder"]
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        for _ in range(1000):  # the stop is delivered asynchronously
+            if journal._stopped(pid):
+                break
+        monkeypatch.setenv("OMH_LOCK_TIMEOUT", "0")
+        with pytest.raises(StoreBusy) as caught, journal.exclusive(root):
+            pass
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert (f"which is stopped (Ctrl-Z or a debugger): `kill -CONT {pid}` resumes it"
+            in str(caught.value))
+
+
+@pytest.mark.parametrize("holder", ["fork"], indirect=True)
+def test_a_busy_lock_a_child_inherited_names_the_child_and_its_exited_parent(
+        root: Path, holder: dict[str, int], monkeypatch: pytest.MonkeyPatch) -> None:
+    """/proc/locks names the process that took the lock; once it has exited, the
+    message names the child that holds it now, found through /proc/PID/fdinfo (once,
+    though it has two descriptors of the lock). A process with a POSIX lock on the
+    same file (not the lock omh takes, nor one that blocks it) is no holder."""
+    posix = _waiting("-c", "import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDWR); "
+                           "fcntl.lockf(fd, fcntl.LOCK_EX); print('ok', flush=True); "
+                           "sys.stdin.read()", str(root / journal.LOCK_NAME))
+    monkeypatch.setenv("OMH_LOCK_TIMEOUT", "0")
+    try:
+        with pytest.raises(StoreBusy) as caught, journal.reading(root):
+            pass
+    finally:
+        _done(posix)
+    said = str(caught.value)
+    assert f"pid {posix.pid}" not in said
+    child, parent = holder["child"], holder["holder"]
+    assert re.search(rf"held by pid {child} \(exclusively, {re.escape(sys.executable)} -c "
+                     rf"[^;]*\), which inherited it from pid {parent}, since \d{{4}}-\d\d-\d\d "
+                     r"[^;]* \(that process has exited\);", said, re.S), said
+    assert said.count("held by") == 1 and said.count(f"pid {child}") == 1
+    assert "cannot see which" not in said
+
+
+@pytest.mark.parametrize("holder", ["fork"], indirect=True)
+def test_a_busy_lock_whose_heir_omh_cannot_see_says_so(
+        root: Path, holder: dict[str, int], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The child holding the lock is out of sight (another account's process, whose
+    /proc/PID/fd omh may not read): the exited parent is named, and that much said."""
+    monkeypatch.setattr(journal, "_holding_processes", lambda st: [])
+    monkeypatch.setenv("OMH_LOCK_TIMEOUT", "0")
+    with pytest.raises(StoreBusy) as caught, journal.reading(root):
+        pass
+    assert re.search(rf"held by a process that inherited it from pid {holder['holder']}, "
+                     r"since [^;]* \(that process has exited; omh cannot see which holds it "
+                     r"now\);", str(caught.value))
+
+
+def _waiting(*argv: str) -> subprocess.Popen[str]:
+    """A process of ours running `argv` after python, ready (it said so), waiting on
+    its stdin."""
+    proc = subprocess.Popen([sys.executable, *argv], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline() == "ok\n"
+    return proc
+
+
+def _done(proc: subprocess.Popen[str]) -> None:
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.close()
+    proc.wait(timeout=30)
+    proc.stdout.close()
+
+
+@pytest.mark.parametrize("length", [80, 81])
+def test_a_holder_s_command_is_shown_whole_up_to_80_characters(length: int) -> None:
+    script = "import sys; print('ok', flush=True); sys.stdin.read()"
+    command = f"{sys.executable} -c {script} "
+    command += "x" * (length - len(command))
+    proc = _waiting("-c", script, command.rsplit(" ", 1)[1])
+    try:
+        shown = journal._command_of(proc.pid)
+    finally:
+        _done(proc)
+    assert shown == (command if length <= 80 else command[:77] + "...")
+
+
+def test_a_running_process_named_with_parentheses_is_not_taken_for_stopped() -> None:
+    """/proc/PID/stat is `pid (name) state …`, and a name may hold parentheses: the
+    state follows the last `)`."""
+    proc = _waiting("-c", "import sys; open('/proc/self/comm', 'w').write('a) T (b'); "
+                          "print('ok', flush=True); sys.stdin.read()")
+    try:
+        assert not journal._stopped(proc.pid)
+        os.kill(proc.pid, signal.SIGSTOP)
+        try:
+            assert any(journal._stopped(proc.pid) for _ in range(1000))
+        finally:
+            os.kill(proc.pid, signal.SIGCONT)
+    finally:
+        _done(proc)
+
+
+def test_a_process_gone_has_no_command_and_is_not_stopped() -> None:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait(timeout=30)
+    assert journal._command_of(proc.pid) == ""
+    assert journal._stopped(proc.pid) is False
+
+
+def test_a_reader_finishes_a_journal_only_with_the_lock_to_itself(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another reader holds the lock shared: finishing the switch would change files
+    under it, so the journal waits (this read goes on, unlocked from the change);
+    the next reader alone finishes it."""
+    _plant(root, [{"path": "c.md", "old": None, "new": _sha(_note("c")), "staged": "new-0"}],
+           {"new-0": _note("c")})
+    monkeypatch.setenv("OMH_LOCK_TIMEOUT", "0")
+    other = os.open(root / journal.LOCK_NAME, os.O_RDONLY)
+    try:
+        fcntl.flock(other, fcntl.LOCK_SH)
+        with journal.reading(root) as locked:
+            assert locked and not (root / "c.md").exists()
+    finally:
+        os.close(other)
+    assert (root / journal.JOURNAL_DIR / "planted" / journal.PLAN_NAME).exists()
+    with journal.reading(root) as locked:
+        assert locked and (root / "c.md").read_bytes() == _note("c")
+
+
+def test_a_busy_lock_names_every_process_holding_it(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two readers of other processes share the lock (and this one holds it too, by
+    another descriptor, which it never names): both are named."""
+    hold = ("import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); "
+            "fcntl.flock(fd, fcntl.LOCK_SH); print('ok', flush=True); sys.stdin.read()")
+    readers = [_waiting("-c", hold, str(root / journal.LOCK_NAME)) for _ in range(2)]
+    mine = os.open(root / journal.LOCK_NAME, os.O_RDONLY)
+    monkeypatch.setenv("OMH_LOCK_TIMEOUT", "0")
+    try:
+        fcntl.flock(mine, fcntl.LOCK_SH)
+        with pytest.raises(StoreBusy) as caught, journal.exclusive(root):
+            pass
+    finally:
+        os.close(mine)
+        for reader in readers:
+            _done(reader)
+    said = str(caught.value)
+    for reader in readers:
+        assert f"by pid {reader.pid} (shared, " in said
+    assert f"pid {os.getpid()}" not in said
+
+
+def test_a_switch_goes_on_beside_what_recovery_left_in_the_journal_folder(
+        root: Path, tmp_path: Path) -> None:
+    """A stray link in `.omh-journal` (never followed, so never removed) keeps the
+    folder; recovery still finishes the journal after it, and a switch still runs."""
+    (root / journal.JOURNAL_DIR).mkdir()
+    (root / journal.JOURNAL_DIR / "a-stray").symlink_to(tmp_path)
+    _plant(root, [{"path": "c.md", "old": None, "new": _sha(_note("c")), "staged": "new-0"}],
+           {"new-0": _note("c")}, name="z")
+    with journal.exclusive(root):
+        assert (root / "c.md").read_bytes() == _note("c")
+        journal.switch(root, [FileChange("d.md", None, _note("d"))])
+    assert (root / "d.md").read_bytes() == _note("d")
+    assert os.listdir(root / journal.JOURNAL_DIR) == ["a-stray"]
+
+
+def test_the_journal_is_0700_whatever_the_umask(root: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """mkdir's mode is masked by the umask (here one that takes the owner's execute
+    bit too); the folders are set to 0700 after."""
+    seen: list[int] = []
+
+    def look(name: str) -> None:
+        if name == "journal:decided":
+            base = root / journal.JOURNAL_DIR
+            seen.extend(_mode(p) for p in (base, *base.iterdir()))
+
+    monkeypatch.setattr(faults, "point", look)
+    old = os.umask(0o177)
+    try:
+        journal.switch(root, [FileChange("c.md", None, _note("c"))])
+    finally:
+        os.umask(old)
+    assert seen == [0o700, 0o700]
+    assert (root / "c.md").read_bytes() == _note("c")
+
+
+def test_a_journal_that_cannot_be_made_changes_nothing(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its name taken (by a file: as if the folder could not be made) — refused in
+    words, nothing changed, and what holds the name left alone."""
+    (root / journal.JOURNAL_DIR).mkdir()
+    (root / journal.JOURNAL_DIR / "taken").write_text("someone's")
+    monkeypatch.setattr(secrets, "token_hex", lambda n: "taken")
+    with pytest.raises(StoreError, match=r"cannot write into .*; nothing was changed"):
+        journal.switch(root, [FileChange("c.md", None, _note("c"))])
+    assert not (root / "c.md").exists()
+    assert (root / journal.JOURNAL_DIR / "taken").read_text() == "someone's"
+
+
+def test_a_plan_that_is_a_symlink_is_never_followed_and_dropped(root: Path,
+                                                              tmp_path: Path) -> None:
+    elsewhere = tmp_path / "plan.json"
+    plan = json.dumps([{"path": "a.md", "old": _sha(_note("a")), "new": None, "staged": None}])
+    elsewhere.write_text(plan)
+    folder = root / journal.JOURNAL_DIR / "planted"
+    folder.mkdir(parents=True)
+    (folder / journal.PLAN_NAME).symlink_to(elsewhere)
+    journal.recover(root)
+    assert (root / "a.md").read_bytes() == _note("a")
+    assert elsewhere.read_text() == plan
+    assert not (root / journal.JOURNAL_DIR).exists()
+
+
+def test_a_switch_whose_first_file_lies_under_a_symlink_is_dropped(
+        root: Path, tmp_path: Path) -> None:
+    """The renamed note's folder is a link out of the store: nothing is written there,
+    nothing else is switched, and the caller is told to run the command again."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (root / "link").symlink_to(outside)
+    with pytest.raises(ChangedMeanwhile, match="changed while omh switched its files"):
+        journal.switch(root, [FileChange("link/c.md", None, _note("c")),
+                              FileChange("a.md", _note("a"), None)])
+    assert list(outside.iterdir()) == []
+    assert (root / "a.md").read_bytes() == _note("a")
+
+
+def test_a_switch_whose_first_file_became_a_folder_meanwhile_is_dropped(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def meanwhile(name: str) -> None:
+        if name == "journal:decided":
+            (root / "c.md").mkdir()
+
+    monkeypatch.setattr(faults, "point", meanwhile)
+    with pytest.raises(ChangedMeanwhile, match="changed while omh switched its files"):
+        journal.switch(root, [FileChange("c.md", None, _note("c")),
+                              FileChange("a.md", _note("a"), None)])
+    assert (root / "c.md").is_dir() and (root / "a.md").read_bytes() == _note("a")
+
+
+def test_a_switch_removes_every_file_it_names(root: Path) -> None:
+    journal.switch(root, [FileChange("c.md", None, _note("c")),
+                          FileChange("a.md", _note("a"), None),
+                          FileChange("sub/b.md", _note("sub/b"), None)])
+    assert _files(root) == {"c.md": _note("c")}
+
+
+def test_recovery_skips_a_step_with_nothing_staged_and_goes_on(root: Path) -> None:
+    """A planted step that would change a file but stages nothing: left as it is."""
+    _plant(root, [{"path": "c.md", "old": None, "new": _sha(_note("c")), "staged": "new-0"},
+                  {"path": "a.md", "old": _sha(_note("a")), "new": _sha(b"x"),
+                   "staged": None},
+                  {"path": "sub/b.md", "old": _sha(_note("sub/b")), "new": None,
+                   "staged": None}],
+           {"new-0": _note("c")})
+    journal.recover(root)
+    assert _files(root) == {"a.md": _note("a"), "c.md": _note("c")}
+
+
+def test_a_later_file_written_just_before_it_lands_is_kept_and_the_rest_switched(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = journal.make_private_dirs
+
+    def meanwhile(directory: Path, top: Path) -> None:
+        real(directory, top)
+        if directory == root / "x" and not (root / "x" / "d.md").exists():
+            (root / "x" / "d.md").write_bytes(_note("x/d", "theirs"))
+
+    monkeypatch.setattr(journal, "make_private_dirs", meanwhile)
+    journal.switch(root, [FileChange("c.md", None, _note("c")),
+                          FileChange("x/d.md", None, _note("x/d")),
+                          FileChange("y/e.md", None, _note("y/e"))])
+    assert (root / "x" / "d.md").read_bytes() == _note("x/d", "theirs")
+    assert (root / "c.md").exists() and (root / "y" / "e.md").read_bytes() == _note("y/e")
+
+
+def test_recovery_that_cannot_place_the_first_file_switches_nothing(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refused(src: object, dst: object) -> None:
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(os, "link", refused)
+    _plant(root, [{"path": "c.md", "old": None, "new": _sha(_note("c")), "staged": "new-0"},
+                  {"path": "a.md", "old": _sha(_note("a")), "new": None, "staged": None}],
+           {"new-0": _note("c")})
+    journal.recover(root)
+    assert _files(root) == {"a.md": _note("a"), "sub/b.md": _note("sub/b")}
+    assert not (root / journal.JOURNAL_DIR).exists()
+
+
+def test_empty_dirs_outside_the_root_are_never_pruned(tmp_path: Path) -> None:
+    root = tmp_path / "store"
+    root.mkdir()
+    (tmp_path / "beside" / "deeper").mkdir(parents=True)
+    journal.prune_empty_dirs(tmp_path / "beside" / "deeper", root)
+    assert (tmp_path / "beside" / "deeper").is_dir()
+
+
+def _shared_too(root: Path) -> bool:
+    """Whether another reader could take the lock shared now, without waiting."""
+    fd = os.open(root / journal.LOCK_NAME, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def test_readers_and_writers_of_single_files_share_the_lock(root: Path) -> None:
+    """Only a switch of several files holds the lock alone; a reader that finished a
+    journal a dead writer left holds it shared again to read."""
+    _plant(root, [{"path": "c.md", "old": None, "new": _sha(_note("c")), "staged": "new-0"}],
+           {"new-0": _note("c")})
+    with journal.reading(root) as locked:
+        assert locked and (root / "c.md").exists()
+        assert _shared_too(root)
+    with journal.writing(root):
+        assert _shared_too(root)
+    with journal.exclusive(root):
+        assert not _shared_too(root)
+
+
+def test_a_reader_with_no_journal_left_never_waits_for_the_lock_to_itself(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another reader holds the lock: with nothing to finish (no journal folder, or an
+    empty one), this reader reads beside it at once."""
+    clock = _Clock()
+    monkeypatch.setattr(journal, "time", clock)
+    monkeypatch.setenv("OMH_LOCK_TIMEOUT", "5")
+    other = os.open(root / journal.LOCK_NAME, os.O_RDONLY)
+    try:
+        fcntl.flock(other, fcntl.LOCK_SH)
+        for make in (False, True):
+            if make:
+                (root / journal.JOURNAL_DIR).mkdir()
+            with journal.reading(root) as locked:
+                assert locked
+    finally:
+        os.close(other)
+    assert clock.sleeps == []
+
+
+def test_a_writer_makes_the_lock_file_private_and_a_reader_leaves_it(root: Path) -> None:
+    """The lock file says who holds the store (a pid and a host): 0600 once anyone
+    writes, whatever it was; a reader changes nothing in the store."""
+    (root / journal.LOCK_NAME).chmod(0o644)
+    with journal.reading(root) as locked:
+        assert locked
+    assert _mode(root / journal.LOCK_NAME) == 0o644
+    with journal.writing(root):
+        pass
+    assert _mode(root / journal.LOCK_NAME) == 0o600
