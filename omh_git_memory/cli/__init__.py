@@ -328,7 +328,9 @@ def _confirm_on_terminal(question: str) -> bool:
     """A yes from the person at the terminal; False (nobody asked) when stdin or
     stderr is not one, so a script never hangs on the question."""
     try:
-        on_terminal = sys.stdin.isatty() and sys.stderr.isatty()
+        from omh_git_memory.cli.output import is_terminal
+
+        on_terminal = is_terminal(sys.stdin) and is_terminal(sys.stderr)
     except (AttributeError, ValueError):  # no stdin at all, or a closed one
         on_terminal = False
     if not on_terminal:
@@ -404,18 +406,24 @@ def _leave(code: object) -> None:
 
     if threading.active_count() > 1 or not (code is None or isinstance(code, int)):
         return
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError):
+    if not _flushed():
         return
     atexit._run_exitfuncs()  # CPython's own, the only way to run them before leaving
+    if _flushed():
+        os._exit(code or 0)
+
+
+def _flushed() -> bool:
+    """Both streams flushed; False when one cannot be (a closed pipe, a full disk).
+    A stream Python has as None (its descriptor was closed at start) has nothing to
+    flush."""
     try:
-        sys.stdout.flush()
-        sys.stderr.flush()
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
     except (OSError, ValueError):
-        return
-    os._exit(code or 0)
+        return False
+    return True
 
 
 def _run(args: list[str]) -> None:

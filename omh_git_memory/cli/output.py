@@ -7,7 +7,7 @@ import datetime as dt
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import IO, TYPE_CHECKING, Final
 
 import typer
 
@@ -59,7 +59,7 @@ def progress_bar() -> Callable[[int, int], None]:
     shown: list[float] = []  # when the bar was last drawn: empty until it first is
 
     def report(done: int, total: int) -> None:
-        if not sys.stderr.isatty():
+        if not is_terminal(sys.stderr):
             return
         now = time.monotonic()
         started[:] = started or [now]
@@ -140,3 +140,9 @@ def recorded_day(recorded: str | None) -> dt.date | None:
     except ValueError:
         raise NoteRefused(
             f"--recorded {recorded!r} is not a date that exists (YYYY-MM-DD)") from None
+
+
+def is_terminal(stream: IO[str] | None) -> bool:
+    """Whether `stream` is a terminal; False for a stream Python has as None (its
+    descriptor was closed when the process started: `omh … 2>&-`)."""
+    return stream is not None and stream.isatty()

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from omh_git_memory.cli.output import emit_json, here, say, usage_error
+from omh_git_memory.cli.output import emit_json, here, is_terminal, say, usage_error
 
 if TYPE_CHECKING:
     from omh_git_memory.actions.near_duplicate import Pair
@@ -75,7 +75,7 @@ def review(
     _list(items, session, repeats)
     for e in broken:
         say(f"unreadable: {e.location}: {e.problem} (omh memory lint says more)")
-    if items and sys.stdin.isatty() and sys.stdout.isatty():
+    if items and is_terminal(sys.stdin) and is_terminal(sys.stdout):
         _ask(ws, items, signoff)
     elif items:  # a script or an agent: what it can do with the list
         say("promote with `omh memory promote KEY…`, drop with `omh memory rm KEY`; "
@@ -96,7 +96,8 @@ def _summary(session: str | None, hook_format: HookFormat | None, as_json: bool)
         from omh_git_memory.agent.session_end import hook_input, question
 
         # Without a session nothing tells whether this one recorded a note: no question.
-        given = hook_input("" if session is None or sys.stdin.isatty() else sys.stdin.read())
+        given = hook_input("" if session is None or sys.stdin is None or is_terminal(sys.stdin)
+                           else sys.stdin.read())
         ask = question(given, len(notes), ws.repo.common_dir / "omh")
         said = {"systemMessage": line} if line is not None else {}
         if ask is not None or said:

@@ -84,3 +84,17 @@ def test_called_with_arguments_main_raises_as_before(repo: Path) -> None:
     with pytest.raises(SystemExit) as done:
         cli.main(["memory", "show", "sockets"])
     assert done.value.code == 0
+
+
+@pytest.mark.parametrize("closed", [1, 2])
+def test_a_stream_closed_from_the_start_keeps_the_exit_status(repo: Path, closed: int) -> None:
+    """`omh … >&-` or `2>&-`: Python has that stream as None, which has nothing to
+    flush; the command's own status stands (0 here, 2 for a usage error)."""
+    def run(*args: str) -> int:
+        return subprocess.run([sys.executable, "-m", "omh_git_memory", *args], cwd=repo,
+                              env=dict(os.environ), stdin=subprocess.DEVNULL,
+                              pass_fds=(), close_fds=True, timeout=60,
+                              preexec_fn=lambda: os.close(closed)).returncode
+
+    assert run("memory", "list") == 0
+    assert run("memory", "recall") == 2
