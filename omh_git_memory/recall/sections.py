@@ -25,7 +25,9 @@ from typing import Final
 from omh_git_memory.recall.document import indexed_part
 from omh_git_memory.recall.tokens import is_function_word, words
 
-_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+# An ATX heading: its `#`s, then nothing or white space and its text (a closing
+# sequence is taken off by hand: a pattern for it backtracks over long white space).
+_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*))?$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 HEADING_WEIGHT: Final = 2  # a heading's words count this many times in its section
 # A section whose heading's content words are all the question's scores this much
@@ -92,7 +94,7 @@ def split(text: str) -> list[tuple[Section, list[str]]]:
         match = _HEADING.match(line)
         if match:
             _close(out, heading, start, lines[start:_end(start, at, indexed)], level, within)
-            heading, start = " ".join((match.group(2) or "").split()) or None, at
+            heading, start = " ".join(_closed(match.group(2) or "").split()) or None, at
             level = len(match.group(1))
             while opened_under and opened_under[-1][0] >= level:
                 opened_under.pop()
@@ -102,6 +104,16 @@ def split(text: str) -> list[tuple[Section, list[str]]]:
     repeated = Counter(s.heading for s, _ in out)
     return [(s if repeated[s.heading] > 1 else replace(s, within=None), lines)
             for s, lines in out]
+
+
+def _closed(text: str) -> str:
+    """A heading's text without its closing `#`s (`## Changelog ##`): a run of `#`
+    after white space, or the whole text when it is only `#`s."""
+    kept = text.rstrip(" \t")
+    body = kept.rstrip("#")
+    if body == kept or (body and body[-1] not in " \t"):
+        return kept
+    return body
 
 
 def _end(start: int, stop: int, indexed: int) -> int:

@@ -137,3 +137,17 @@ def test_the_scan_answers_where_it_can_be_sure(src: str) -> None:
     scanned = plain_markdown.outline(src)
     assert scanned is not None
     assert scanned == _parsed_outline(src)
+
+
+def test_a_closing_sequence_is_taken_off_as_mistunes_pattern_takes_it() -> None:
+    """`without_closing` answers as mistune's `re.sub(r"(\\s+|^)#+\\s*$", "", text)`,
+    on every short text of the characters that matter, and in time linear in a long
+    run of white space, where that pattern takes seconds."""
+    import itertools
+    import re
+
+    pattern = re.compile(r"(\s+|^)#+\s*$")
+    for n in range(1, 6):
+        for chars in itertools.product("a# \t\u00a0", repeat=n):
+            text = "".join(chars)
+            assert plain_markdown.without_closing(text) == pattern.sub("", text), repr(text)

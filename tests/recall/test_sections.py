@@ -347,3 +347,8 @@ def test_a_heading_asked_adds_a_half_not_more() -> None:
     text = ("## Details\nremove package remove package\n\n"
             "## remove\nThe step takes remove and more words here too.\n")
     assert best_section(text, {"remov": 1.0, "packag": 1.0}) == Section("Details", 1, 2)
+
+
+def test_a_closing_sequence_is_taken_off_a_heading_and_one_of_hashes_alone_is_empty() -> None:
+    text = "## Changelog ##\na\n## Tabs\t#\t\nb\n## C#\nc\n## ##\nd\n##\t#  \ne\n"
+    assert [s.heading for s, _ in split(text)] == ["Changelog", "Tabs", "C#", None, None]
