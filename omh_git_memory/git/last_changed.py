@@ -25,8 +25,13 @@ import pygit2
 
 from omh_git_memory.git.history import commit_date, resolve_commit
 from omh_git_memory.git.repository import GitRepo
+from omh_git_memory.git.trees import REGULAR
 
 MAX_COMMITS: Final = 10_000  # the commits one walk compares at most
+# A commit changing more files than this is not searched for a moved file: pairing
+# them costs seconds (12,000 files: 3.8 s), and git gives up on it as well (its
+# diff.renameLimit is 1,000).
+RENAME_LIMIT: Final = 1_000
 
 # A folder's part of the paths still to date: name -> the path (a file) or the
 # folder below it.
@@ -137,7 +142,7 @@ def renamed_to(repo: GitRepo, start: str, paths: Collection[str], limit: int
     if commit is None:
         return {}
     held = commit.tree
-    open_paths = {p for p in paths if _id_at(held, p) is None}
+    open_paths = {p for p in paths if _file_at(held, p) is None}
     moves: dict[str, str] = {}
     for _ in range(limit):
         if not open_paths:
@@ -146,12 +151,22 @@ def renamed_to(repo: GitRepo, start: str, paths: Collection[str], limit: int
         if parent is None:
             break
         before = parent.tree
-        taken = {p: old for p in open_paths if (old := _id_at(before, p)) is not None}
+        taken = {p: old for p in open_paths if (old := _file_at(before, p)) is not None}
         if taken:
             moves.update(_moves(before, commit.tree, taken))
             open_paths.difference_update(taken)
         commit = parent
-    return {old: new for old, new in moves.items() if _id_at(held, new) is not None}
+    return {old: new for old, new in moves.items() if _file_at(held, new) is not None}
+
+
+def _file_at(tree: pygit2.Tree, path: str) -> pygit2.Oid | None:
+    """The blob id of the regular file at `path`; None for no entry, a folder, a
+    symlink or a submodule (a cited file is a regular file, and so is what it moved to)."""
+    try:
+        entry = tree[path]
+    except (KeyError, ValueError, pygit2.GitError):
+        return None
+    return entry.id if entry.filemode in REGULAR else None
 
 
 def _moves(before: pygit2.Tree, after: pygit2.Tree, taken: dict[str, pygit2.Oid]
@@ -159,6 +174,8 @@ def _moves(before: pygit2.Tree, after: pygit2.Tree, taken: dict[str, pygit2.Oid]
     """The paths that `taken` (paths of `before` that `after` lacks, with their blob
     ids) moved to between the two trees."""
     diff = before.diff_to_tree(after)
+    if len(diff) > RENAME_LIMIT:  # as `git log -M` skips such a commit: too costly to pair
+        return {}
     try:
         diff.find_similar(flags=pygit2.enums.DiffFind.FIND_RENAMES)
     except (KeyError, ValueError, pygit2.GitError):  # a blob this clone lacks

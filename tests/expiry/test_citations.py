@@ -268,6 +268,40 @@ def test_only_the_paths_asked_after_are_answered(repo: Path) -> None:
     assert _renamed(repo, {"src/util.py"}) == {"src/util.py": "util.py"}
 
 
+def test_a_move_to_what_is_no_regular_file_now_is_no_move(repo: Path) -> None:
+    git(repo, "mv", "src/util.py", "util.py")
+    git(repo, "mv", "src/app.py", "app.py")
+    commit_files(repo, {})
+    (repo / "util.py").unlink()
+    os.symlink("/etc/passwd", repo / "util.py")  # a symlink where it went
+    (repo / "app.py").unlink()
+    (repo / "app.py").mkdir()  # a folder where it went
+    (repo / "app.py" / "x.txt").write_text("x\n")
+    commit_files(repo, {})
+    assert _renamed(repo, {"src/util.py", "src/app.py"}) == {}
+
+
+def test_a_folder_now_at_the_old_path_still_finds_the_move(repo: Path) -> None:
+    git(repo, "mv", "src/util.py", "util.py")
+    commit_files(repo, {})
+    commit_files(repo, {"src/util.py/inner.py": "y = 2\n"})  # the old name, a folder now
+    assert _renamed(repo, {"src/util.py"}) == {"src/util.py": "util.py"}
+
+
+def test_a_commit_changing_more_files_than_the_rename_limit_is_not_searched(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from omh_git_memory.git import last_changed
+
+    git(repo, "mv", "src/util.py", "util.py")
+    commit_files(repo, {"README.md": "# App, again\n", "src/new.py": "z = 3\n"})
+    changed = len(git(repo, "show", "--name-only", "--no-renames", "--format=",
+                      "HEAD").split())
+    monkeypatch.setattr(last_changed, "RENAME_LIMIT", changed - 1)
+    assert _renamed(repo, {"src/util.py"}) == {}
+    monkeypatch.setattr(last_changed, "RENAME_LIMIT", changed)
+    assert _renamed(repo, {"src/util.py"}) == {"src/util.py": "util.py"}
+
+
 def test_the_latest_move_of_a_path_is_the_one_given(repo: Path) -> None:
     git(repo, "mv", "src/util.py", "first.py")
     commit_files(repo, {})
