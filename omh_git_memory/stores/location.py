@@ -43,11 +43,16 @@ def refuse_a_missing_home(environ: Mapping[str, str] | None = None) -> None:
     env = os.environ if environ is None else environ
     if env.get("OMH_HOME"):
         return
+    fix = ("set OMH_LOCAL_STORE to an absolute folder for this clone's local notes (or "
+           "OMH_HOME for all of omh's)")
+    named = os.environ.get("HOME")
+    if named is not None and not os.path.isabs(named):  # "" reads as `/`, `..` as a cwd's
+        raise StoreError(f"HOME={named!r} is not an absolute path, so the default store "
+                         f"would land somewhere else from each folder; {fix}")
     home = Path.home().absolute()
     if not home.is_dir():
         raise StoreError(f"the home folder {home} (HOME) does not exist, and omh does not "
-                         "make one; set OMH_LOCAL_STORE to an absolute folder for this "
-                         "clone's local notes (or OMH_HOME for all of omh's)")
+                         f"make one; {fix}")
 
 
 def _absolute(name: str, value: str) -> Path:

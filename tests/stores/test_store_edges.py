@@ -414,6 +414,12 @@ def test_a_missing_home_folder_is_never_made(repo_dir: Path, tmp_path: Path,
     assert not nowhere.exists()
     assert omh(repo_dir, "memory", "recall", "a surprise", env=env).code == 0
     assert not nowhere.exists()
+    # An empty or relative HOME is refused too ("" would read as `/`).
+    for bad in ("", ".."):  # (`home`, inside the checkout, is refused as that)
+        run = omh(repo_dir, "memory", "remember", "--expected", "x", "--observed",
+                  "A surprise.", "--evidence", "seen", "--answers", "what?",
+                  env={"HOME": bad})
+        assert run.code == 1 and f"HOME={bad!r} is not an absolute path" in run.err, run.err
     # A folder the user names is theirs to have made.
     chosen = tmp_path / "chosen" / "omh"
     run = omh(repo_dir, "memory", "remember", "--expected", "x", "--observed", "A surprise.",
