@@ -128,6 +128,7 @@ def commit_change(repo: GitRepo, change: Change) -> str:
     lock.acquire()
     undo = WorkdirUndo(repo.workdir)
     moved: tuple[pygit2.Oid, pygit2.Oid | None] | None = None
+    staged: Path | None = None
     try:
         index = read_index(repo)
         ref = r.references.get(branch)
@@ -177,6 +178,12 @@ def commit_change(repo: GitRepo, change: Change) -> str:
         faults.point("commit:workdir")
         lock.commit(staged)
     except BaseException as err:
+        if staged is not None and moved is not None and not staged.exists():
+            # The staged index is in place (renamed onto the index), so the commit is
+            # whole: an interrupt after that finishes the job, never undoes the branch
+            # and the files while the index keeps the commit's paths.
+            lock.finish()
+            raise
         _undo(lock, undo, r, branch, moved, err)
         raise  # _undo raises the failure to report; this is for anything else
     faults.point("commit:index")

@@ -321,6 +321,11 @@ class IndexLock:
         """Put the staged index in place, then drop the job :meth:`landed` recorded
         and release the lock."""
         os.replace(staged, self.index)
+        self.finish()
+
+    def finish(self) -> None:
+        """Once the staged index is in place: the job's record dropped, the lock
+        released (also after an interrupt there: the commit is whole by then)."""
         self.drop_own_unfinished()
         self.release()
 

@@ -380,3 +380,31 @@ def test_a_file_the_user_writes_at_the_path_while_promote_commits_is_kept(ready:
     assert _in_head(ready, _path(A)) and _leftovers(ready) == set()
     assert git(ready, "status", "--porcelain", "--", _path(A)) == f" M {_path(A)}\n"
     assert f"{A}.md" not in _local_bytes(ready)  # HEAD holds what was read
+
+
+def test_an_interrupt_once_the_index_is_in_place_leaves_the_commit_whole(
+        ready: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C while the lock's record is dropped, after the new index was renamed into
+    place: the commit stands, with the index that holds it (not the branch moved back
+    under an index that keeps the note staged), and promote again finishes the job."""
+    from omh_git_memory.git.gitfiles import IndexLock
+
+    real = IndexLock.drop_own_unfinished
+    calls: list[int] = []
+
+    def interrupted(self: IndexLock) -> None:
+        calls.append(1)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        real(self)
+
+    monkeypatch.setattr(IndexLock, "drop_own_unfinished", interrupted)
+    run = omh(ready, "memory", "promote", A)
+    assert run.code == 130, run.out + run.err
+    monkeypatch.setattr(IndexLock, "drop_own_unfinished", real)
+    assert f"omh: promote {A}" in git(ready, "log", "-1", "--format=%s")
+    assert git(ready, "status", "--porcelain", "--", ".omh/notes") == ""  # index = HEAD
+    assert not (ready / ".git" / "index.lock").exists()
+    again = omh(ready, "memory", "promote", A)
+    assert again.code == 0, again.err
+    assert f"{A}.md" not in _local_bytes(ready)
