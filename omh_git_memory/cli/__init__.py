@@ -399,13 +399,16 @@ def _leave(code: object) -> None:
     what asked to run at exit (atexit: coverage, logging, temporary folders) and
     the output still buffered. Returns, leaving the usual shutdown to run, when
     another thread still runs (Python would wait for it), when the code is a
-    message rather than a number, or when the output cannot be flushed (a closed
-    pipe: Python reports that as it always does)."""
+    message rather than a number, under a profiler or a debugger, or when the
+    output cannot be flushed (a closed pipe: Python reports that as it always
+    does)."""
     import atexit
     import threading
 
     if threading.active_count() > 1 or not (code is None or isinstance(code, int)):
         return
+    if sys.getprofile() is not None or sys.gettrace() is not None:
+        return  # a profiler or debugger writes its results at the usual shutdown
     if not _flushed():
         return
     atexit._run_exitfuncs()  # CPython's own, the only way to run them before leaving

@@ -98,3 +98,12 @@ def test_a_stream_closed_from_the_start_keeps_the_exit_status(repo: Path, closed
 
     assert run("memory", "list") == 0
     assert run("memory", "recall") == 2
+
+
+def test_a_profiler_gets_its_results_written(repo: Path, tmp_path: Path) -> None:
+    out = tmp_path / "omh.prof"
+    done = subprocess.run([sys.executable, "-m", "cProfile", "-o", str(out), "-m",
+                           "omh_git_memory", "memory", "list"], cwd=repo, env=dict(os.environ),
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert out.stat().st_size > 0
