@@ -424,3 +424,77 @@ def test_remove_says_a_file_it_cannot_remove(tmp_path: Path,
     with pytest.raises(UnsafePath) as raised:
         nofollow.remove(tmp_path, "f")
     assert str(raised.value) == f"cannot remove {tmp_path / 'f'}: Device or resource busy"
+
+
+def test_folders_made_without_a_mode_asked_are_0777_less_the_umask(
+        tmp_path: Path, umask_022: None) -> None:
+    """What `mkdir -p` makes: open_folder's default, and the folders `write` makes."""
+    fd = nofollow.open_folder(tmp_path, "a/b", make=True)
+    assert fd is not None
+    os.close(fd)
+    assert nofollow.write(tmp_path, "c/d/f", b"data") is True
+    for folder in ("a", "a/b", "c", "c/d"):
+        assert _mode(tmp_path / folder) == 0o755, folder
+    assert _mode(tmp_path / "c/d/f") == 0o644  # write's own default, less the umask
+
+
+def test_put_by_default_replaces_a_file_with_one_0644_less_the_umask(
+        tmp_path: Path, umask_022: None) -> None:
+    (tmp_path / "f").write_bytes(b"old")
+    os.chmod(tmp_path / "f", 0o600)
+    assert _put(tmp_path, "f", b"new") is True
+    assert (tmp_path / "f").read_bytes() == b"new"
+    assert _mode(tmp_path / "f") == 0o644  # not the old file's mode: no `like` given
+    assert _names(tmp_path) == ["f"]
+
+
+def test_open_folder_makes_a_root_whose_parents_are_missing_too(tmp_path: Path) -> None:
+    fd = nofollow.open_folder(tmp_path / "x" / "y", "a", make=True)
+    assert fd is not None
+    os.close(fd)
+    assert (tmp_path / "x" / "y" / "a").is_dir()
+
+
+def test_read_of_a_file_in_a_missing_folder_makes_no_folder(tmp_path: Path) -> None:
+    assert nofollow.read(tmp_path, "missing/deeper/f") is None
+    assert _names(tmp_path) == []
+
+
+def _open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_a_refusal_on_the_way_leaves_no_descriptor_open(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "link").symlink_to(tmp_path)
+    before = _open_fds()
+    for _ in range(3):
+        with pytest.raises(UnsafePath):
+            nofollow.open_folder(tmp_path, "a/link/b", make=True)
+        with pytest.raises(UnsafePath):
+            nofollow.write(tmp_path, "a/link/f", b"x")
+    assert _open_fds() == before
+
+
+def test_a_root_that_is_a_file_is_no_folder_to_open(tmp_path: Path) -> None:
+    (tmp_path / "file").write_bytes(b"")
+    with pytest.raises(UnsafePath, match=r"^cannot open .*/file: "):
+        nofollow.open_folder(tmp_path / "file")
+    with pytest.raises(UnsafePath, match=r"^cannot open .*/file: "):
+        nofollow.read(tmp_path / "file", "f")
+
+
+def test_a_folder_that_cannot_be_made_is_said(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    def full(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "mkdir", full)
+    with pytest.raises(UnsafePath, match=r"^cannot create .*/a: the disk is full; free some space"):
+        nofollow.open_folder(tmp_path, "a", make=True)
+
+
+def test_a_new_executable_gets_an_execute_bit_only_where_it_has_a_read_bit(
+        tmp_path: Path, umask_022: None) -> None:
+    assert nofollow.write(tmp_path, "run", b"#!/bin/sh\n", new_mode=0o600, executable=True)
+    assert _mode(tmp_path / "run") == 0o700
