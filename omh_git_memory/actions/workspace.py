@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from omh_git_memory.git.history import commit_at, head_id
 from omh_git_memory.git.repository import GitRepo, open_repo
 from omh_git_memory.git.trees import blob_in_tree, kind_at
-from omh_git_memory.model.config import Config, load_config, parse_config
+from omh_git_memory.model.config import Config, load_config, parse_committed_config
 from omh_git_memory.model.errors import ConfigError
 from omh_git_memory.model.keys import DEFAULT_KEY_TEMPLATES
 from omh_git_memory.recall.build import Progress, cached_snapshot, snapshot_for
@@ -96,7 +96,7 @@ class Workspace:
                                                              path=None)
             else:
                 settings = Settings.COMMITTED
-                config = parse_config(raw, f"{CONFIG_PATH} at {sha[:12]}")
+                config = parse_committed_config(raw, f"{CONFIG_PATH} at {sha[:12]}")
         return dataclasses.replace(self, pinned=Pinned(rev, sha, settings, config))
 
     def _rev(self, rev: str | None) -> str:

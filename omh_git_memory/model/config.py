@@ -58,9 +58,18 @@ semantic = false
 """
 
 DEFAULT_REPO_NAME: Final = "repo"  # the topic's name when no committed file names one
-# A settings file is a few hundred bytes; one of megabytes (a pushed commit's, read by
-# `lint --ref` in CI) would hold a command for a minute while it is parsed.
+# A settings file is a few hundred bytes; a commit's of megabytes (a pushed one, read
+# by `lint --ref` in CI) would hold a command for a minute while it is parsed.
 MAX_CONFIG_BYTES: Final = 1 << 20
+
+
+def parse_committed_config(raw: bytes, where: str) -> Config:
+    """The settings a commit holds (`--ref`): refused unparsed over MAX_CONFIG_BYTES."""
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{where} is {len(raw):,} bytes, more than settings take (at most "
+                          f"{MAX_CONFIG_BYTES:,}); that commit holds it so, and a clone "
+                          "checked out there refuses it too")
+    return parse_config(raw, where)
 
 DEFAULT_RECIPE: Final = ("Dockerfile", "Containerfile", ".devcontainer/")
 _MONTH = re.compile(r"\d{4}-(0[1-9]|1[0-2])")
@@ -140,9 +149,6 @@ def parse_config(raw: bytes, where: str, path: Path | None = None) -> Config:
     `path` is None."""
     advice = ("fix it or delete it" if path is not None
               else "that commit holds it so, and a clone checked out there refuses it too")
-    if len(raw) > MAX_CONFIG_BYTES:  # parsing megabytes of TOML takes a minute
-        raise ConfigError(f"{where} is {len(raw):,} bytes, more than settings take (at most "
-                          f"{MAX_CONFIG_BYTES:,}); {advice}")
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:

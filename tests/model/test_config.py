@@ -149,13 +149,14 @@ def test_a_file_that_is_not_toml_or_not_utf8_is_refused(tmp_path: Path) -> None:
         load_config(tmp_path)
 
 
-def test_a_settings_file_over_the_size_limit_is_refused_unparsed(tmp_path: Path) -> None:
-    from omh_git_memory.model.config import MAX_CONFIG_BYTES, parse_config
+def test_a_commits_settings_file_over_the_size_limit_is_refused_unparsed(tmp_path: Path) -> None:
+    from omh_git_memory.model.config import MAX_CONFIG_BYTES, parse_committed_config
 
     body = "# " + "x" * (MAX_CONFIG_BYTES - 3) + "\n"  # a comment: valid TOML
-    assert len(body) == MAX_CONFIG_BYTES and parse_config(body.encode(), "f").path is None
+    assert len(body) == MAX_CONFIG_BYTES
+    assert parse_committed_config(body.encode(), "f").path is None
     with pytest.raises(ConfigError) as raised:
-        parse_config((body + "\n").encode(), ".omh/memory.toml at 1a2b3c4d5e6f")
+        parse_committed_config((body + "\n").encode(), ".omh/memory.toml at 1a2b3c4d5e6f")
     assert str(raised.value) == (
         f".omh/memory.toml at 1a2b3c4d5e6f is {MAX_CONFIG_BYTES + 1:,} bytes, more than "
         f"settings take (at most {MAX_CONFIG_BYTES:,}); that commit holds it so, and a clone "

@@ -831,11 +831,12 @@ def test_a_busy_lock_whose_heir_omh_cannot_see_says_so(
                      r"now\);", str(caught.value))
 
 
-def _waiting(*argv: str) -> subprocess.Popen[str]:
+def _waiting(*argv: str, name: str | None = None) -> subprocess.Popen[str]:
     """A process of ours running `argv` after python, ready (it said so), waiting on
-    its stdin."""
-    proc = subprocess.Popen([sys.executable, *argv], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True)
+    its stdin. `name`: its argv[0] (what /proc shows first), by default python's
+    path."""
+    proc = subprocess.Popen([name or sys.executable, *argv], executable=sys.executable,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None and proc.stdout.readline() == "ok\n"
     return proc
 
@@ -850,9 +851,9 @@ def _done(proc: subprocess.Popen[str]) -> None:
 @pytest.mark.parametrize("length", [80, 81])
 def test_a_holder_s_command_is_shown_whole_up_to_80_characters(length: int) -> None:
     script = "import sys; print('ok', flush=True); sys.stdin.read()"
-    command = f"{sys.executable} -c {script} "
+    command = f"python -c {script} "  # a short argv[0]: a venv's path may be long
     command += "x" * (length - len(command))
-    proc = _waiting("-c", script, command.rsplit(" ", 1)[1])
+    proc = _waiting("-c", script, command.rsplit(" ", 1)[1], name="python")
     try:
         shown = journal._command_of(proc.pid)
     finally:
