@@ -8,6 +8,7 @@ the commands so `omh --help` pays for typer alone.
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from pathlib import Path
@@ -25,6 +26,7 @@ EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_BUG = 3
 EXIT_INTERRUPTED = 130
+_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)  # the output's device or quota is full
 
 app = typer.Typer(
     name="omh",
@@ -452,10 +454,42 @@ def _run(args: list[str]) -> None:
         sys.exit(EXIT_FAILURE)
     except KeyboardInterrupt:
         sys.exit(EXIT_INTERRUPTED)
-    except Exception:
+    except Exception as err:
+        if _interrupted(err):
+            sys.exit(EXIT_INTERRUPTED)
+        if isinstance(err, OSError) and err.errno in _FULL and _writing_stdout(err):
+            typer.echo(f"omh: could not write the output: {err.strerror}; "
+                       "free some space, or send it elsewhere, and run it again", err=True)
+            sys.exit(EXIT_FAILURE)
         log = _write_crash_log()
         typer.echo(f"omh: internal error (a bug); the traceback is in {log}", err=True)
         sys.exit(EXIT_BUG)
+
+
+def _interrupted(err: BaseException) -> bool:
+    """Whether `err` stands for a Ctrl-C: Python wraps an interrupt that lands while
+    a class is being made (a lazy import, `__set_name__`) in a RuntimeError whose
+    cause is the KeyboardInterrupt. Not a bug, so not a crash log."""
+    seen: set[int] = set()
+    cause: BaseException | None = err
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
+
+
+def _writing_stdout(err: BaseException) -> bool:
+    """Whether `err` was raised by a write to standard output (`omh … >/dev/full`):
+    the frame it left from holds the stream. A full disk anywhere else is a core
+    write, which says so itself, or a bug."""
+    tb = err.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return any(value is sys.stdout for value in tb.tb_frame.f_locals.values())
 
 
 def _memory_command(args: list[str]) -> str | None:

@@ -107,3 +107,63 @@ def test_a_profiler_gets_its_results_written(repo: Path, tmp_path: Path) -> None
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert out.stat().st_size > 0
+
+
+def test_an_interrupt_python_wrapped_during_an_import_is_an_interrupt_not_a_bug(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Ctrl-C while a lazily imported module makes a class reaches omh as
+    # "RuntimeError: Error calling __set_name__ …" caused by the KeyboardInterrupt
+    # (seen with pygit2's ConfigEntry): exit 130 and no crash log, as for a bare one.
+    from omh_git_memory.actions import ask
+
+    def interrupted(*_args: object, **_kwargs: object) -> None:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as err:
+            raise RuntimeError("Error calling __set_name__ on 'cached_property'") from err
+
+    monkeypatch.setattr(ask, "ask", interrupted)
+    done = omh(repo, "memory", "recall", "socket")
+    assert done.code == 130, done.err
+    assert "internal error" not in done.err
+    assert not list(Path(os.environ["TMPDIR"]).glob("omh-crash-*"))
+
+
+def test_a_runtime_error_without_an_interrupt_is_still_a_bug(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from omh_git_memory.actions import ask
+
+    def broken(*_args: object, **_kwargs: object) -> None:
+        try:
+            raise ValueError("inner")
+        except ValueError as err:
+            raise RuntimeError("outer") from err
+
+    monkeypatch.setattr(ask, "ask", broken)
+    done = omh(repo, "memory", "recall", "socket")
+    assert done.code == 3 and "internal error" in done.err
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs Linux's /dev/full")
+@pytest.mark.parametrize("args", [("memory", "list"), ("memory", "recall", "--json", "socket")])
+def test_output_to_a_full_device_is_one_line_and_exit_1(repo: Path, args: tuple[str, ...]) -> None:
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "omh_git_memory", *args], cwd=repo,
+                              stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr == ("omh: could not write the output: No space left on device; free "
+                           "some space, or send it elsewhere, and run it again\n")
+
+
+def test_a_full_disk_elsewhere_than_the_output_is_not_blamed_on_it(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+
+    from omh_git_memory.actions import ask
+
+    def full(*_args: object, **_kwargs: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(ask, "ask", full)
+    done = omh(repo, "memory", "recall", "socket")
+    assert done.code == 3 and "could not write the output" not in done.err
