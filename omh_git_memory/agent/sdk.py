@@ -187,7 +187,30 @@ async def run_stdio(server: MCPServer, requests: Requests) -> None:
     async with stdio_server(stdin=requests) as (read_stream,  # type: ignore[arg-type]
                                                 write_stream):
         requests.connected(write_stream)
-        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+        await lowlevel.run(read_stream, _Watched(write_stream, requests.answered),
+                           lowlevel.create_initialization_options())
+
+
+class _Watched:
+    """A send stream that tells `seen` of each message before sending it on."""
+
+    def __init__(self, stream: Any, seen: Any) -> None:
+        self._stream = stream
+        self._seen = seen
+
+    async def send(self, item: Any) -> None:
+        await self._stream.send(item)
+        self._seen(item)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+    async def __aenter__(self) -> Any:
+        await self._stream.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> Any:
+        return await self._stream.__aexit__(*exc)
 
 
 # --- the client ------------------------------------------------------------------

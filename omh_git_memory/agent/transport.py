@@ -112,10 +112,21 @@ def _has_lone_surrogate(value: object) -> bool:
     return False
 
 
+# How long, once stdin has ended, the requests read before it may take to be
+# answered before the server ends anyway (a tool call building a large index).
+DRAIN_SECONDS: Final = 120.0
+
+
 class Requests:
     """stdin as the SDK's transport reads it, one line at a time, except that a line
     :func:`unanswered` says the SDK would drop is answered here with an error, so
-    every request gets a reply."""
+    every request gets a reply.
+
+    At the end of stdin the stream stays open until every request handed to the
+    SDK has been answered (:meth:`answered` sees the replies go out), so a client
+    that writes its requests and closes its end (`… | omh mcp serve`) gets every
+    reply: the SDK ends its session, and fails what is still running, as soon as
+    its input ends. A request the client cancels needs no reply."""
 
     def __init__(self, lines: Any) -> None:
         import anyio
@@ -123,6 +134,35 @@ class Requests:
         self.lines = lines
         self.replies: Any = None  # the transport's write stream, once it exists
         self.ready = anyio.Event()
+        self.pending: set[object] = set()  # ids of requests the SDK has not answered
+
+    def answered(self, message: Any) -> None:
+        """`message` (a SessionMessage the SDK sends) went out: a reply settles its
+        request."""
+        sent = getattr(message, "message", None)
+        sent = getattr(sent, "root", sent)  # older SDKs wrap it in a RootModel
+        if sent is not None and not hasattr(sent, "method"):
+            self._settle(getattr(sent, "id", None))
+
+    def _settle(self, request_id: object) -> None:
+        self.pending.discard(request_id)
+
+    def _note(self, line: str) -> None:
+        """Keep the id of a request the SDK will answer; a cancellation settles it."""
+        import json
+
+        try:
+            raw = json.loads(line)
+        except (ValueError, RecursionError):
+            return
+        if not isinstance(raw, dict) or not isinstance(raw.get("method"), str):
+            return
+        if "id" in raw:
+            self.pending.add(raw["id"])
+        elif raw["method"] == "notifications/cancelled":
+            params = raw.get("params")
+            if isinstance(params, dict):
+                self._settle(params.get("requestId"))
 
     def connected(self, replies: Any) -> None:
         """The transport's write stream exists: errors can be answered from now on."""
@@ -133,15 +173,21 @@ class Requests:
         return self._read()
 
     async def _read(self) -> Any:
+        import anyio
+
         async for line in self.lines:
             refusal = unanswered(line) if line.strip() else None
             if refusal is None:
+                self._note(line)
                 yield line
                 continue
             request_id, code, message = refusal
             log.warning("answered a request the SDK cannot read: %s", message)
             await self.ready.wait()
             await self.replies.send(sdk.error_reply(request_id, code, message))
+        with anyio.move_on_after(DRAIN_SECONDS):
+            while self.pending:
+                await anyio.sleep(0.02)
 
 
 async def _stdin_lines(binary: Any) -> Any:

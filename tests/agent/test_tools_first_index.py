@@ -129,7 +129,7 @@ def test_the_build_uses_a_repository_handle_of_its_own(
 
 
 def test_a_real_client_lists_the_tools_while_the_index_is_built(
-    served: Path, held: threading.Event
+    served: Path, held: threading.Event, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     async def run() -> Any:
         server = build_server(open_workspace(served))
@@ -137,6 +137,8 @@ def test_a_real_client_lists_the_tools_while_the_index_is_built(
             listed = await client.list_tools()
             early = await client.call_tool("recall", {"question": "how do I deploy"})
             held.set()
+            # the build, let go, may take longer than the held wait on a loaded machine
+            monkeypatch.setattr(tools_module, "WAIT_FOR_INDEX", 10.0)
             later = await client.call_tool("recall", {"question": "how do I deploy"})
             return listed, early, later
 

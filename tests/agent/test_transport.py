@@ -410,3 +410,65 @@ def test_a_read_error_on_stdin_is_its_end(end: BaseException) -> None:
 
 async def _all(lines: Any) -> list[str]:
     return [line async for line in lines]
+
+
+async def _lines(*given: dict[str, Any]) -> Any:
+    for message in given:
+        yield json.dumps(message) + "\n"
+
+
+def _reply(request_id: object) -> Any:
+    from mcp.shared.message import SessionMessage
+    from mcp.types import JSONRPCResponse
+
+    return SessionMessage(message=JSONRPCResponse(jsonrpc="2.0", id=request_id, result={}))
+
+
+CALL = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "recall"}}
+
+
+def test_the_end_of_stdin_waits_for_the_requests_the_sdk_has_not_answered() -> None:
+    """The SDK ends its session, failing a call still running with "Connection
+    closed", as soon as its input ends: so the input ends only once every request
+    read has its reply (a notification needs none)."""
+    async def run() -> tuple[bool, bool]:
+        requests = transport.Requests(_lines(
+            CALL, {"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        read = requests.__aiter__()
+        await read.__anext__()
+        await read.__anext__()
+        ending = asyncio.ensure_future(read.__anext__())
+        await asyncio.sleep(0.2)
+        waited = not ending.done()
+        requests.answered(_reply(8))  # another id settles nothing
+        await asyncio.sleep(0.1)
+        still = not ending.done()
+        requests.answered(_reply(7))
+        with pytest.raises(StopAsyncIteration):
+            await asyncio.wait_for(ending, ENOUGH)
+        return waited, still
+
+    assert asyncio.run(run()) == (True, True)
+
+
+def test_a_request_the_client_cancelled_is_not_waited_for() -> None:
+    """MCP sends no reply to a cancelled request, so the end of stdin does not wait
+    for one (it would hold the server for DRAIN_SECONDS)."""
+    async def run() -> None:
+        requests = transport.Requests(_lines(CALL, {
+            "jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": 7, "reason": "Esc"}}))
+        assert len(await asyncio.wait_for(_all(requests), ENOUGH)) == 2
+
+    asyncio.run(run())
+
+
+def test_the_wait_for_replies_has_a_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reply that never comes does not hold the server past the cap."""
+    monkeypatch.setattr(transport, "DRAIN_SECONDS", 0.2)
+
+    async def run() -> None:
+        requests = transport.Requests(_lines(CALL))
+        assert len(await asyncio.wait_for(_all(requests), ENOUGH)) == 1
+
+    asyncio.run(run())

@@ -461,3 +461,19 @@ def test_secret_the_record_of_what_the_agent_wrote_is_private_and_no_note(
     assert st.S_IMODE(folder.stat().st_mode) == 0o700
     assert st.S_IMODE(record.stat().st_mode) == 0o600
     assert [s.relpath for s in store.scan()] == [f"{KEY}.md"]
+
+
+def test_dataloss_a_call_pending_when_stdin_ends_is_still_answered(served: Path,
+                                                                  tmp_path: Path) -> None:
+    """A client that writes its requests and closes its end (`… | omh mcp serve`)
+    got `Connection closed` for a call still running: the SDK ends its session at
+    the end of its input. The reply now comes, then the server ends."""
+    server = Served(served, tmp_path)
+    server.initialize()
+    server.call(10, "recall", QUESTION)
+    server.close(server.stdin)
+    reply = server.answer()
+    assert reply["id"] == 10 and "result" in reply, reply
+    assert "deploy" in json.dumps(reply["result"])
+    _a_normal_end(server, *server.end())
+
