@@ -20,6 +20,7 @@ from tests.helpers.near_duplicate import (
     as_the_shell_reads_it,
     do_what_it_says,
     near_duplicates,
+    promote_repeats,
 )
 
 UNRELATED = ["--expected", "the cache is cleared on logout", "--observed",
@@ -192,19 +193,8 @@ def test_a_key_the_shell_would_expand_is_quoted_in_every_command(repo_dir: Path)
 
 
 def test_a_promote_names_three_repeats_of_a_note_and_counts_the_rest(repo_dir: Path) -> None:
-    keys = []
-    for machine in ("one", "two", "three", "four", "five"):
-        observed = (f"The upload test retries three times before it fails on machine "
-                    f"{machine}. It waits 10 seconds between tries.")
-        run = omh(repo_dir, "memory", "remember", "--json", *FIRST[:2], "--observed", observed,
-                  *FIRST[4:])
-        assert run.code == 0, run.err
-        keys.append(run.json()["key"])
-    run = omh(repo_dir, "memory", "promote", *keys)
-    assert run.code == 0, run.err
     # lint's owner of a same-day pair is the key that sorts last: it repeats the four others
-    last = max(keys)
-    said = [line for line in run.out.splitlines() if line.startswith(f"warning: team/{last} ")]
+    _keys, last, said = promote_repeats(repo_dir, ("one", "two", "three", "four", "five"))
     assert [line.startswith(f"warning: team/{last} now reads like ") for line in said] == [
         True, True, True, False]
     assert said[3] == (f"warning: team/{last} also reads like 1 more team note, "

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import omh_git_memory.cli.repeats  # noqa: F401  (see below)
 from tests.helpers import omh
-from tests.helpers.near_duplicate import AGAIN, FIRST, NEW, OLD
+from tests.helpers.near_duplicate import AGAIN, FIRST, NEW, OLD, promote_repeats
 
 # FIRST again under another first sentence (so another key): 82% like FIRST.
 THIRD = [a.replace("The upload test retries three times before it fails.",
@@ -42,19 +42,8 @@ def test_remember_json_gives_the_similarity_to_one_decimal(repo_dir: Path) -> No
 
 
 def test_a_promote_naming_exactly_three_repeats_counts_no_more(repo_dir: Path) -> None:
-    keys = []
-    for machine in ("one", "two", "three", "four"):
-        observed = (f"The upload test retries three times before it fails on machine "
-                    f"{machine}. It waits 10 seconds between tries.")
-        run = omh(repo_dir, "memory", "remember", "--json", *FIRST[:2], "--observed", observed,
-                  *FIRST[4:])
-        assert run.code == 0, run.err
-        keys.append(run.json()["key"])
-    run = omh(repo_dir, "memory", "promote", *keys)
-    assert run.code == 0, run.err
     # lint's owner of a same-day pair is the key that sorts last: it repeats the three others
-    last = max(keys)
-    said = [line for line in run.out.splitlines() if line.startswith(f"warning: team/{last} ")]
+    keys, last, said = promote_repeats(repo_dir, ("one", "two", "three", "four"))
     assert len(said) == 3 and not [line for line in said if "also reads like" in line]
     # both notes are team notes now: the fold names the layer, as the rm does
     for other in set(keys) - {last}:

@@ -40,6 +40,25 @@ UNRELATED = {"expected": "the deploy reads DEPLOY_TOKEN from the environment",
 UNRELATED_KEY = "surprise/the-deploy-job-reads-its-token-from-the-vault-not-the-environment"
 
 
+def promote_repeats(repo: Path, machines: tuple[str, ...]) -> tuple[list[str], str, list[str]]:
+    """FIRST remembered once per machine (each a repeat of the others), all promoted
+    at once: their keys, the key lint owns the same-day repeats by (the one that
+    sorts last), and the promote's warnings about it."""
+    keys = []
+    for machine in machines:
+        observed = (f"The upload test retries three times before it fails on machine "
+                    f"{machine}. It waits 10 seconds between tries.")
+        run = omh(repo, "memory", "remember", "--json", *FIRST[:2], "--observed", observed,
+                  *FIRST[4:])
+        assert run.code == 0, run.err
+        keys.append(run.json()["key"])
+    run = omh(repo, "memory", "promote", *keys)
+    assert run.code == 0, run.err
+    last = max(keys)
+    said = [line for line in run.out.splitlines() if line.startswith(f"warning: team/{last} ")]
+    return keys, last, said
+
+
 def team_notes(repo: Path, files: dict[str, str]) -> None:
     """Write `files` (path -> text) in `repo` and commit them."""
     for name, text in files.items():

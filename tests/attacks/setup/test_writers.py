@@ -14,7 +14,6 @@ import json
 import os
 import socket
 import stat
-import sys
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,30 +26,15 @@ from hypothesis import strategies as st
 from omh_git_memory import cli
 from omh_git_memory.agent.config_edit import MAX_DEPTH
 from omh_git_memory.agent.harness import HARNESSES
-from tests.helpers import Run, git, omh
+from tests.helpers import Run, git, omh, omh_in_process
 
 HARNESS_FILES = {"claude": ".mcp.json", "cursor": ".cursor/mcp.json",
                  "opencode": "opencode.json", "codex": ".codex/config.toml"}
 
 
 def run(cwd: Path, *args: str) -> Run:
-    """`omh ARGS` in this process (pytest's capture holds its output)."""
-    out, err = sys.stdout, sys.stderr
-    import io
-
-    sys.stdout, sys.stderr = io.StringIO(), io.StringIO()
-    before = Path.cwd()
-    os.chdir(cwd)
-    try:
-        try:
-            cli.main(list(args))
-            code = 0
-        except SystemExit as done:
-            code = int(done.code or 0) if not isinstance(done.code, str) else 1
-        return Run(code, sys.stdout.getvalue(), sys.stderr.getvalue())
-    finally:
-        os.chdir(before)
-        sys.stdout, sys.stderr = out, err
+    """`omh ARGS` in this process."""
+    return omh_in_process(cwd, *args)
 
 
 def one_line_refusal(result: Run, *words: str) -> None:

@@ -6,7 +6,6 @@ its timeout) and 5/8 (edit's recovery copy).
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import signal
@@ -17,31 +16,17 @@ from pathlib import Path
 
 import pytest
 
-from omh_git_memory import cli
 from omh_git_memory.agent.harness import HARNESSES
 from omh_git_memory.git.identity import Person, signer
 from omh_git_memory.model.errors import GitFailure
-from tests.helpers import ROOT, Run, local_store, omh, remember_linked
+from tests.helpers import ROOT, Run, local_store, omh, omh_in_process, remember_linked
 
 FOREIGN = ["sh", "-c", "echo PWNED > /tmp/x; omh mcp serve"]
 
 
 def run(cwd: Path, *args: str) -> Run:
     """`omh ARGS` in this process."""
-    out, err = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = io.StringIO(), io.StringIO()
-    before = Path.cwd()
-    os.chdir(cwd)
-    try:
-        try:
-            cli.main(list(args))
-            code = 0
-        except SystemExit as done:
-            code = int(done.code or 0) if not isinstance(done.code, str) else 1
-        return Run(code, sys.stdout.getvalue(), sys.stderr.getvalue())
-    finally:
-        os.chdir(before)
-        sys.stdout, sys.stderr = out, err
+    return omh_in_process(cwd, *args)
 
 
 def _plant_foreign(repo: Path, name: str, command: list[str]) -> Path:
