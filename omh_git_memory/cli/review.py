@@ -169,7 +169,7 @@ def _edit(ws: Workspace, item: Pending) -> Pending:
 
 def _ask(ws: Workspace, items: list[Pending], signoff: bool) -> None:
     from omh_git_memory.actions.promote import promote
-    from omh_git_memory.actions.review import remove_pending
+    from omh_git_memory.actions.review import remove_pending, reread
     from omh_git_memory.model.errors import OmhError, PromoteRefused
     from omh_git_memory.model.note import render
 
@@ -184,8 +184,9 @@ def _ask(ws: Workspace, items: list[Pending], signoff: bool) -> None:
         while choice in ("edit", "view"):  # then ask again about the note as it is
             if choice == "edit":
                 item = _edit(ws, item)
-            elif item.entry.note is not None:  # the whole note, before deciding
-                for line in render(item.entry.note).splitlines():
+            else:  # the whole note as its file reads now, before deciding
+                item = reread(ws.local, item) or item
+                for line in render(item.entry.note).splitlines() if item.entry.note else ():
                     say(f"  | {line}")
             choice = _answer(sys.stdin.readline)
         if choice == "quit":

@@ -12,7 +12,7 @@ import pytest
 
 from omh_git_memory.actions.review import Source, pending, session_line
 from omh_git_memory.stores.store import LocalStore
-from tests.helpers import demo_run, git, omh
+from tests.helpers import demo_run, git, local_store, omh
 from tests.helpers.notes import PORT_NOTE, remembered
 from tests.helpers.review import on_a_terminal, waiting_notes
 
@@ -114,6 +114,19 @@ def test_view_shows_the_whole_note_then_asks_again(store: Path) -> None:
     assert f"  | key: {NEW}" in out and "  | ## Observed" in out
     assert "promoted 0, removed 0, kept 0, not reached 3" in out
     assert len(omh(store, "memory", "review", "--json").json()["notes"]) == 3
+
+
+def test_view_shows_the_note_as_its_file_reads_now(store: Path) -> None:
+    # edited in another window after review listed it: view shows the edit, so
+    # what the person decides on is what promote would take
+    def edit_then_view() -> str:
+        path = local_store(store) / f"{NEW}.md"
+        path.write_text(path.read_text() + "\nA line added in another window.\n")
+        return "v"
+
+    code, out = on_a_terminal(store, [edit_then_view, "q"])
+    assert code == 0, out
+    assert "  | A line added in another window." in out
 
 
 def test_a_refused_promote_prints_why_and_goes_on(store: Path) -> None:

@@ -8,6 +8,7 @@ import select
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from tests.helpers import omh
@@ -29,10 +30,12 @@ def waiting_notes(repo_dir: Path) -> Path:
     return repo_dir
 
 
-def on_a_terminal(cwd: Path, answers: list[str], *args: str,
+def on_a_terminal(cwd: Path, answers: list[str | Callable[[], str]], *args: str,
                   env: dict[str, str] | None = None) -> tuple[int, str]:
     """Run `omh memory review` with stdin and stdout on a pty; type each answer when
-    the prompt for it appears. Returns the exit status and everything printed."""
+    the prompt for it appears (an answer that is a function is called then, to act
+    between two prompts, and its result typed). Returns the exit status and
+    everything printed."""
     master, slave = pty.openpty()
     proc = subprocess.Popen([sys.executable, "-m", "omh_git_memory", "memory", "review", *args],
                             cwd=cwd, stdin=slave, stdout=slave, stderr=slave, close_fds=True,
@@ -55,7 +58,9 @@ def on_a_terminal(cwd: Path, answers: list[str], *args: str,
             while out.count(b"[p/e/r/k/v/q]") > prompts_seen:
                 prompts_seen += 1
                 if pending_answers:
-                    os.write(master, pending_answers.pop(0).encode() + b"\n")
+                    answer = pending_answers.pop(0)
+                    typed = answer() if callable(answer) else answer
+                    os.write(master, typed.encode() + b"\n")
                 else:
                     os.write(master, b"\x04")  # end of input
         elif proc.poll() is not None:
