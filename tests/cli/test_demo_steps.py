@@ -80,7 +80,7 @@ def test_the_demo_runs_every_step_in_order_and_plants_the_note_once(
                              if plant] == [13]
     assert steps.commits == [(steps.repo, demo.INIT_FILES, "omh init", "omh demo",
                               "demo@omh.invalid")]
-    caption, args, _ = demo.STEPS[0]
+    caption = demo.STEPS[0][0]
     assert (f"── 1. {caption}\n$ omh init\nout 1\nerr 1\n(the demo commits them, as you "
             "would: git add .omh/memory.toml .omh/.gitignore && git commit -m 'omh init')\n"
             "\n── 2. ") in out
