@@ -84,7 +84,7 @@ def list_notes(
                 f"← {_count(int(r['inbound']), 'link')}"
             )
         if hidden:
-            say(f"  (the {_derived_census(hidden)} omh derives from the tree are not listed: "
+            say(f"  (not listed, derived from the tree: {_derived_census(hidden)}; "
                 "--all lists them, --type stub the stubs alone)")
     for u in found.unreadable:
         say(f"unreadable: {u['path']}: {u['problem']} (omh memory lint says more)")

@@ -55,5 +55,5 @@ def test_with_no_repository_topic_only_the_stubs_are_counted(tmp_path: Path) -> 
     assert run.code == 0, run.err
     lines = run.out.splitlines()
     assert lines[0].startswith("team · 0 notes, 2 stubs, 0 repository topics at HEAD ")
-    assert lines[1] == ("  (the 2 stubs omh derives from the tree are not listed: --all "
+    assert lines[1] == ("  (not listed, derived from the tree: 2 stubs; --all "
                         "lists them, --type stub the stubs alone)")

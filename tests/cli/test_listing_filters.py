@@ -34,8 +34,8 @@ def listed(out: str) -> list[str]:
 def test_by_default_written_notes_are_listed_and_stubs_counted(store: Path) -> None:
     out = omh(store, "memory").out
     assert listed(out) == ["deploy-rollback", "surprise/the-port-is-taken"]
-    assert ("  (the 3 stubs and 1 repository topic omh derives from the tree are not "
-            "listed: --all lists them, --type stub the stubs alone)") in out
+    assert ("  (not listed, derived from the tree: 3 stubs and 1 repository topic; "
+            "--all lists them, --type stub the stubs alone)") in out
     assert out.splitlines()[0].startswith("team · 1 note, 3 stubs, 1 repository topic")
     assert omh(store, "memory", "list").out == out
 
