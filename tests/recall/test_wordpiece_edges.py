@@ -17,7 +17,7 @@ def test_no_word_after_the_cut_is_read() -> None:
     # A section of thousands of words costs only the words the model reads: the
     # caller's memo shows which were split into pieces.
     vocab = vocabulary()
-    words = "one two three four five six seven eight".split()
+    words = ["one", "two", "three", "four", "five", "six", "seven", "eight"]
     assert all(word in vocab for word in words)  # one piece each
     memo: dict[str, list[int]] = {}
     ids = encode(" ".join(words), 5, memo)
