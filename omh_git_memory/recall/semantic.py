@@ -381,6 +381,8 @@ class SemanticView:
 def _load_rows(stem: Path) -> dict[str, Any]:
     """Cached vectors by content id, or nothing when either file fails its check or
     the two are not from the same write (the keys file names the vectors' digest)."""
+    import zipfile
+
     import numpy as np
 
     keys_path, rows_path = stem.with_suffix(".vec.keys"), stem.with_suffix(".vec.npy")
@@ -396,9 +398,11 @@ def _load_rows(stem: Path) -> dict[str, Any]:
         if digest != hashlib.sha256(raw_rows).hexdigest():
             raise ValueError("vectors of another write")
         rows = np.load(io.BytesIO(raw_rows), allow_pickle=False)
+        if not isinstance(rows, np.ndarray):  # a zip of arrays (.npz) loads as another kind
+            raise ValueError("not one array")
         if len(keys) != len(rows) or rows.shape[1:] != (DIMENSIONS,):
             raise ValueError("wrong shape")
-    except (ValueError, EOFError, OSError):
+    except (ValueError, EOFError, OSError, zipfile.BadZipFile):
         discard(keys_path)
         discard(rows_path)
         return {}

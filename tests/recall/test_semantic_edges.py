@@ -6,6 +6,7 @@ hand-made models, so no test here loads the shipped one."""
 from __future__ import annotations
 
 import importlib
+import io
 import os
 import sys
 from pathlib import Path
@@ -401,6 +402,12 @@ def _rows_bytes(rows: np.ndarray[Any, Any], *, pickled: bool = False) -> bytes:
     return buffer.getvalue()
 
 
+def _npz_bytes(rows: Any) -> bytes:
+    buffer = io.BytesIO()
+    np.savez(buffer, rows=rows)
+    return buffer.getvalue()
+
+
 def _plant(stem: Path, keys: bytes, raw_rows: bytes) -> None:
     """A keys file and a vectors file that pass the cache's own checks (magic and
     digest, the keys naming the vectors' digest): only what `_load_rows` checks
@@ -420,6 +427,8 @@ BAD_CACHES: dict[str, tuple[bytes, bytes]] = {
     "a key that is no string": (b"1\n", _rows_bytes(ROW)),
     "no vectors at all": (b'"k1"\n', b""),
     "keys not UTF-8": (b'"k\xff"\n', _rows_bytes(ROW)),
+    "a zip of arrays": (b'"k1"\n', _npz_bytes(ROW)),
+    "a broken zip": (b'"k1"\n', b"PK\x03\x04 not a zip"),
 }
 
 
