@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import re
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -226,7 +227,7 @@ def _server_checks(ws: Workspace, env: dict[str, str], total: int | None,
                             "(the server started while it built the first index)"
                             if "being built" in description else
                             "remember and recall, with the census in recall's description"))
-    elif f"{total} {noun}" not in description:
+    elif not re.search(rf"(?<![\d,]){total} {noun}\b", description):  # "11 notes" is no "1 note"
         checks.append(Check("tools", Status.FAIL,
                             f"recall's description does not carry the census ({total} {noun}): "
                             f"the server reads another store than this one"))

@@ -205,10 +205,13 @@ def test_a_server_with_other_tools_fails_and_is_checked_no_further(
     assert [c.name for c in checks].count("tools") == 1
 
 
+@pytest.mark.parametrize("census", ["2 notes (2 team)", "11 notes (11 team)",
+                                    "21 notes (20 team, 1 local)"])
 def test_a_description_without_this_stores_census_fails(
-    code_only: Path, bin_path: dict[str, str], started: Starts
+    code_only: Path, bin_path: dict[str, str], started: Starts, census: str
 ) -> None:
-    started.answer = probed(tools={**TOOLS, "recall": "The store holds 2 notes (2 team)."})
+    # "11 notes" holds "1 note" as text: the count is read whole
+    started.answer = probed(tools={**TOOLS, "recall": f"The store holds {census}."})
     tools = _checks(code_only, bin_path)["tools"]
     assert tools.status is Status.FAIL
     assert "(1 note): the server reads another store than this one" in tools.detail
