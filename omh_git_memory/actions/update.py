@@ -436,7 +436,7 @@ def write_back(ws: Workspace, target: Target, text: str, verb: str = "update") -
     note = parse(text)
     data = text.encode("utf-8")
     if data == target.data:
-        path = target.location.split(":", 1)[-1]
+        path = target.location if target.layer is Layer.LOCAL else target.location.split(":", 1)[-1]
         return Updated(target.key, target.layer, path, False, note)
     faults.point("update:write")
     if target.layer is Layer.LOCAL:
