@@ -18,8 +18,9 @@ def _titled(*titles: str) -> list[Doc]:
 
 
 def test_only_a_template_with_a_literal_folder_gives_its_type_a_prefix() -> None:
-    assert own_prefixes({"surprise": "surprise/{{slug}}", "flat": "flat",
-                         "dyn": "{{kind}}/{{slug}}", "bare": "{{slug}}"}) == {"surprise": "surprise"}
+    templates = {"surprise": "surprise/{{slug}}", "flat": "flat",
+                 "dyn": "{{kind}}/{{slug}}", "bare": "{{slug}}"}
+    assert own_prefixes(templates) == {"surprise": "surprise"}
 
 
 def test_a_topic_one_note_links_to_gathers_two_and_names_a_group() -> None:
@@ -77,7 +78,5 @@ def test_title_words_as_frequent_as_each_other_are_tried_by_name() -> None:
 def test_a_group_is_named_by_the_first_spelling_by_name_on_a_tie() -> None:
     # Which spelling a set holds first differs from process to process (string
     # hashing); over many words, only a tie broken by name is always right.
-    for noun in ("window socket apple kiwi branch parser token bucket cache mirror tunnel "
-                 "ticket widget pixel router lemon badge folder crate kernel plugin sensor"
-                 ).split():
+    for noun in ["window", "socket", "apple", "kiwi", "branch", "parser", "token", "bucket", "cache", "mirror", "tunnel", "ticket", "widget", "pixel", "router", "lemon", "badge", "folder", "crate", "kernel", "plugin", "sensor"]:
         assert take_census(_titled(f"{noun}s", noun)).groups == [(noun, 2)], noun
