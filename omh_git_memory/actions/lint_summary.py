@@ -78,8 +78,11 @@ def fingerprint(ws: Workspace, local: Signature | None = None) -> str:
     from omh_git_memory.git.history import head_id
 
     # The store's signature marshalled, not written out: 5,000 notes' identities
-    # cost milliseconds as text, at every server start.
-    files = hashlib.sha256(marshal.dumps(ws.local.signature() if local is None else local))
+    # cost milliseconds as text, at every server start. Format 2, which writes no
+    # back-references: from 3 on marshal marks an object something else refers to,
+    # so the signature the server holds would hash otherwise than the same signature
+    # read afresh by `omh memory lint`, and the counts it kept would never be found.
+    files = hashlib.sha256(marshal.dumps(ws.local.signature() if local is None else local, 2))
     parts = (FORMAT, [r.name for r in RULES], head_id(ws.repo), str(ws.local.root),
              files.hexdigest(), repr(ws.config()))
     return hashlib.sha256(repr(parts).encode("utf-8")).hexdigest()
