@@ -274,7 +274,7 @@ def test_single_trigger_takes_the_one_given_and_refuses_two() -> None:
     assert single_trigger([]) is None
     assert single_trigger(["file:a.py"]) == "file:a.py"
     assert single_trigger(["  ", "file:a.py"]) == "file:a.py"
-    with pytest.raises(NoteRefused, match="given 2 times \\(file:a.py, file:b.py\\)"):
+    with pytest.raises(NoteRefused, match=r"given 2 times \(file:a\.py, file:b\.py\)"):
         single_trigger(["file:a.py", "file:b.py"])
 
 

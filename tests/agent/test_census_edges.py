@@ -78,5 +78,7 @@ def test_title_words_as_frequent_as_each_other_are_tried_by_name() -> None:
 def test_a_group_is_named_by_the_first_spelling_by_name_on_a_tie() -> None:
     # Which spelling a set holds first differs from process to process (string
     # hashing); over many words, only a tie broken by name is always right.
-    for noun in ["window", "socket", "apple", "kiwi", "branch", "parser", "token", "bucket", "cache", "mirror", "tunnel", "ticket", "widget", "pixel", "router", "lemon", "badge", "folder", "crate", "kernel", "plugin", "sensor"]:
+    for noun in ["window", "socket", "apple", "kiwi", "branch", "parser", "token", "bucket",
+                 "cache", "mirror", "tunnel", "ticket", "widget", "pixel", "router", "lemon",
+                 "badge", "folder", "crate", "kernel", "plugin", "sensor"]:
         assert take_census(_titled(f"{noun}s", noun)).groups == [(noun, 2)], noun

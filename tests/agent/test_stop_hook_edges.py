@@ -83,7 +83,7 @@ def test_add_puts_the_hook_into_every_shape_it_takes(text: str, expected: object
 
 
 def test_add_refuses_a_stop_that_is_not_a_list() -> None:
-    with pytest.raises(ConfigError, match="`hooks.Stop` is not a list"):
+    with pytest.raises(ConfigError, match=r"`hooks\.Stop` is not a list"):
         stop_hook.add('{"hooks": {"Stop": "omh"}}')
     with pytest.raises(ConfigError, match="`hooks` is not an object"):
         stop_hook.add('{"hooks": [1]}')
@@ -95,14 +95,16 @@ def test_add_refuses_a_stop_that_is_not_a_list() -> None:
     (_stop({"matcher": "", "hooks": [OURS]}), ""),
     (json.dumps({"model": "x", "hooks": {"Stop": [{"hooks": [OURS]}]}}), {"model": "x"}),
     # a group with more than hooks and a matcher keeps its other keys
-    (_stop({"hooks": [OURS], "note": "mine"}), {"hooks": {"Stop": [{"hooks": [], "note": "mine"}]}}),
+    (_stop({"hooks": [OURS], "note": "mine"}),
+     {"hooks": {"Stop": [{"hooks": [], "note": "mine"}]}}),
     # another event stays, and so does `hooks`
     (_stop({"hooks": [OURS]}, PreToolUse=[]), {"hooks": {"PreToolUse": []}}),
     # our hook twice in a group, beside another: both of ours go
     (_stop({"hooks": [OURS, {"type": "command", "command": "x"}, OURS]}),
      {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "x"}]}]}}),
     # groups of another shape are passed over and kept
-    (_stop("x", {"hooks": "y"}, {"hooks": [OURS]}, {"hooks": [{"type": "command", "command": "z"}]}),
+    (_stop("x", {"hooks": "y"}, {"hooks": [OURS]},
+           {"hooks": [{"type": "command", "command": "z"}]}),
      {"hooks": {"Stop": ["x", {"hooks": "y"}, {"hooks": [{"type": "command", "command": "z"}]}]}}),
     # our hook in two groups: both go, whichever held it alone
     (_stop({"hooks": [OURS, {"type": "command", "command": "z"}]}, {"hooks": [OURS]}),

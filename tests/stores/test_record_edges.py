@@ -46,7 +46,7 @@ def test_the_record_is_written_as_two_space_indented_json_private(tmp_path: Path
 
 
 def test_a_record_that_cannot_be_written_is_a_store_error(tmp_path: Path) -> None:
-    with pytest.raises(StoreError, match="cannot record whose store .* is"):
+    with pytest.raises(StoreError, match=r"cannot record whose store .* is"):
         write_record(tmp_path / "missing", RECORD)
 
 
