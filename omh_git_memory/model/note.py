@@ -388,11 +388,26 @@ def compose(
     got = [(s.name, s.text if isinstance(v, str) else s.items) for s, (_, v) in
            zip(note.sections, wanted, strict=False)]
     if len(note.sections) != len(wanted) or got != wanted or note.title != title:
-        raise NoteParseError(
-            "a value changed the note's structure when written (a line starting with `#`, "
-            "or an unclosed code fence?); indent such lines or put them in a closed fence"
-        )
+        raise NoteParseError(_misread(got, wanted))
     return note
+
+
+def _misread(got: Sequence[tuple[str, object]], wanted: Sequence[tuple[str, object]]) -> str:
+    """What a note that does not read back as written is refused with: the first list
+    item that reads otherwise, and how; else that its structure changed."""
+    for (name, read), (_, asked) in zip(got, wanted, strict=False):
+        if read == asked:
+            continue
+        if isinstance(asked, tuple) and isinstance(read, tuple) and len(read) == len(asked):
+            was, now = next((a, r) for a, r in zip(asked, read, strict=True) if a != r)
+            if " ".join(str(was).split()) == now:
+                return (f"the {name} item {was!r} would read back as {now!r} (Markdown "
+                        "reads a run of spaces as one); write it with single spaces")
+            return (f"the {name} item {was!r} would read back as {now!r} (Markdown takes "
+                    "its start as a mark); reword it, or put that part in `backticks`")
+        break
+    return ("a value changed the note's structure when written (a line starting with `#`, "
+            "or an unclosed code fence?); indent such lines or put them in a closed fence")
 
 
 # A line that surely reads as one paragraph line, in a list item or on its own: it

@@ -187,6 +187,20 @@ def test_compose_refuses_a_value_that_would_change_the_structure() -> None:
         compose([*fields[:2], ("source", "two\nlines"), fields[3]], "Title", [])
 
 
+@pytest.mark.parametrize(("item", "said"), [
+    ("why  now?", "the Answers item 'why  now?' would read back as 'why now?' (Markdown reads "
+                  "a run of spaces as one); write it with single spaces"),
+    ("# heading", "the Answers item '# heading' would read back as '' (Markdown takes its "
+                  "start as a mark); reword it, or put that part in `backticks`"),
+])
+def test_compose_names_the_list_item_that_would_read_back_otherwise(item: str,
+                                                                    said: str) -> None:
+    fields = [("key", "k"), ("type", "topic"), ("source", "t"), ("recorded", "2026-01-01")]
+    with pytest.raises(NoteParseError) as refused:
+        compose(fields, "Title", [("Answers", ("fine?", item))])
+    assert str(refused.value) == said
+
+
 def test_list_sections_keep_their_items() -> None:
     body = "## Answers\n\n- first question\n- second\n  question\n"
     note = parse(note_text("k", "stub", body))
