@@ -4,22 +4,15 @@ derived notes when no repository topic can be keyed."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 from tests.helpers import git, make_repo, omh
-from tests.helpers.notes import remember_seed
+from tests.helpers.notes import moved_clone
 
 
 def test_listing_tells_a_moved_clone_where_its_notes_went_but_not_under_ref(
         tmp_path: Path) -> None:
-    old = tmp_path / "src" / "api"
-    make_repo(old)
-    assert omh(old, "init").code == 0
-    remember_seed(old)
-    new = tmp_path / "elsewhere" / "api"
-    new.parent.mkdir()
-    shutil.move(str(old), str(new))
+    old, new = moved_clone(tmp_path)
     now = omh(new, "memory")
     assert now.code == 0 and "omh adopt" in now.err and str(old) in now.err, now.err
     pinned = omh(new, "memory", "list", "--ref", "HEAD")

@@ -5,14 +5,13 @@ and the line reindex says."""
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from pathlib import Path
 
 import pytest
 
 from tests.helpers import git, make_repo, note_text, omh
-from tests.helpers.notes import remember_seed
+from tests.helpers.notes import moved_clone
 
 WARNING = "semantic recall is on in .omh/memory.toml but its extra is not installed"
 
@@ -29,13 +28,7 @@ def docs(tmp_path: Path) -> Path:
 
 def test_recall_tells_a_moved_clone_where_its_notes_went_but_not_under_ref(
         tmp_path: Path) -> None:
-    old = tmp_path / "src" / "api"
-    make_repo(old)
-    assert omh(old, "init").code == 0
-    remember_seed(old)
-    new = tmp_path / "elsewhere" / "api"
-    new.parent.mkdir()
-    shutil.move(str(old), str(new))
+    old, new = moved_clone(tmp_path)
     now = omh(new, "memory", "recall", "credential file")
     assert now.code == 0 and "omh adopt" in now.err and str(old) in now.err, now.err
     pinned = omh(new, "memory", "recall", "credential file", "--ref", "HEAD")

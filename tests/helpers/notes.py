@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
-from tests.helpers import SEED_ARGS, Run, omh
+from tests.helpers import SEED_ARGS, Run, make_repo, omh
 
 # The fields of a surprise about a port that is taken, as several tests write it.
 PORT_NOTE = {"expected": "a free port", "evidence": "bind: address in use",
@@ -46,3 +47,16 @@ def remember_seed(repo: Path, observed: str = "Mounting a credential file return
     run = omh(repo, *args, env=env)
     assert run.code == 0, run.err
 
+
+
+def moved_clone(tmp_path: Path) -> tuple[Path, Path]:
+    """A clone set up with omh and one local note, then moved to another folder:
+    (its old path, its new path)."""
+    old = tmp_path / "src" / "api"
+    make_repo(old)
+    assert omh(old, "init").code == 0
+    remember_seed(old)
+    new = tmp_path / "elsewhere" / "api"
+    new.parent.mkdir()
+    shutil.move(str(old), str(new))
+    return old, new

@@ -20,7 +20,7 @@ from omh_git_memory.git.repository import open_repo
 from omh_git_memory.stores.location import local_store_root
 from omh_git_memory.stores.store import CACHE_FILES
 from tests.helpers import git, make_repo, note_text, omh
-from tests.helpers.notes import remember_seed
+from tests.helpers.notes import moved_clone, remember_seed
 
 SEED_KEY = "surprise/mounting-a-credential-file-returns-ebusy"
 MARKER = ".omh-store"
@@ -148,14 +148,7 @@ def test_escape_an_absolute_store_outside_the_repository_still_works(
 @pytest.fixture
 def moved(tmp_path: Path) -> tuple[Path, Path]:
     """A clone with one local note, then moved: (old path, new path)."""
-    old = tmp_path / "src" / "api"
-    make_repo(old)
-    assert omh(old, "init").code == 0
-    remember_seed(old)
-    new = tmp_path / "elsewhere" / "api"
-    new.parent.mkdir()
-    shutil.move(str(old), str(new))
-    return old, new
+    return moved_clone(tmp_path)
 
 
 def test_moved_clone_is_told_where_its_notes_are(
