@@ -280,8 +280,8 @@ def test_an_empty_frontmatter_closes_and_then_lacks_its_fields() -> None:
 
 def test_compose_refuses_an_item_that_reads_back_otherwise() -> None:
     # A list item's text is read with its runs of spaces joined: "a  b" comes back
-    # as "a b", so it cannot be written as asked.
-    with pytest.raises(NoteParseError, match="structure"):
+    # as "a b", so it cannot be written as asked; the refusal says so.
+    with pytest.raises(NoteParseError, match="would read back as 'a b'"):
         compose(FIELDS, "Title", [("Related", ["a  b"])])
 
 
