@@ -14,11 +14,7 @@ from omh_git_memory.actions.review import Source, pending, session_line
 from omh_git_memory.stores.store import LocalStore
 from tests.helpers import demo_run, git, local_store, omh
 from tests.helpers.notes import PORT_NOTE, remembered
-from tests.helpers.review import on_a_terminal, waiting_notes
-
-OLD = "surprise/ports-are-taken"
-NEW = "surprise/ci-uses-port-8080"
-TOPIC = "credentials"
+from tests.helpers.review import NEW, OLD, TOPIC, on_a_terminal, waiting_notes
 
 
 @pytest.fixture

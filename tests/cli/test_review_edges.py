@@ -21,11 +21,7 @@ from omh_git_memory.actions.workspace import open_workspace
 from omh_git_memory.cli import review as cli_review
 from tests.helpers import git, omh
 from tests.helpers.notes import PORT_NOTE, remembered
-from tests.helpers.review import waiting_notes
-
-OLD = "surprise/ports-are-taken"
-NEW = "surprise/ci-uses-port-8080"
-TOPIC = "credentials"
+from tests.helpers.review import NEW, OLD, TOPIC, waiting_notes
 
 
 @pytest.fixture

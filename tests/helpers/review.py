@@ -15,6 +15,11 @@ from tests.helpers import omh
 from tests.helpers.notes import PORT_NOTE, remembered
 from tests.helpers.repo import init_committed
 
+# The keys of the notes waiting_notes leaves, newest first.
+NEW = "surprise/ci-uses-port-8080"
+TOPIC = "credentials"
+OLD = "surprise/ports-are-taken"
+
 
 def waiting_notes(repo_dir: Path) -> Path:
     """omh set up and committed in `repo_dir`, and three local notes waiting for review:

@@ -15,28 +15,17 @@ from typing import Any
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
 from omh_git_memory.model.errors import SemanticUnavailable
 from omh_git_memory.recall import semantic
 from omh_git_memory.recall.cache_files import cache_files, index_dir
 from tests.helpers import git, note_text, omh
+from tests.helpers.onnx_graphs import model_bytes
 
 RNG = np.random.default_rng(11)
 WEIGHTS = RNG.integers(-127, 128, (4, 4)).astype(np.int8)
 SCALES = (RNG.random((1, 4)) * 0.02 + 0.005).astype(np.float32)
-
-
-def _model(nodes: list[Any], initializers: dict[str, np.ndarray[Any, Any]],
-           inputs: dict[str, tuple[int, list[int]]], outputs: list[str]) -> bytes:
-    graph = helper.make_graph(
-        nodes, "g", [helper.make_tensor_value_info(n, t, s) for n, (t, s) in inputs.items()],
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in outputs],
-        [numpy_helper.from_array(v, k) for k, v in initializers.items()])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 10
-    raw: bytes = model.SerializeToString()
-    return raw
 
 
 def _linear_layer(prefix: str, x: str, weights: np.ndarray[Any, Any]) -> tuple[
@@ -51,7 +40,7 @@ def _linear_layer(prefix: str, x: str, weights: np.ndarray[Any, Any]) -> tuple[
 
 def _small_model() -> bytes:
     nodes, initializers = _linear_layer("", "x", WEIGHTS)
-    return _model(nodes, initializers, {"x": (TensorProto.FLOAT, [3, 4])}, ["y"])
+    return model_bytes(nodes, initializers, {"x": (TensorProto.FLOAT, [3, 4])}, ["y"])
 
 
 def _ops(raw: bytes) -> list[str]:
@@ -141,7 +130,7 @@ def test_a_product_of_a_scaled_table_by_an_input_is_no_lookup(tmp_path: Path) ->
     nodes = [helper.make_node("Cast", ["t"], ["t_f"], to=TensorProto.FLOAT),
              helper.make_node("Mul", ["t_f", "r"], ["t_s"]),
              helper.make_node("MatMul", ["t_s", "x"], ["y"])]
-    raw = _model(nodes, {"t": table, "r": rows}, {"x": (TensorProto.FLOAT, [4, 3])}, ["y"])
+    raw = model_bytes(nodes, {"t": table, "r": rows}, {"x": (TensorProto.FLOAT, [4, 3])}, ["y"])
     source = tmp_path / "model.onnx"
     source.write_bytes(raw)
     assert _ops(semantic.integer_model(source, None)) == ["Cast", "Mul", "MatMul"]
@@ -151,7 +140,7 @@ def test_a_product_of_float_weights_is_left_as_it_was(tmp_path: Path) -> None:
     # A float model: the scaled weights are no widened int8 table.
     nodes = [helper.make_node("Mul", ["w", "s"], ["w_s"]),
              helper.make_node("MatMul", ["x", "w_s"], ["y"])]
-    raw = _model(nodes, {"w": WEIGHTS.astype(np.float32), "s": SCALES},
+    raw = model_bytes(nodes, {"w": WEIGHTS.astype(np.float32), "s": SCALES},
                  {"x": (TensorProto.FLOAT, [3, 4])}, ["y"])
     source = tmp_path / "model.onnx"
     source.write_bytes(raw)
@@ -161,7 +150,7 @@ def test_a_product_of_float_weights_is_left_as_it_was(tmp_path: Path) -> None:
 def test_a_product_unlike_the_pattern_does_not_stop_the_next_ones(tmp_path: Path) -> None:
     first, first_init = _linear_layer("a_", "x", WEIGHTS.astype(np.int16))  # not int8
     second, second_init = _linear_layer("b_", "a_y", WEIGHTS)
-    raw = _model(first + second, {**first_init, **second_init},
+    raw = model_bytes(first + second, {**first_init, **second_init},
                  {"x": (TensorProto.FLOAT, [3, 4])}, ["b_y"])
     source = tmp_path / "model.onnx"
     source.write_bytes(raw)
@@ -206,7 +195,7 @@ IDS = np.array([[0, 5, 2]], dtype=np.int64)
 def _lookup_from(widen: Any, scale: Any, extra: dict[str, np.ndarray[Any, Any]]) -> bytes:
     """`Gather(scale(widen(int8 table), row scales), ids)` with the two steps given."""
     nodes = [widen, scale, helper.make_node("Gather", ["t_s", "ids"], ["e"], axis=0)]
-    return _model(nodes, {"t": TABLE, "r": ROWS, **extra},
+    return model_bytes(nodes, {"t": TABLE, "r": ROWS, **extra},
                   {"ids": (TensorProto.INT64, list(IDS.shape))}, ["e"])
 
 

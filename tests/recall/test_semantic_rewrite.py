@@ -14,27 +14,17 @@ import numpy as np
 import onnx
 import onnxruntime
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
 from omh_git_memory.model.errors import SemanticUnavailable
 from omh_git_memory.recall.semantic import integer_model
+from tests.helpers.onnx_graphs import model_bytes
 
 RNG = np.random.default_rng(7)
 WEIGHTS = RNG.integers(-127, 128, (4, 4)).astype(np.int8)
 COLUMN_SCALES = (RNG.random((1, 4)) * 0.02 + 0.005).astype(np.float32)
 BIAS = RNG.random(4).astype(np.float32)
 X = RNG.random((3, 4)).astype(np.float32)
-
-
-def _model(nodes: list[Any], initializers: dict[str, np.ndarray[Any, Any]],
-           inputs: dict[str, tuple[int, list[int]]], outputs: list[str]) -> bytes:
-    graph = helper.make_graph(
-        nodes, "g", [helper.make_tensor_value_info(n, t, s) for n, (t, s) in inputs.items()],
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in outputs],
-        [numpy_helper.from_array(v, k) for k, v in initializers.items()])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 10
-    return model.SerializeToString()
 
 
 def _rewrite(raw: bytes, tmp_path: Path) -> bytes:
@@ -85,7 +75,7 @@ def _linear(weights: np.ndarray[Any, Any] = WEIGHTS,
             inputs[name] = (kind, list(feeds[name].shape))
     if not bias:
         initializers.pop("b", None)
-    return _model(nodes, initializers, inputs, outputs), feeds
+    return model_bytes(nodes, initializers, inputs, outputs), feeds
 
 
 def test_a_linear_layer_becomes_one_integer_product_with_its_bias(tmp_path: Path) -> None:
@@ -197,8 +187,8 @@ def _lookup(table: np.ndarray[Any, Any] = TABLE, scales: np.ndarray[Any, Any] = 
             nodes.append(helper.make_node("Identity", [name], [f"{name}_too"]))
             outputs.append(f"{name}_too")
     ids = IDS if axis == 0 else IDS % 4
-    raw = _model(nodes, {"t": table, "r": scales}, {"ids": (TensorProto.INT64, list(ids.shape))},
-                 outputs)
+    raw = model_bytes(nodes, {"t": table, "r": scales},
+                      {"ids": (TensorProto.INT64, list(ids.shape))}, outputs)
     return raw, {"ids": ids}
 
 
@@ -238,7 +228,7 @@ def _guarded_softmax(*, after: str = "Softmax", guard_order: str = "c, p"
              helper.make_node("IsNaN", ["p"], ["nan"]),
              helper.make_node("Where", ["nan", *guard_order.split(", ")], ["q"]),
              helper.make_node("Mul", ["q", "two"], ["out"])]
-    raw = _model(nodes, {"c": np.float32([0.0]), "two": np.float32([2.0])},
+    raw = model_bytes(nodes, {"c": np.float32([0.0]), "two": np.float32([2.0])},
                  {"x": (TensorProto.FLOAT, list(X.shape))}, ["out"])
     return raw, {"x": X}
 
