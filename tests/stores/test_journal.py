@@ -502,6 +502,24 @@ def test_a_busy_lock_names_the_last_writer_it_recorded(
         os.close(fd)
 
 
+@pytest.mark.parametrize(("size", "named"), [(4096, True), (4097, False)])
+def test_a_lock_record_longer_than_omh_writes_names_nobody(
+        root: Path, monkeypatch: pytest.MonkeyPatch, size: int, named: bool) -> None:
+    with journal.exclusive(root):
+        pass
+    text = (root / journal.LOCK_NAME).read_text()
+    (root / journal.LOCK_NAME).write_text("{" + " " * (size - len(text)) + text[1:])
+    fd = os.open(root / journal.LOCK_NAME, os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_SH)
+    monkeypatch.setenv("OMH_LOCK_TIMEOUT", "0")
+    try:
+        with pytest.raises(StoreBusy) as caught, journal.exclusive(root):
+            pass
+    finally:
+        os.close(fd)
+    assert (f"perhaps by pid {os.getpid()} on " in str(caught.value)) is named
+    assert ("held by a process omh cannot see" in str(caught.value)) is not named
+
 def test_a_busy_lock_names_the_process_holding_it_and_what_it_runs(
         root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     holder = subprocess.Popen(
