@@ -13,6 +13,7 @@ import contextlib
 import errno
 import fcntl
 import hashlib
+import io
 import json
 import os
 import re
@@ -848,6 +849,29 @@ def test_a_busy_lock_whose_heir_omh_cannot_see_says_so(
                      r"since [^;]* \(that process has exited; omh cannot see which holds it "
                      r"now\);", str(caught.value))
 
+
+def test_the_holders_are_read_from_proc_locks_and_another_namespaces_is_left_out(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """/proc/locks shows pid 0 for a holder in another pid namespace, which omh cannot
+    look into; pid 1 is a real holder (omh as a container's first process)."""
+    with journal.exclusive(root):
+        pass
+    fd = os.open(root / journal.LOCK_NAME, os.O_RDONLY)
+    st = os.fstat(fd)
+    inode = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    table = (f"1: FLOCK  ADVISORY  WRITE 0 {inode} 0 EOF\n"
+             f"2: FLOCK  ADVISORY  READ  1 {inode} 0 EOF\n"
+             f"3: POSIX  ADVISORY  WRITE 1 {inode} 0 EOF\n")
+    real_open = open
+    monkeypatch.setattr(journal, "open", raising=False, value=lambda path, *a, **k: (
+        io.StringIO(table) if path == "/proc/locks" else real_open(path, *a, **k)))
+    monkeypatch.setattr(journal, "_holding_processes", lambda st: [])
+    try:
+        said = journal._holders(fd)
+    finally:
+        os.close(fd)
+    assert [line.split(" (")[0] for line in said] == ["by pid 1"]
+    assert said[0].startswith("by pid 1 (shared")
 
 def _waiting(*argv: str, name: str | None = None) -> subprocess.Popen[str]:
     """A process of ours running `argv` after python, ready (it said so), waiting on
