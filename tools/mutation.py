@@ -802,7 +802,8 @@ def main(argv: list[str] | None = None) -> int:
             for module in args.module:
                 summary = run_module(paths, module, args.limit, args.verbose,
                                      args.max_tests, args.recheck, args.only)
-                summary["recheck_max_tests" if args.recheck else "max_tests"] = args.max_tests
+                summary["only_max_tests" if args.only else "recheck_max_tests"
+                        if args.recheck else "max_tests"] = args.max_tests
                 if args.limit is None:
                     save(paths, summary)
                 print(f"mutation: {module}: {summary['mutants']} mutants, "
