@@ -129,6 +129,22 @@ def test_a_take_over_is_no_merge_and_a_merge_says_so(tmp_path: Path) -> None:
     assert (merged.notes, merged.merged, merged.left) == (1, True, [])
 
 
+def test_a_store_made_before_another_clones_first_commit_is_not_taken_over(
+        tmp_path: Path) -> None:
+    # Only that clone's id said whose it is: no history to compare, and not for
+    # want of fetching (the refusal names the store's first-commit-less record).
+    repo = _repo(tmp_path / "api")
+    target = _store(local_store_root(repo), StoreRecord(str(tmp_path / "api"), OTHER_CLONE,
+                                                        None), _notes(1))
+    before = _files(target)
+    with pytest.raises(ForeignStore) as refused:
+        adopt(repo, target, str(target))
+    assert "before its first commit" in str(refused.value)
+    assert "it cannot be taken over" in str(refused.value)
+    assert "unshallow" not in str(refused.value)
+    assert _files(target) == before
+
+
 # --- the source ---------------------------------------------------------------
 
 def test_a_store_named_by_its_folder_anywhere_is_adopted(tmp_path: Path) -> None:
@@ -387,6 +403,28 @@ def test_something_else_where_a_notes_folder_goes_is_a_conflict(
     assert (_files(source), _files(target)) == before and list(aim.iterdir()) == []
 
 
+@pytest.mark.parametrize("kind", ["a link to the same text", "a folder", "a FIFO"])
+def test_something_else_at_a_notes_name_is_a_conflict(tmp_path: Path, kind: str) -> None:
+    repo = _repo(tmp_path / "api")
+    target = _store(local_store_root(repo), _mine(repo, tmp_path), {})
+    (target / "surprise").mkdir()
+    source = _store(target.parent / "api-0123456789ab", _mine(repo, tmp_path), _notes(1))
+    at = target / "surprise" / "n0.md"
+    if kind == "a folder":
+        at.mkdir()
+    elif kind == "a FIFO":
+        os.mkfifo(at)  # never opened: it would block
+    else:
+        same = tmp_path / "same.md"
+        same.write_text(note_text("surprise/n0"))
+        at.symlink_to(same)
+    before = _files(source)
+    with pytest.raises(StoreError, match=r"hold surprise/n0\.md with different text"):
+        adopt(repo, target, str(source))
+    assert _files(source) == before
+    assert os.path.lexists(at) and not stat.S_ISREG(os.lstat(at).st_mode)
+
+
 @pytest.mark.parametrize(("n", "shown"), [
     (5, "n0.md, n1.md, n2.md, n3.md, n4.md with"),
     (6, "n0.md, n1.md, n2.md, n3.md, n4.md and 1 more with"),
@@ -471,6 +509,28 @@ def test_a_note_written_meanwhile_with_other_text_keeps_the_old_one(
         adopt(repo, target, str(source))
     assert _files(source) == before
     assert (target / "surprise" / "n0.md").read_bytes() == b"another text\n"
+
+
+def test_a_notes_folder_swapped_for_a_link_meanwhile_is_not_written_through(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = _repo(tmp_path / "api")
+    target = _store(local_store_root(repo), _mine(repo, tmp_path), _notes(1, "t/x"))
+    source = _store(target.parent / "api-0123456789ab", _mine(repo, tmp_path),
+                    _notes(1, "other/n"))
+    before = _files(source)
+    aim = tmp_path / "aim"
+    aim.mkdir()
+    real = adopting._differs
+
+    def then_linked(src: Path, root: Path, rel: str) -> bool:
+        differs = real(src, root, rel)  # compared while `other/` did not exist
+        (target / "other").symlink_to(aim, target_is_directory=True)
+        return differs
+
+    monkeypatch.setattr(adopting, "_differs", then_linked)
+    with pytest.raises(StoreError, match="is not a directory; nothing was overwritten"):
+        adopt(repo, target, str(source))
+    assert list(aim.iterdir()) == [] and _files(source) == before
 
 
 def test_a_note_gone_from_the_old_store_meanwhile_is_skipped(
