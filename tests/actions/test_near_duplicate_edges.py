@@ -242,6 +242,19 @@ def test_a_long_note_s_words_are_whole_across_the_pieces_it_is_folded_in() -> No
         assert first_words(text, 1000) == re.findall(r"[^\W_]+", text)[:1000]
 
 
+
+def test_a_word_longer_than_a_piece_is_cut_where_the_piece_ends() -> None:
+    from omh_git_memory.actions.near_duplicate import first_words
+
+    # A piece is 16,384 characters (1 << 14), ended sooner at its last white space; a
+    # word longer than that (a pasted blob) is cut where a piece with no other white
+    # space ends: 16,384 characters after the piece's start, which is the text's start
+    # even when the text's first character is a space.
+    word = "x" * 20_000
+    assert first_words(f"{word} y", 10) == ["x" * 16_384, "x" * 3_616, "y"]
+    assert first_words(f" {word} y", 10) == ["x" * 16_383, "x" * 3_617, "y"]
+    assert first_words(f"ab {word} y", 10) == ["ab", "x" * 16_384, "x" * 3_616, "y"]
+
 def test_a_pair_whose_lengths_allow_exactly_the_threshold_is_still_scored() -> None:
     # 3 word pairs against 9, all 3 shared: 200 × 3 / 12 = 50, the most their lengths
     # allow; the length bound must not rule it out.
