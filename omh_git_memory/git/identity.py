@@ -81,6 +81,16 @@ def _true(value: str | None) -> bool:
     return value is not None and value.strip().lower() in ("true", "yes", "on", "1", "")
 
 
+LATEST: Final = 2**63 - 1  # the latest time, in seconds, a commit can hold
+
+
+def _unreadable(name: str, value: str) -> GitFailure:
+    return GitFailure(
+        f"{name}={value!r} is not a date omh can read; use git's own form "
+        "(`1700000000 +0100`), RFC 2822 (`Tue, 14 Nov 2023 22:13:20 +0100`) or ISO "
+        "8601 (`2023-11-14T22:13:20+01:00`)")
+
+
 def parse_date(value: str, name: str) -> tuple[int, int]:
     """A date as git reads `GIT_AUTHOR_DATE`: its internal form (`1700000000 +0100`,
     also with `@`), RFC 2822 or ISO 8601. (seconds since the epoch, offset in minutes)."""
@@ -88,8 +98,13 @@ def parse_date(value: str, name: str) -> tuple[int, int]:
     internal = re.fullmatch(r"@?(\d+)(?:\s+([+-])(\d\d)(\d\d))?", text)
     if internal:
         seconds, sign, hours, minutes = internal.groups()
+        if int(seconds) > LATEST:  # a commit records at most a signed 64-bit time
+            raise _unreadable(name, value)
         if sign is None:  # no zone: git records the local offset at that moment
-            return int(seconds), time.localtime(int(seconds)).tm_gmtoff // 60
+            try:
+                return int(seconds), time.localtime(int(seconds)).tm_gmtoff // 60
+            except (OverflowError, OSError, ValueError):  # past the platform's calendar
+                raise _unreadable(name, value) from None
         return int(seconds), (int(hours) * 60 + int(minutes)) * (-1 if sign == "-" else 1)
     parsed: dt.datetime | None = None
     try:
@@ -102,10 +117,7 @@ def parse_date(value: str, name: str) -> tuple[int, int]:
                 raise ValueError(text)
             parsed = dt.datetime.fromisoformat(text.replace(" ", "T", 1))
         except ValueError:
-            raise GitFailure(
-                f"{name}={value!r} is not a date omh can read; use git's own form "
-                "(`1700000000 +0100`), RFC 2822 (`Tue, 14 Nov 2023 22:13:20 +0100`) or ISO "
-                "8601 (`2023-11-14T22:13:20+01:00`)") from None
+            raise _unreadable(name, value) from None
     if parsed.tzinfo is None:  # git takes a date without a zone as local time
         parsed = parsed.astimezone()
     offset_delta = parsed.utcoffset() or dt.timedelta(0)

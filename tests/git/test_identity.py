@@ -240,3 +240,16 @@ def test_signing_takes_the_program_of_its_format_first() -> None:
     found = signer(_config({"commit.gpgSign": "true", "gpg.format": "x509",
                             "gpg.x509.program": "my-gpgsm"}), me)
     assert found is not None and found.program == "my-gpgsm"
+
+
+@pytest.mark.parametrize("value", ["@9223372036854775808 +0000", "99999999999999999999 +0100",
+                                   "@99999999999999999", "99999999999999999999"],
+                         ids=["one past a commit's time", "far past it", "past the calendar, "
+                              "no zone", "far past, no zone"])
+def test_a_date_past_what_a_commit_can_hold_is_refused_in_one_line(value: str) -> None:
+    with pytest.raises(GitFailure, match=r"^GIT_AUTHOR_DATE='.*' is not a date omh can read"):
+        parse_date(value, "GIT_AUTHOR_DATE")
+
+
+def test_the_latest_time_a_commit_can_hold_is_read() -> None:
+    assert parse_date("@9223372036854775807 -0130", "GIT_AUTHOR_DATE") == (2**63 - 1, -90)
