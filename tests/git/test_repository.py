@@ -23,7 +23,7 @@ import pygit2
 import pytest
 
 from omh_git_memory.git import repository
-from omh_git_memory.git.commit import Change, _Index, commit_change, signed_off
+from omh_git_memory.git.commit import Change, _Index, commit_change, identities, signed_off
 from omh_git_memory.git.config import config_value
 from omh_git_memory.git.filters import worktree_blob_id
 from omh_git_memory.git.history import first_root, head_id, resolve_commit
@@ -533,6 +533,17 @@ def test_commit_change_without_an_identity(tmp_path: Path) -> None:
         for level, value in zip(levels, saved, strict=True):
             paths[level] = value
 
+
+@pytest.mark.parametrize(("name", "email"), [("a\udcff", "a@x"), ("a", "\udcffa@x")],
+                         ids=["name", "email"])
+def test_an_identity_of_bytes_that_are_no_text_is_refused_in_one_line(
+        tmp_path: Path, name: str, email: str) -> None:
+    # a variable holding bytes that are not UTF-8 reaches Python as a lone surrogate
+    make_repo(tmp_path / "r")
+    env = {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email,
+           "GIT_COMMITTER_NAME": "c", "GIT_COMMITTER_EMAIL": "c@x"}
+    with pytest.raises(GitFailure, match=r"^git's identity cannot be used \("):
+        identities(open_repo(tmp_path / "r"), env)
 
 def test_commit_change_refuses_a_staged_edit_of_a_path_it_changes_or_deletes(
         tmp_path: Path) -> None:
