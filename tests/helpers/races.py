@@ -4,6 +4,7 @@ that, were a guard missing, would wait forever for a FIFO's writer."""
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 from collections.abc import Callable, Iterator
@@ -25,14 +26,19 @@ def _names(path: object, target: object) -> bool:
 
 
 def swap_after(monkeypatch: pytest.MonkeyPatch, name: str, target: object,
-               swap: Callable[[], None]) -> None:
+               swap: Callable[[], None], *, after: int = 0) -> None:
     """After the first real `os.<name>` call on `target` (a path, or a name with a
-    `dir_fd`), run `swap`; the wrapper then steps aside."""
+    `dir_fd`) past the first `after` (a check before the one meant), run `swap`;
+    the wrapper then steps aside."""
     real = getattr(os, name)
+    seen = [0]
 
     def wrapper(path: Any, *args: Any, **kwargs: Any) -> Any:
         result = real(path, *args, **kwargs)
         if _names(path, target):
+            seen[0] += 1
+            if seen[0] <= after:
+                return result
             monkeypatch.setattr(os, name, real)
             swap()
         return result
@@ -41,19 +47,41 @@ def swap_after(monkeypatch: pytest.MonkeyPatch, name: str, target: object,
 
 
 def fail_on(monkeypatch: pytest.MonkeyPatch, name: str, target: object,
-            error: OSError | None = None) -> None:
+            error: OSError | None = None, *, after: int = 0) -> None:
     """`os.<name>` on `target` (a path, a name, or a descriptor open on it) fails
     with `error` (PermissionError, EACCES, by default): what an account that is not
-    root meets; every other call is real."""
+    root meets; every other call, and the first `after` calls on `target` (a check
+    before the call meant), are real."""
     real = getattr(os, name)
     failure = error or PermissionError(13, "Permission denied")
+    seen = [0]
 
     def wrapper(path: Any, *args: Any, **kwargs: Any) -> Any:
         if _names(path, target):
-            raise failure
+            seen[0] += 1
+            if seen[0] > after:
+                raise failure
         return real(path, *args, **kwargs)
 
     monkeypatch.setattr(os, name, wrapper)
+
+
+class _FailingRead(io.BufferedReader):
+    def read(self, size: int | None = -1) -> bytes:
+        raise OSError(5, "Input/output error")
+
+
+def read_fails(monkeypatch: pytest.MonkeyPatch, target: object) -> None:
+    """A file object `os.fdopen` makes of a descriptor open on `target` fails to
+    read (EIO: a disk fault); every other is real."""
+    real = os.fdopen
+
+    def fdopen(fd: int, *args: Any, **kwargs: Any) -> Any:
+        if _names(fd, target):
+            return _FailingRead(io.FileIO(fd, "rb"))
+        return real(fd, *args, **kwargs)
+
+    monkeypatch.setattr(os, "fdopen", fdopen)
 
 
 class Blocked(Exception):

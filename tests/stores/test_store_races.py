@@ -8,7 +8,6 @@ race tells them apart"); these tests tell them apart."""
 
 from __future__ import annotations
 
-import io
 import os
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ from omh_git_memory.model.errors import StoreError
 from omh_git_memory.model.keys import Key
 from omh_git_memory.stores.store import IfExists, LocalStore
 from tests.helpers import note_text
-from tests.helpers.races import Blocked, fail_on, never_blocks, swap_after
+from tests.helpers.races import Blocked, fail_on, never_blocks, read_fails, swap_after
 
 NOTE = note_text("gotchas/a", body="the note's own words").encode()
 CHANGED = "changed while it was read; run the command again"
@@ -87,22 +86,9 @@ def test_a_note_that_cannot_be_looked_at_or_opened_says_why(
     assert store.file_bytes("a.md") == "cannot be read: Permission denied"
 
 
-class _FailingRead(io.BufferedReader):
-    def read(self, size: int | None = -1) -> bytes:
-        raise OSError(5, "Input/output error")
-
-
 def test_a_note_whose_read_fails_says_why(
         store: LocalStore, monkeypatch: pytest.MonkeyPatch) -> None:
-    real = os.fdopen
-    note = os.fspath(store.root / "a.md")
-
-    def fdopen(fd: int, *args: Any, **kwargs: Any) -> Any:
-        if os.readlink(f"/proc/self/fd/{fd}") == note:
-            return _FailingRead(io.FileIO(fd, "rb"))
-        return real(fd, *args, **kwargs)
-
-    monkeypatch.setattr(os, "fdopen", fdopen)
+    read_fails(monkeypatch, store.root / "a.md")
     assert store.file_bytes("a.md") == "cannot be read: Input/output error"
 
 
