@@ -9,13 +9,17 @@ import os
 import signal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 
 def _names(path: object, target: object) -> bool:
-    """Whether `path` (a path, a name, or a descriptor open on it) is `target`."""
+    """Whether `path` (a path, a name, or a descriptor open on it) is `target` (or,
+    `target` a function, whether it says so of the path)."""
+    if callable(target):
+        return isinstance(path, (str, os.PathLike)) and bool(target(Path(path)))
     if isinstance(path, int):
         try:
             return os.readlink(f"/proc/self/fd/{path}") == os.fspath(target)  # type: ignore[arg-type]
