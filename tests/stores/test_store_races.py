@@ -9,6 +9,7 @@ race tells them apart"); these tests tell them apart."""
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -147,6 +148,37 @@ def test_an_entry_whose_type_cannot_be_read_is_read_as_a_file(
     assert [(s.relpath, s.problem) for s in store.scan()] == [("a.md", None)]
 
 
+def test_a_symlink_in_the_store_is_listed_as_itself_never_followed(
+        store: LocalStore, tmp_path: Path) -> None:
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "x.md").write_bytes(NOTE)
+    os.symlink(tmp_path / "outside", store.root / "folder")
+    os.symlink(tmp_path / "outside" / "x.md", store.root / "b.md")
+    found = store.files()
+    assert [relpath for relpath, _ in found] == ["a.md", "b.md", "folder"]
+    assert [stat.S_ISLNK(info.st_mode) for _, info in found] == [False, True, True]
+
+
+@pytest.mark.parametrize("kind", ["symlink", "fifo"])
+def test_a_folder_swapped_after_the_walk_looked_at_it_is_not_walked(
+        store: LocalStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+    # files() saw a folder; before it is opened it becomes a symlink to a folder
+    # outside the store, or a FIFO: O_NOFOLLOW and O_DIRECTORY keep the walk in
+    (store.root / "a1").mkdir()
+    (store.root / "a1" / "x.md").write_bytes(NOTE)
+
+    def swap() -> None:
+        os.rename(store.root / "a1", tmp_path / "outside")
+        if kind == "symlink":
+            os.symlink(tmp_path / "outside", store.root / "a1")
+        else:
+            os.mkfifo(store.root / "a1")
+
+    swap_after(monkeypatch, "stat", "a1", swap)
+    with never_blocks():  # without O_DIRECTORY the open of a FIFO waits for a writer
+        assert [relpath for relpath, _ in store.files()] == ["a.md"]
+
+
 def _put_refused(*_args: object, **_kwargs: object) -> bool:
     raise PermissionError(13, "Permission denied")
 
@@ -162,6 +194,13 @@ def test_a_write_the_system_refuses_is_a_store_error(
             store.write(Key("b"), text)
         with pytest.raises(StoreError, match=r"cannot write .*a\.md: Permission denied"):
             store.write(Key("a"), text, if_exists=IfExists.OVERRIDE)
+    def put_on_a_folder(*_args: object, **_kwargs: object) -> bool:
+        raise IsADirectoryError(21, "Is a directory")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(nofollow, "put", put_on_a_folder)
+        with pytest.raises(StoreError, match=r"b\.md is a directory where a note should be$"):
+            store.write(Key("b"), text)
     with monkeypatch.context() as patch:
         fail_on(patch, "mkdir", store.root / "topic")
         with pytest.raises(StoreError, match=r"cannot create .*topic: Permission denied"):
