@@ -18,6 +18,8 @@ import pytest
 from omh_git_memory.git import nofollow
 from omh_git_memory.model.errors import StoreError
 from omh_git_memory.model.keys import Key
+from omh_git_memory.model.note import MAX_NOTE_BYTES
+from omh_git_memory.stores.reading import too_large
 from omh_git_memory.stores.store import IfExists, LocalStore
 from tests.helpers import note_text
 from tests.helpers.races import Blocked, fail_on, never_blocks, read_fails, swap_after
@@ -67,6 +69,20 @@ def test_another_file_swapped_in_after_the_check_is_refused_not_read(
     swap_after(monkeypatch, "lstat", store.root / "a.md",
                lambda: os.replace(other, store.root / "a.md"))
     assert store.file_bytes("a.md") == CHANGED
+
+
+def test_a_note_that_grows_past_the_limit_after_the_check_is_read_one_byte_past_it(
+        store: LocalStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the lstat saw a note within the limit; it grows before the read, in place (the
+    # same inode): the read stops one byte past the limit, never reads it whole
+    (store.root / "a.md").write_bytes(b"x" * MAX_NOTE_BYTES)
+
+    def grow() -> None:
+        with open(store.root / "a.md", "ab") as handle:
+            handle.write(b"y" * 10)
+
+    swap_after(monkeypatch, "lstat", store.root / "a.md", grow)
+    assert [s.problem for s in store.scan()] == [too_large(MAX_NOTE_BYTES + 1)]
 
 
 def test_the_note_itself_is_read_with_what_fstat_says_of_it(store: LocalStore) -> None:
