@@ -63,3 +63,14 @@ def test_a_folder_made_is_written_into_and_undone(workdir: Path) -> None:
     assert (workdir / "notes" / "deep" / "a.md").read_bytes() == b"x"
     undo.run()
     assert list(workdir.iterdir()) == []
+
+
+def test_a_file_written_there_meanwhile_is_left_as_it_is_and_not_undone(
+        workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # write() saw no file; one appears before its link lands: it is someone's, kept
+    swap_after(monkeypatch, "mkdir", "notes",
+               lambda: (workdir / "notes" / "a.md").write_bytes(b"theirs"))
+    undo = WorkdirUndo(workdir)
+    assert undo.write("notes/a.md", b"x") is False
+    undo.run()
+    assert (workdir / "notes" / "a.md").read_bytes() == b"theirs"
