@@ -501,14 +501,18 @@ def _open_dir(workdir: Path, path: str, made: list[str] | None) -> int | None:
     try:
         for depth, name in enumerate(parts):
             try:
-                inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
-            except FileNotFoundError:
-                if made is None:
-                    os.close(fd)
-                    return None
-                os.mkdir(name, 0o777, dir_fd=fd)
-                made.append("/".join(parts[: depth + 1]))
-                inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+                try:
+                    inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW,
+                                    dir_fd=fd)
+                except FileNotFoundError:
+                    if made is None:
+                        os.close(fd)
+                        return None
+                    os.mkdir(name, 0o777, dir_fd=fd)
+                    made.append("/".join(parts[: depth + 1]))
+                    # opened with the same guards and refusal: it may be swapped already
+                    inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW,
+                                    dir_fd=fd)
             except OSError as err:
                 if err.errno in (errno.ELOOP, errno.ENOTDIR):
                     here = "/".join(parts[: depth + 1])

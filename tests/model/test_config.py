@@ -163,6 +163,17 @@ def test_a_commits_settings_file_over_the_size_limit_is_refused_unparsed(tmp_pat
         "checked out there refuses it too")
 
 
+def test_the_size_limit_of_a_commits_settings_is_the_mib_docs_name() -> None:
+    # docs/lint.md: "A commit's settings file over 1 MiB ... is refused"
+    from omh_git_memory.model.config import parse_committed_config
+
+    body = ("# " + "x" * (1_048_576 - 3) + "\n").encode()
+    assert parse_committed_config(body, "f").path is None
+    with pytest.raises(ConfigError, match=r"^f is 1,048,577 bytes, more than settings take "
+                                          r"\(at most 1,048,576\)"):
+        parse_committed_config(body + b"\n", "f")
+
+
 def test_the_retired_keys_file_is_refused(tmp_path: Path) -> None:
     (tmp_path / ".omh").mkdir()
     (tmp_path / ".omh" / "keys.toml").write_text("")

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from omh_git_memory.recall.cache_files import prune, read_checked, write_checked
+from omh_git_memory.recall.cache_files import prune, rank_below, read_checked, write_checked
 
 SIDE = (".idx", ".post", ".vec.npy", ".vec.keys")  # one commit's files
 
@@ -71,3 +71,32 @@ def test_pruning_never_removes_the_snapshots_it_is_told_to_keep(tmp_path: Path) 
     kept = {p.name.split(".", 1)[0] for p in tmp_path.iterdir()}
     assert kept == {"c10", "c9", *(f"c{age}" for age in range(5))}
     assert all((tmp_path / f"c10{suffix}").is_file() for suffix in SIDE)
+
+
+def test_pruning_with_as_many_kept_as_it_keeps_removes_every_other_snapshot(
+        tmp_path: Path) -> None:
+    now = 1_700_000_000
+    for age in range(10):  # c0 the newest
+        path = tmp_path / f"c{age}.idx"
+        path.write_bytes(b"x")
+        os.utime(path, (now - age, now - age))
+    kept = {f"c{age}" for age in range(2, 10)}  # eight, the number kept in all
+    prune(tmp_path, keep=kept)
+    assert {p.stem for p in tmp_path.iterdir()} == kept
+
+
+def test_a_snapshot_ranked_below_is_dated_a_millisecond_before_and_never_through_a_link(
+        tmp_path: Path) -> None:
+    newer, past = tmp_path / "head.idx", tmp_path / "past.idx"
+    outside = tmp_path / "outside"
+    for path in (newer, past, outside):
+        path.write_bytes(b"x")
+    when = 1_700_000_000_000_000_000
+    os.utime(newer, ns=(when, when))
+    os.utime(outside, ns=(when, when))
+    link = tmp_path / "past.post"
+    link.symlink_to(outside)
+    rank_below([past, link], newer)
+    assert past.stat().st_mtime_ns == when - 1_000_000
+    assert link.lstat().st_mtime_ns == when - 1_000_000
+    assert outside.stat().st_mtime_ns == when  # the file a link names is not touched
