@@ -9,6 +9,14 @@ from tests.attacks import CATEGORIES
 from tests.helpers import make_repo
 
 
+@pytest.fixture
+def tmp_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh folder whose name holds nothing of the test's. pytest names its own
+    after the test, so a message quoting a path holds the test's words, and a check
+    for a word of the message (`"shallow" in run.err`) would pass on the path alone."""
+    return tmp_path_factory.mktemp("t")
+
+
 @pytest.fixture(autouse=True)
 def isolated_home(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
