@@ -122,3 +122,17 @@ def test_a_derived_note_whose_key_is_held_says_how_to_fix_its_own_kind(tmp_path:
          f"the key myrepo of {topic} is also held by .omh/notes/myrepo.md; "
          "change [repo] name in .omh/memory.toml and commit it"),
     ]
+
+
+def test_a_note_whose_file_name_holds_a_colon_is_named_whole_as_the_holder(
+        tmp_path: Path) -> None:
+    # a key never holds a colon, but a committed file's name may: the note at
+    # `x:deploy.md` says it is docs/deploy (its key disagrees with its path)
+    report = _lint_repo(tmp_path, {
+        "docs/deploy.md": "# Deploy\n",
+        ".omh/notes/docs/x:deploy.md": note_text("docs/deploy"),
+    })
+    held = [f.message for f in report.findings if f.rule == "DuplicateKey"]
+    assert held == ["the key docs/deploy of the stub of docs/deploy.md is also held by "
+                    ".omh/notes/docs/x:deploy.md; rename the document or the note, or "
+                    "exclude the document in [stubs] exclude"]

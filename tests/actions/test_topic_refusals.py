@@ -62,6 +62,16 @@ def test_a_topic_over_the_size_limit_is_refused_before_it_is_composed() -> None:
     assert f"a note holds at most {MAX_NOTE_BYTES}" in said and "keep the topic" in said
 
 
+@pytest.mark.parametrize(("over", "early"), [(0, False), (1, True)])
+def test_only_text_past_the_limit_is_refused_before_it_is_composed(over: int,
+                                                                  early: bool) -> None:
+    # exactly the limit of text: refused once composed (its frontmatter makes it larger)
+    body = "x" * (MAX_NOTE_BYTES - 1 + over)
+    said = _refusal(TopicDraft(title="T", sections=[("Notes", body)]))
+    assert said.startswith("the note would hold about ") is early
+    assert said.startswith("the note would not read back: is ") is not early
+
+
 @pytest.mark.parametrize(("draft", "where"), [
     (TopicDraft(title="T\x1b"), "the title"),
     (TopicDraft(title="T", source="me\x1b"), "`source`"),

@@ -14,7 +14,14 @@ from omh_git_memory.actions.update import Changes, recited, update
 from omh_git_memory.actions.workspace import open_workspace
 from omh_git_memory.model.errors import NoteRefused
 from omh_git_memory.model.layers import Layer
-from tests.helpers import git, local_store, remember_linked, with_linked_team_notes
+from tests.helpers import (
+    git,
+    local_store,
+    make_repo,
+    note_text,
+    remember_linked,
+    with_linked_team_notes,
+)
 from tests.helpers.repo import head_of
 
 A = "surprise/alpha-fails"
@@ -121,6 +128,20 @@ def test_an_unchanged_update_under_a_folder_with_a_colon_names_the_whole_path(
     assert not done.changed and done.path == str(path)
     done = update(open_workspace(repo_dir), A, Changes(evidence="w"))
     assert done.changed and done.path == str(path)
+
+
+
+def test_a_team_note_whose_file_name_holds_a_colon_is_refused_before_anything_is_written(
+        tmp_path: Path) -> None:
+    # a key never holds a colon, but a committed file's name may; update refuses such a
+    # note by its path, so a team note's location it writes back holds one colon only
+    repo = tmp_path / "repo"
+    make_repo(repo, {".omh/notes/docs/x:deploy.md": note_text("docs/deploy")})
+    head = head_of(repo)
+    with pytest.raises(NoteRefused, match=r"^HEAD:\.omh/notes/docs/x:deploy\.md: its path is "
+                                          r"no key \('docs/x:deploy' is not a usable key"):
+        update(open_workspace(repo), "docs/deploy", Changes(source="test"))
+    assert head_of(repo) == head
 
 
 BLOB1, BLOB2 = "1" * 40, "2" * 40

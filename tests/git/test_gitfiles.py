@@ -805,3 +805,29 @@ def test_read_nofollow_reads_nothing_but_a_regular_file(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "fifo")
     for path in ("link/a.md", "file/a.md", "a.md", "fifo", "real", "missing/a.md", "missing"):
         assert read_nofollow(tmp_path, path) is None, path
+
+
+def _padded(path: Path, size: int) -> None:
+    """The JSON record at `path`, its object padded with blanks to `size` bytes."""
+    text = path.read_text(encoding="utf-8")
+    path.write_text("{" + " " * (size - len(text)) + text[1:], encoding="utf-8")
+
+
+@pytest.mark.parametrize(("size", "read"), [(4096, True), (4097, False)])
+def test_a_record_longer_than_omh_ever_writes_is_not_read(tmp_path: Path, size: int,
+                                                          read: bool) -> None:
+    # omh's records stay under 3.5 KB (a ref name is at most 1,024 bytes); one past
+    # the 4 KiB read is no record of omh's, and is never read whole
+    git_dir = _git_dir(tmp_path)
+    lock = IndexLock(git_dir)
+    lock.acquire()
+    lock.landed("refs/heads/main", None, "f" * 40)
+    lock.abandon()
+    job = lock.read_unfinished()
+    assert job is not None
+    _padded(git_dir / "omh-index.lock.pid", size)
+    _padded(git_dir / "omh-unfinished.json", size)
+    assert IndexLock(git_dir).left_by_dead_omh() is read
+    assert (IndexLock(git_dir).read_unfinished() is not None) is read
+    # this process lives and holds the lock: only a record read says it gave it up
+    assert IndexLock(git_dir).unfinished_is_live(job) is not read

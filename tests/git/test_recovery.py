@@ -214,3 +214,22 @@ def test_a_failed_finish_names_the_commit_and_keeps_the_job(
     assert finish_interrupted(open_repo(path)) == new
     assert (path / "b.md").read_bytes() == b"b\n"
     assert _leftovers(path) == []
+
+
+
+@pytest.mark.parametrize("lock_left", [True, False])
+def test_a_job_on_a_branch_with_the_longest_name_git_allows_is_finished(
+        tmp_path: Path, lock_left: bool) -> None:
+    # libgit2 takes ref names of up to 1,024 bytes; JSON writes each two-byte character
+    # as six, so the records beside the lock reach about 3.4 KB, under the 4 KiB read
+    branch = "x/" + "/".join(["ж" * 100] * 5) + "/y" + "ж" * 2
+    assert len(f"refs/heads/{branch}".encode()) == 1023  # one byte more is refused
+    path = tmp_path / "repo"
+    make_repo(path, {"a.md": "a\n"})
+    git(path, "checkout", "-q", "-b", branch)
+    _, new = killed_after_landing(path, {"a.md": b"changed\n"}, lock_left=lock_left)
+    assert len((path / ".git" / "omh-unfinished.json").read_bytes()) > 3000
+    assert finish_interrupted(open_repo(path)) == new
+    assert (path / "a.md").read_bytes() == b"changed\n"
+    assert git(path, "status", "--porcelain") == ""
+    assert _leftovers(path) == []

@@ -220,3 +220,12 @@ def test_no_topic_when_the_template_cannot_key_it() -> None:
     assert topic_note(RepoFacts("tiny", ()), [], unkeyable, DAY) is None
     topic = topic_note(RepoFacts("tiny", ()), [], DEFAULT_KEY_TEMPLATES, DAY)
     assert topic is not None and topic.key.value == "tiny"
+
+
+def test_a_document_with_an_upper_case_extension_gets_its_stub(tmp_path: Path) -> None:
+    make_repo(tmp_path / "r", {"README.MD": "# Loud\n", "docs/Guide.Md": "# Guide\n",
+                               "notes.txt": "not Markdown\n"})
+    listed = omh(tmp_path / "r", "memory", "--json")
+    assert listed.code == 0, listed.err
+    stubs = {n["key"]: n["title"] for n in listed.json()["notes"] if n["type"] == "stub"}
+    assert stubs == {"readme": "Loud", "docs/guide": "Guide"}

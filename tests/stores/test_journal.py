@@ -13,6 +13,7 @@ import contextlib
 import errno
 import fcntl
 import hashlib
+import io
 import json
 import os
 import re
@@ -502,6 +503,24 @@ def test_a_busy_lock_names_the_last_writer_it_recorded(
         os.close(fd)
 
 
+@pytest.mark.parametrize(("size", "named"), [(4096, True), (4097, False)])
+def test_a_lock_record_longer_than_omh_writes_names_nobody(
+        root: Path, monkeypatch: pytest.MonkeyPatch, size: int, named: bool) -> None:
+    with journal.exclusive(root):
+        pass
+    text = (root / journal.LOCK_NAME).read_text()
+    (root / journal.LOCK_NAME).write_text("{" + " " * (size - len(text)) + text[1:])
+    fd = os.open(root / journal.LOCK_NAME, os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_SH)
+    monkeypatch.setenv("OMH_LOCK_TIMEOUT", "0")
+    try:
+        with pytest.raises(StoreBusy) as caught, journal.exclusive(root):
+            pass
+    finally:
+        os.close(fd)
+    assert (f"perhaps by pid {os.getpid()} on " in str(caught.value)) is named
+    assert ("held by a process omh cannot see" in str(caught.value)) is not named
+
 def test_a_busy_lock_names_the_process_holding_it_and_what_it_runs(
         root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     holder = subprocess.Popen(
@@ -830,6 +849,29 @@ def test_a_busy_lock_whose_heir_omh_cannot_see_says_so(
                      r"since [^;]* \(that process has exited; omh cannot see which holds it "
                      r"now\);", str(caught.value))
 
+
+def test_the_holders_are_read_from_proc_locks_and_another_namespaces_is_left_out(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """/proc/locks shows pid 0 for a holder in another pid namespace, which omh cannot
+    look into; pid 1 is a real holder (omh as a container's first process)."""
+    with journal.exclusive(root):
+        pass
+    fd = os.open(root / journal.LOCK_NAME, os.O_RDONLY)
+    st = os.fstat(fd)
+    inode = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    table = (f"1: FLOCK  ADVISORY  WRITE 0 {inode} 0 EOF\n"
+             f"2: FLOCK  ADVISORY  READ  1 {inode} 0 EOF\n"
+             f"3: POSIX  ADVISORY  WRITE 1 {inode} 0 EOF\n")
+    real_open = open
+    monkeypatch.setattr(journal, "open", raising=False, value=lambda path, *a, **k: (
+        io.StringIO(table) if path == "/proc/locks" else real_open(path, *a, **k)))
+    monkeypatch.setattr(journal, "_holding_processes", lambda st: [])
+    try:
+        said = journal._holders(fd)
+    finally:
+        os.close(fd)
+    assert [line.split(" (")[0] for line in said] == ["by pid 1"]
+    assert said[0].startswith("by pid 1 (shared")
 
 def _waiting(*argv: str, name: str | None = None) -> subprocess.Popen[str]:
     """A process of ours running `argv` after python, ready (it said so), waiting on
