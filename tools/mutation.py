@@ -447,6 +447,18 @@ def _operator(name: str) -> Any:
     return cosmic_ray.plugins.get_operator(name)()
 
 
+def _catching_nothing(code: str) -> str:
+    """Cosmic Ray's stand-in exception, which exists only inside its workers, written
+    as plain Python. Alone it becomes `()`, a handler that catches nothing; one name of
+    a tuple is dropped from it (`except (A, B)` -> `except (B)`): Python refuses a
+    `()` inside the tuple, so the handler would raise TypeError for every exception
+    that reached it, the half that was kept too."""
+    stand_in = r"CosmicRayTestingException(?:\.\w+)*"
+    code = re.sub(stand_in + r"\s*,\s*", "", code)
+    code = re.sub(r"\s*,\s*" + stand_in, "", code)
+    return re.sub(stand_in, "()", code)
+
+
 def mutants_of(path: Path) -> list[Mutant]:
     from cosmic_ray.ast import ast_nodes, get_ast
     from cosmic_ray.mutating import mutate_code
@@ -470,9 +482,7 @@ def mutants_of(path: Path) -> list[Mutant]:
                 continue  # Cosmic Ray cannot rewrite this node (a dotted exception name)
             if code is None:
                 continue
-            # Cosmic Ray's own stand-in exception exists only inside its workers; an
-            # empty tuple is the same "this handler catches nothing" in plain Python.
-            code = re.sub(r"CosmicRayTestingException(\.\w+)*", "()", code)
+            code = _catching_nothing(code)
             try:
                 if _shape(code) == shape:
                     continue
@@ -508,7 +518,8 @@ def _is_listed(mutant: Mutant, listed: list[dict[str, str]]) -> str:
 
 
 def run_module(paths: Paths, module: str, limit: int | None, verbose: bool,
-               max_tests: int, recheck: bool = False) -> dict[str, Any]:
+               max_tests: int, recheck: bool = False,
+               only: str | None = None) -> dict[str, Any]:
     target = paths.module_file(module)
     rel = target.relative_to(paths.root).as_posix()
     if not paths.map.exists():
@@ -530,7 +541,13 @@ def run_module(paths: Paths, module: str, limit: int | None, verbose: bool,
     # of them are seldom the ones that check it.
     part, stem = target.parent.name, target.stem
     kept: dict[str, Any] | None = None
-    if recheck:
+    if only is not None:
+        # Only these mutants again (after the tool changed how they are written): the
+        # saved run's entries for them are replaced, the rest of its figures kept.
+        mutants = [m for m in mutants if re.search(only, f"{m.operator}: {m.before}")]
+        kept = _without(json.loads(paths.results.read_text(encoding="utf-8"))[module],
+                        only, len(mutants))
+    elif recheck:
         # Only the survivors of the saved run: after tests were added, test those again.
         kept = json.loads(paths.results.read_text(encoding="utf-8"))[module]
         again = {(s["where"], s["operator"], s["change"]) for s in kept["survivors"]}
@@ -563,6 +580,11 @@ def run_module(paths: Paths, module: str, limit: int | None, verbose: bool,
     if kept is None:
         return _summary(module, rel, mutants, minutes)
     caught = [m for m in mutants if m.outcome in (KILLED, TIMEOUT)]
+    if only is not None:
+        fresh = _summary(module, rel, mutants, 0.0)
+        kept["survivors"] += fresh["survivors"]
+        kept["listed"] += fresh["listed"]
+        kept["equivalent"] = len(kept["listed"])
     gone = {(f"{rel}:{m.line}", m.operator, m.change()) for m in caught}
     kept["survivors"] = [s for s in kept["survivors"]
                          if (s["where"], s["operator"], s["change"]) not in gone]
@@ -573,6 +595,22 @@ def run_module(paths: Paths, module: str, limit: int | None, verbose: bool,
     kept["score"] = round(100 * (kept["killed"] + kept["timeout"]) / scored, 1)
     kept["minutes"] = round(kept["minutes"] + minutes, 1)
     kept["rechecked"] = True
+    return kept
+
+
+def _without(kept: dict[str, Any], only: str, count: int) -> dict[str, Any]:
+    """The saved results `kept` less the `count` mutants `only` matches (a regular
+    expression over `operator: before`): their survivors and listed entries dropped,
+    and the rest of them, which were killed, taken from the killed."""
+    def matches(entry: dict[str, Any]) -> bool:
+        return re.search(only, f"{entry['operator']}: {entry['change'].partition('  ->  ')[0]}"
+                         ) is not None
+
+    dropped = sum(1 for e in kept["survivors"] + kept["listed"] if matches(e))
+    kept["survivors"] = [e for e in kept["survivors"] if not matches(e)]
+    kept["listed"] = [e for e in kept["listed"] if not matches(e)]
+    kept["killed"] = kept["killed"] + kept["timeout"] - (count - dropped)
+    kept["timeout"] = 0
     return kept
 
 
@@ -739,6 +777,9 @@ def main(argv: list[str] | None = None) -> int:
     running.add_argument("--verbose", action="store_true", help="print killed mutants too")
     running.add_argument("--recheck", action="store_true",
                          help="test only the saved run's survivors again (after adding tests)")
+    running.add_argument("--only", metavar="REGEX",
+                         help="run only the mutants whose `operator: line` matches, replacing "
+                              "the saved run's entries for them (after the tool changed them)")
     running.add_argument("--max-tests", type=int, default=30,
                          help="run at most the N fastest covering tests per mutant (0: all)")
     sub.add_parser("table", help="print the per-module table")
@@ -760,8 +801,9 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "run":
             for module in args.module:
                 summary = run_module(paths, module, args.limit, args.verbose,
-                                     args.max_tests, args.recheck)
-                summary["recheck_max_tests" if args.recheck else "max_tests"] = args.max_tests
+                                     args.max_tests, args.recheck, args.only)
+                summary["only_max_tests" if args.only else "recheck_max_tests"
+                        if args.recheck else "max_tests"] = args.max_tests
                 if args.limit is None:
                     save(paths, summary)
                 print(f"mutation: {module}: {summary['mutants']} mutants, "

@@ -299,7 +299,7 @@ def _holding_processes(st: os.stat_result) -> list[int]:
                     info = handle.read()
             except OSError:
                 continue
-            if any(line.startswith("lock:") and " FLOCK " in line and inode in line
+            if any(line.startswith("lock:") and " FLOCK " in line and inode in line.split()
                    for line in info.splitlines()):
                 found.append(pid)
                 break

@@ -70,3 +70,22 @@ def test_edit_by_default_keeps_a_new_link_to_a_note_not_written_yet(
     done = edit(open_workspace(repo), key, environ={"EDITOR": f"{sys.executable} {script}"})
     assert done.updated is not None and done.updated.changed
     assert "[[later/x]]" in path.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("editor", ["rm", "replace with a link"])
+def test_edit_whose_copy_is_gone_or_a_link_after_the_editor_changes_nothing(
+    note: tuple[Path, str, Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+    editor: str,
+) -> None:
+    repo, key, path = note
+    before = path.read_bytes()
+    outside = tmp_path / "outside.md"
+    outside.write_bytes(before.replace(b"The port is taken.", b"Read through a link."))
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    command = "rm" if editor == "rm" else f"ln -sf {outside}"
+    with pytest.raises(EditorFailed, match=r"^the edited copy .* is gone or not a regular "
+                                           r"file; nothing changed$"):
+        edit(open_workspace(repo), key, environ={"EDITOR": command})
+    assert path.read_bytes() == before
+    assert list((tmp_path / "tmp").iterdir()) == []

@@ -183,3 +183,19 @@ def test_a_field_that_makes_the_note_too_large_is_refused(repo_dir: Path) -> Non
     refusal = _refused(repo_dir, A, Changes(evidence="x" * (1024 * 1024 + 1), source="Ada"))
     assert refusal.startswith("the note would not read back: is 10487")
     assert refusal.endswith(" bytes; a note may hold at most 1048576")
+
+
+@pytest.mark.parametrize(("changes", "said"), [
+    (Changes(observed="odd \x1b[31mred"), "`observed` holds the control character U+001B;"),
+    (Changes(answers=["", "  "]), "`answers` is empty; a note nobody can find is a note "
+                                  "nobody wrote"),
+    (Changes(answers=["why\nnow?"]), "each `answers` must fit on one line"),
+    (Changes(relates_to=[]), "`relates_to` is empty; give the keys of related notes"),
+    (Changes(invalidated_by="whenever"), "invalidated_by: 'whenever' is not a trigger omh "
+                                         "can evaluate"),
+], ids=["control character", "no answer", "answer over lines", "no related key",
+        "unknown trigger"])
+def test_each_refusal_of_a_value_says_which_and_changes_nothing(
+        repo_dir: Path, changes: Changes, said: str) -> None:
+    assert remember_linked(repo_dir, "Alpha fails.") == A
+    assert _refused(repo_dir, A, changes).startswith(said)

@@ -9,6 +9,7 @@ import pytest
 
 from omh_git_memory.actions.workspace import open_workspace
 from omh_git_memory.stores.left_behind import Match
+from omh_git_memory.stores.record import read_record
 from tests.helpers import make_repo, note_text
 from tests.helpers.notes import remember_seed
 
@@ -94,3 +95,21 @@ def test_the_cached_searcher_is_none_until_the_team_index_is_built(repo_dir: Pat
     built = ws.searcher()  # builds and caches HEAD's team index
     cached = ws.cached_searcher()
     assert cached is not None and cached.snapshot.docs == built.snapshot.docs
+
+
+def test_a_mounted_store_keeps_the_record_of_the_clone_that_made_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # OMH_LOCAL_STORE names the store, so no path finds it: its record is left as its
+    # maker wrote it, even when that same clone opens it from another folder
+    mounted = tmp_path / "mounted"
+    monkeypatch.setenv("OMH_LOCAL_STORE", str(mounted))
+    old = tmp_path / "a" / "api"
+    make_repo(old)
+    remember_seed(old)
+    made = read_record(mounted)
+    assert made is not None and made.checkout == str(old)
+    new = tmp_path / "b" / "api"
+    new.parent.mkdir()
+    old.rename(new)
+    assert open_workspace(new).local.scan()
+    assert read_record(mounted) == made

@@ -205,3 +205,37 @@ def test_codex_rm_never_leaves_a_file_that_lost_something_or_kept_our_entry(
     with pytest.raises(ConfigError) as err:
         harness._toml_remove(text)
     assert "sets mcp_servers.omh in a form omh does not rewrite" in str(err.value)
+
+
+@pytest.mark.parametrize(("name", "text", "said"), [
+    ("claude", '{"mcpServers": [1]}', "`mcpServers` is not an object"),
+    ("cursor", '{"mcpServers": {"omh": "omh mcp serve"}}', "`mcpServers.omh` is not an object"),
+    ("opencode", '{"mcp": 5}', "`mcp` is not an object"),
+    ("codex", "mcp_servers = [1]\n", "`mcp_servers` is not a table"),
+    ("codex", "[mcp_servers]\nomh = 1\n", "`mcp_servers.omh` is not a table"),
+], ids=["claude table", "cursor entry", "opencode table", "codex table", "codex entry"])
+def test_a_servers_table_or_entry_of_another_kind_is_refused_by_name(
+        name: str, text: str, said: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        HARNESSES[name].add(text, None)
+    assert said in str(err.value) and str(err.value).endswith("fix it, then run this again")
+
+
+@pytest.mark.parametrize("verb", ["add", "remove"])
+def test_a_json_rewrite_that_lost_something_else_is_never_written(
+        monkeypatch: pytest.MonkeyPatch, verb: str) -> None:
+    text = ('{"mcpServers": {"omh": {"command": "omh", "args": ["mcp", "serve"]}, '
+            '"other": {"command": "o"}}, "theme": "dark"}')
+    real = harness.JsonEditor.text
+
+    def losing(self: Any) -> str:  # the edit made, and the person's setting dropped
+        return real(self).replace('"theme": "dark"', '"theme": "light"')
+
+    monkeypatch.setattr(harness.JsonEditor, "text", losing)
+    with pytest.raises(ConfigError) as err:
+        if verb == "add":
+            HARNESSES["claude"].add(text, None)
+        else:
+            HARNESSES["claude"].remove(text)
+    assert str(err.value) == (".mcp.json: omh could not rewrite its entry without changing "
+                              "something else; edit it by hand")

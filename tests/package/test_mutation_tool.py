@@ -239,3 +239,47 @@ def test_a_test_file_mapped_again_replaces_the_ids_it_held(tmp_path: Path) -> No
     ids = {t for per_line in mapped["omh_git_memory/model/keys.py"].values() for t in per_line}
     assert "tests/test_k.py::test_new" in ids
     assert "tests/test_k.py::test_old" not in ids
+
+
+TUPLE_HANDLER = ("def parse(x):\n    try:\n        return int(x)\n"
+                 "    except (TypeError, ValueError):\n        return None\n")
+
+
+def test_one_name_of_an_except_tuple_is_dropped_not_made_an_empty_tuple(tmp_path: Path) -> None:
+    # `except ((), ValueError)` raises TypeError for every exception, ValueError too
+    source = tmp_path / "m.py"
+    source.write_text(TUPLE_HANDLER, encoding="utf-8")
+    tool: Any = _load_tool()
+    changes = [m.change() for m in tool.mutants_of(source) if m.operator == "ExceptionReplacer"]
+    assert changes == ["except (TypeError, ValueError):  ->  except (ValueError):",
+                       "except (TypeError, ValueError):  ->  except (TypeError):"]
+
+
+def test_only_reruns_the_matching_mutants_and_keeps_the_rest_of_the_saved_run(
+        tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    (root / "omh_git_memory" / "model" / "keys.py").write_text(
+        "def same(a, b):\n    return a == b\n\n\n" + TUPLE_HANDLER, encoding="utf-8")
+    (root / "tests" / "test_k.py").write_text(
+        "from omh_git_memory.model import keys\n\n\ndef test_it():\n"
+        "    assert keys.same(2, 2) and not keys.same(1, 2)\n"
+        "    assert keys.parse('x') is None\n", encoding="utf-8")
+    assert _tool(root, "map").returncode == 0
+    assert _tool(root, "run", "--module", "keys").returncode == 0
+    results = root / "tools" / "mutation_results.json"
+    first = json.loads(results.read_text())["keys"]
+    # as an older tool saved it: the TypeError half killed, the ValueError half alive
+    first["survivors"] = [{"where": "omh_git_memory/model/keys.py:8",
+                           "operator": "ExceptionReplacer", "outcome": "survived",
+                           "change": "except (TypeError, ValueError):  ->  except ((), "
+                                     "ValueError):"}]
+    first["killed"] -= 1
+    first["survived"] = 1
+    results.write_text(json.dumps({"keys": first}))
+    done = _tool(root, "run", "--module", "keys", "--only", r"^ExceptionReplacer: except \(")
+    assert done.returncode == 0, done.stderr
+    again = json.loads(results.read_text())["keys"]
+    assert (again["mutants"], again["killed"], again["survived"]) == (
+        first["mutants"], first["killed"], 1)
+    assert [s["change"] for s in again["survivors"]] == [
+        "except (TypeError, ValueError):  ->  except (ValueError):"]

@@ -441,6 +441,17 @@ def test_a_vector_cache_of_the_right_shape_loads() -> None:
         assert list(loaded) == ["k1"] and np.array_equal(loaded["k1"], ROW[0])
 
 
+def test_vectors_of_another_write_beside_the_keys_are_dropped(tmp_path: Path) -> None:
+    # Each file whole and of the right shape, but the vectors are not the ones the keys
+    # were written with (a crash between the two renames, a copy of one file)
+    stem = tmp_path / "abc"
+    semantic._save_rows(stem, ["k1"], ROW)
+    keys = stem.with_suffix(".vec.keys").read_bytes()
+    semantic._save_rows(stem, ["k2"], ROW * 2)
+    stem.with_suffix(".vec.keys").write_bytes(keys)
+    assert semantic._load_rows(stem) == {}
+    assert sorted(tmp_path.iterdir()) == []
+
 def test_a_pickle_in_the_vector_cache_is_never_unpickled(tmp_path: Path) -> None:
     marker = tmp_path / "unpickled"
     rows = np.empty((1, semantic.DIMENSIONS), dtype=object)

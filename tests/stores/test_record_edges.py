@@ -89,6 +89,16 @@ def test_a_clone_id_is_made_only_when_asked_and_then_kept(tmp_path: Path) -> Non
     assert path.read_text(encoding="ascii") == made + "\n"
 
 
+def test_a_clone_id_is_made_beside_what_omh_keeps_in_the_git_directory_already(
+        tmp_path: Path) -> None:
+    # A clone set up before clone ids existed: <common>/omh holds the team index.
+    make_repo(tmp_path / "repo")
+    repo = open_repo(tmp_path / "repo")
+    (repo.common_dir / "omh" / "index").mkdir(parents=True)
+    made = clone_id(repo, create=True)
+    assert made is not None and clone_id(repo) == made
+
+
 def test_a_clone_id_file_is_readable_by_all_less_the_umask(tmp_path: Path) -> None:
     make_repo(tmp_path / "repo")
     repo = open_repo(tmp_path / "repo")
