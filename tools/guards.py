@@ -65,7 +65,7 @@ OPERATOR = "RemoveGuard"
 CHECKS = re.compile(
     r"S_IS[A-Z]+|islink|is_symlink|lexists|exists|is_file|is_dir|is_plain_dir|NOFOLLOW"
     r"|digest|sha\d*|st_ino|st_dev|st_size|mtime|clone|identity|owner|same|changed"
-    r"|unrelated|signature", re.IGNORECASE)
+    r"|unrelated|signature|fingerprint", re.IGNORECASE)
 
 
 def _offsets(source: str) -> list[int]:
@@ -112,14 +112,20 @@ def guards_of(path: Path) -> list[Mutant]:
     return found
 
 
-def _exempt(paths: Paths, module: str) -> dict[str, str]:
-    """The `if` lines (stripped) listed for `module`, each with its reason."""
+def _exempt(paths: Paths, module: str) -> list[dict[str, Any]]:
+    """The guards listed for `module`: its `if` line (stripped), the reason, and
+    optionally `lines`, the only sites the reason holds for."""
     listing = paths.root / "tools" / "guards_exempt.toml"
     if not listing.exists():
-        return {}
+        return []
     table = tomllib.loads(listing.read_text(encoding="utf-8"))
-    return {entry["line"].strip(): entry["reason"] for entry in table.get("guard", [])
-            if entry["module"] == module}
+    return [entry for entry in table.get("guard", []) if entry["module"] == module]
+
+
+def _reason(guard: Mutant, listed: list[dict[str, Any]]) -> str:
+    text = guard.before.split(" / ")[0].strip()
+    return next((entry["reason"] for entry in listed if entry["line"].strip() == text
+                 and guard.line in entry.get("lines", [guard.line])), "")
 
 
 def run_module(paths: Paths, module: str) -> dict[str, Any]:
@@ -140,7 +146,7 @@ def run_module(paths: Paths, module: str) -> dict[str, Any]:
     print(f"guards: {module}: {len(guards)} guards in {rel}")
     started = time.monotonic()
     for number, guard in enumerate(guards, 1):
-        guard.reason = exempt.get(guard.before.split(" / ")[0].strip(), "")
+        guard.reason = _reason(guard, exempt)
         reach = str(guard.extra["reach"])
         tests = sorted({t for t in by_line.get(reach, [])
                         for t in (everyone if t == IMPORT else [t])},

@@ -160,7 +160,10 @@ def test_a_run_says_which_guards_a_test_holds_which_none_does_and_which_are_list
     (root / "tests" / "test_k.py").write_text(PROJECT_TEST, encoding="utf-8")
     (root / "tools").mkdir()
     (root / "tools" / "guards_exempt.toml").write_text(
-        '[[guard]]\nmodule = "keys"\nline = "if value == \\"\\":"\nreason = "a test case"\n',
+        '[[guard]]\nmodule = "keys"\nline = "if value == \\"\\":"\nlines = [20]\n'
+        'reason = "a test case"\n\n'
+        '[[guard]]\nmodule = "keys"\nline = "if value > 100:"\nlines = [99]\n'
+        'reason = "another site of the same text"\n',
         encoding="utf-8")
 
     def tool(script: Path, *args: str) -> subprocess.CompletedProcess[str]:
