@@ -20,7 +20,7 @@ from omh_git_memory.git.history import first_root
 from omh_git_memory.git.repository import GitRepo
 from omh_git_memory.model.errors import ForeignStore, StoreError
 from omh_git_memory.stores.fileops import TMP_PREFIX, make_private
-from omh_git_memory.stores.journal import DIR_MODE, FILE_MODE, make_private_dirs
+from omh_git_memory.stores.journal import DIR_MODE, FILE_MODE, LOCK_NAME, make_private_dirs
 from omh_git_memory.stores.left_behind import find_left_behind, is_plain_dir, note_files
 from omh_git_memory.stores.location import store_id
 from omh_git_memory.stores.reading import read_regular
@@ -173,12 +173,14 @@ def adopt(repo: GitRepo, target: Path, named: str | None,
         for name in (MARKER, *CACHE_FILES):
             with contextlib.suppress(OSError):
                 os.unlink(target / name)
-    if not os.path.lexists(target) or (is_plain_dir(target) and not any(target.iterdir())):
+    empty = not os.path.lexists(target) or (is_plain_dir(target) and not any(target.iterdir()))
+    if empty:
         try:
             os.rename(source, target)
         except OSError as err:
             if err.errno not in (errno.EEXIST, errno.ENOTEMPTY, errno.EXDEV):
                 raise StoreError(f"cannot move {source} to {target}: {err.strerror}") from None
+            make_private_dirs(target, target.parent)  # across file systems: copied below
         else:
             write_record(target, record_of(repo))
             make_private(target)
@@ -187,7 +189,7 @@ def adopt(repo: GitRepo, target: Path, named: str | None,
         raise StoreError(f"{target} is not a directory; move it away and run `omh adopt` again")
     left = _merge(source, target, notes)
     write_record(target, record_of(repo))
-    return Adopted(source, target, len(notes), merged=True, left=left)
+    return Adopted(source, target, len(notes), merged=not empty, left=left)
 
 
 def _only_a_record(store: Path) -> bool:
@@ -269,7 +271,7 @@ def _merge(source: Path, target: Path, notes: list[str]) -> list[str]:
         if read_regular(source / rel) == read_regular(target / rel):
             with contextlib.suppress(OSError):
                 os.unlink(source / rel)
-    for name in (MARKER, *CACHE_FILES):  # the record, and the old store's caches
+    for name in (MARKER, LOCK_NAME, *CACHE_FILES):  # the record, lock and caches
         with contextlib.suppress(OSError):
             os.unlink(source / name)
     _prune(source)

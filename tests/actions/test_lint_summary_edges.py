@@ -5,6 +5,7 @@ the start's limit of 500 notes, and the one background lint at a time."""
 
 from __future__ import annotations
 
+import errno
 import threading
 from pathlib import Path
 
@@ -237,6 +238,22 @@ def test_one_background_lint_at_a_time_and_a_failed_one_frees_the_next(
     found = lint_summary.cached(ws, lint_summary.fingerprint(ws))
     assert found is not None and found.refused == 1
 
+
+def test_a_background_lint_that_meets_a_full_disk_ends_quietly_and_lets_go(
+        ws_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ws = open_workspace(ws_dir)
+    escaped: list[object] = []
+    monkeypatch.setattr(threading, "excepthook", escaped.append)
+
+    def full(w: object) -> Summary:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(lint_summary, "lint_now", full)
+    lint_summary.refresh_later(ws, 0.0)
+    _join_refresh()
+    assert escaped == []
+    assert lint_summary._refreshing.acquire(blocking=False)  # let go: the next one runs
+    lint_summary._refreshing.release()
 
 def test_a_background_lint_waits_before_it_starts(
         ws_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -4,12 +4,16 @@ surprised it — only when the session used a tool and recorded nothing
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from omh_git_memory.agent import session_end
 from omh_git_memory.agent.session_end import ASKED_DIR, QUESTION, hook_input, question, worked
 from tests.helpers import omh
 
@@ -51,6 +55,14 @@ def test_nowhere_to_keep_the_marker_means_no_question(tmp_path: Path) -> None:
     (tmp_path / "omh").write_text("a file where the folder would be")
     assert question(given(tmp_path), 0, tmp_path / "omh") is None
 
+
+def test_a_full_disk_where_the_marker_goes_means_no_question(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def full(*args: object, **kwargs: object) -> bool:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(session_end.nofollow, "write", full)
+    assert question(given(tmp_path), 0, tmp_path / "omh") is None
 
 def test_the_hooks_input_is_read_leniently() -> None:
     assert hook_input("") == {} and hook_input("not json") == {} and hook_input("[1]") == {}
