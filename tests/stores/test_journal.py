@@ -620,8 +620,9 @@ def test_empty_dirs_are_pruned_up_to_the_root_and_no_further(tmp_path: Path) -> 
         "x", "x/keep.md"]
 
 
-def test_switch_never_links_over_a_note_written_just_before_it_lands(
-        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _written_meanwhile(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another writer puts c.md in place once the journal's folders are made, just
+    before omh's change lands."""
     real = journal.make_private_dirs
 
     def meanwhile(directory: Path, top: Path) -> None:
@@ -630,6 +631,11 @@ def test_switch_never_links_over_a_note_written_just_before_it_lands(
             (root / "c.md").write_bytes(_note("c", "theirs"))
 
     monkeypatch.setattr(journal, "make_private_dirs", meanwhile)
+
+
+def test_switch_never_links_over_a_note_written_just_before_it_lands(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _written_meanwhile(root, monkeypatch)
     with pytest.raises(KeyConflict, match="was written while omh renamed a note onto it"):
         journal.switch(root, [FileChange("c.md", None, _note("c")),
                               FileChange("a.md", _note("a"), None)])

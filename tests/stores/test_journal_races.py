@@ -17,7 +17,7 @@ from omh_git_memory.model.errors import KeyConflict
 from omh_git_memory.stores import journal
 from omh_git_memory.stores.journal import FileChange
 from tests.helpers.races import fail_on
-from tests.stores.test_journal import _files, _note, _plant, _sha, root
+from tests.stores.test_journal import _files, _note, _plant, _sha, _written_meanwhile, root
 
 __all__ = ["root"]  # the fixture, shared with tests/stores/test_journal.py
 
@@ -84,14 +84,7 @@ def test_a_switch_whose_journal_cannot_be_removed_still_lands(
 
 def test_a_note_written_just_before_it_lands_is_a_conflict_even_if_the_journal_stays(
         root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    real = journal.make_private_dirs
-
-    def meanwhile(directory: Path, top: Path) -> None:
-        real(directory, top)
-        if not (root / "c.md").exists():
-            (root / "c.md").write_bytes(_note("c", "theirs"))
-
-    monkeypatch.setattr(journal, "make_private_dirs", meanwhile)
+    _written_meanwhile(root, monkeypatch)
     fail_on(monkeypatch, "rmdir", _in_journal(root))
     with pytest.raises(KeyConflict, match="was written while omh renamed a note onto it"):
         journal.switch(root, [FileChange("c.md", None, _note("c"))])
