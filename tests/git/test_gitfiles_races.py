@@ -3,7 +3,7 @@ folder they just made is swapped for a symlink or a FIFO.
 
 The swap is placed by a wrapper on os.mkdir that runs it right after the real call
 (tests/helpers/races.py): then the open's O_NOFOLLOW and O_DIRECTORY are the only
-guards. Issue 30's review found them listed as equivalent ("a race no test can
+guards. A review found them listed as equivalent ("a race no test can
 place"); these tests tell them apart. Before, the open after the mkdir let the
 OSError out bare (the user saw an unexpected error, not the refusal a folder found
 in the way one step earlier gives)."""

@@ -3,7 +3,7 @@ made is swapped for a symlink or a FIFO, and what `sync` does.
 
 The swap is placed by a wrapper on os.mkdir that runs it right after the real call
 (tests/helpers/races.py): then the open's O_NOFOLLOW and O_DIRECTORY are the only
-guards. Issue 30's review found these listed as equivalent ("a race no test can
+guards. A review found these listed as equivalent ("a race no test can
 place"), and `sync` as unobservable; these tests tell them apart."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """`.omh/memory.toml` swapped for a FIFO between the check and the open, and read
 when a system call fails as it would for an account that is not root.
 
-The race is placed by a wrapper on os.stat (tests/helpers/races.py). Issue 30's
+The race is placed by a wrapper on os.stat (tests/helpers/races.py). A
 review found the open's O_NONBLOCK listed as equivalent ("only that race tells
 them apart"); this tells them apart."""
 

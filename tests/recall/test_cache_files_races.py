@@ -1,6 +1,6 @@
 """Cache files (omh_git_memory/recall/cache_files.py) when a system call fails as
 it would on a disk fault or for an account that is not root: the cache is then a
-miss, never an error (issue 30's review found these listed as "root never meets
+miss, never an error (a review found these listed as "root never meets
 it"; a wrapper on the one `os` function places the failure, tests/helpers/races.py);
 and a crashed writer's temporary file against a clock held still."""
 

@@ -2,7 +2,7 @@
 it would for an account that is not root, or on a disk fault: recovery and reading
 go on, and never raise over a folder they could not list or remove.
 
-Issue 30's review found these listed as equivalent because "the tests run as root";
+A review found these listed as equivalent because "the tests run as root";
 a wrapper on the one `os` function places the failure (tests/helpers/races.py)."""
 
 from __future__ import annotations

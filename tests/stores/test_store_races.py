@@ -2,7 +2,7 @@
 its answers when a system call fails as it would for an account that is not root.
 
 Each race is placed, not waited for: a wrapper on the one `os` function runs the
-swap right after the real call (tests/helpers/races.py). Issue 30's review found
+swap right after the real call (tests/helpers/races.py). A review found
 the flags of file_bytes' open and its fstat check listed as equivalent ("only a
 race tells them apart"); these tests tell them apart."""
 
