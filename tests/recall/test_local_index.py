@@ -389,9 +389,20 @@ def _a_column_short(path: Path) -> None:
     _reshaped(path, 4, _index_payload(path.parent)[4][:-1])  # one identity fewer
 
 
+def _checked_but_cut(path: Path) -> None:
+    """Marshal data cut short, in a file whose digest holds (so marshal hits its end)."""
+    import marshal
+
+    write_checked(path, marshal.dumps(tuple(_index_payload(path.parent)))[:-50], mode=0o600)
+
+
+def _rows_of_numbers(path: Path) -> None:
+    _reshaped(path, 6, [1] * len(_index_payload(path.parent)[6]))
+
 @pytest.mark.parametrize("damage", [_torn, _flipped, _other_version, _other_code,
                                     _rows_of_another_shape, _not_marshal, _empty,
-                                    _table_not_a_dict, _blob_not_bytes, _a_column_short])
+                                    _table_not_a_dict, _blob_not_bytes, _a_column_short,
+                                    _checked_but_cut, _rows_of_numbers])
 def test_a_damaged_or_foreign_index_is_rebuilt(store: Path, repo_dir: Path,
                                               monkeypatch: pytest.MonkeyPatch,
                                               damage: Any) -> None:
