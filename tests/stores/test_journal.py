@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import hashlib
 import io
 import json
 import os
@@ -37,47 +36,21 @@ from omh_git_memory.model.errors import (
 )
 from omh_git_memory.stores import journal
 from omh_git_memory.stores.journal import FileChange
-from tests.helpers import note_text
+from tests.helpers.journal import files as _files
+from tests.helpers.journal import journal_store
+from tests.helpers.journal import note as _note
+from tests.helpers.journal import plant as _plant
+from tests.helpers.journal import sha as _sha
+from tests.helpers.journal import written_meanwhile as _written_meanwhile
 
 
 def _mode(path: Path) -> int:
     return stat.S_IMODE(os.lstat(path).st_mode)
 
 
-def _sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def _note(key: str, body: str = "b") -> bytes:
-    return note_text(key, body=body).encode()
-
-
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
-    """A store folder holding `a.md` and `sub/b.md`, and its lock file."""
-    store = tmp_path / "store"
-    (store / "sub").mkdir(parents=True)
-    (store / "a.md").write_bytes(_note("a"))
-    (store / "sub" / "b.md").write_bytes(_note("sub/b"))
-    (store / journal.LOCK_NAME).touch()
-    return store
-
-
-def _plant(root: Path, steps: list[dict[str, object]], staged: dict[str, bytes] | None = None,
-           name: str = "planted") -> Path:
-    """A decided journal as a writer that died (or someone with the store mounted)
-    would leave it."""
-    folder = root / journal.JOURNAL_DIR / name
-    folder.mkdir(parents=True)
-    for file, data in (staged or {}).items():
-        (folder / file).write_bytes(data)
-    (folder / journal.PLAN_NAME).write_text(json.dumps(steps))
-    return folder
-
-
-def _files(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and not p.is_symlink() and p.name != journal.LOCK_NAME}
+    return journal_store(tmp_path)
 
 
 # --- switch: every file as planned, private, or nothing changed --------------------
@@ -618,19 +591,6 @@ def test_empty_dirs_are_pruned_up_to_the_root_and_no_further(tmp_path: Path) -> 
     journal.prune_empty_dirs(root, root)
     assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*")) == [
         "x", "x/keep.md"]
-
-
-def _written_meanwhile(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Another writer puts c.md in place once the journal's folders are made, just
-    before omh's change lands."""
-    real = journal.make_private_dirs
-
-    def meanwhile(directory: Path, top: Path) -> None:
-        real(directory, top)
-        if not (root / "c.md").exists():
-            (root / "c.md").write_bytes(_note("c", "theirs"))
-
-    monkeypatch.setattr(journal, "make_private_dirs", meanwhile)
 
 
 def test_switch_never_links_over_a_note_written_just_before_it_lands(

@@ -16,10 +16,18 @@ import pytest
 from omh_git_memory.model.errors import KeyConflict
 from omh_git_memory.stores import journal
 from omh_git_memory.stores.journal import FileChange
+from tests.helpers.journal import files as _files
+from tests.helpers.journal import journal_store
+from tests.helpers.journal import note as _note
+from tests.helpers.journal import plant as _plant
+from tests.helpers.journal import sha as _sha
+from tests.helpers.journal import written_meanwhile as _written_meanwhile
 from tests.helpers.races import fail_on
-from tests.stores.test_journal import _files, _note, _plant, _sha, _written_meanwhile, root
 
-__all__ = ["root"]  # the fixture, shared with tests/stores/test_journal.py
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    return journal_store(tmp_path)
 
 PLAN = [{"path": "c.md", "old": None, "new": _sha(_note("c")), "staged": "new-0"}]
 
