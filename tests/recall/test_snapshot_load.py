@@ -72,3 +72,14 @@ def test_loading_a_good_or_a_corrupt_index_leaves_the_collector_on(
     assert snapshot_for(ws.repo, ws.config()).docs == built.docs and gc.isenabled()
     idx.write_bytes(idx.read_bytes()[:-7])  # truncated: fails its check
     assert snapshot_for(ws.repo, ws.config()).docs == built.docs and gc.isenabled()
+
+
+def test_an_index_whose_marshal_data_is_cut_short_behind_a_good_digest_is_rebuilt(
+        tmp_path: Path) -> None:
+    repo = _indexed(tmp_path)
+    ws = open_workspace(repo)
+    built = snapshot_for(ws.repo, ws.config())
+    (idx,) = index_dir(ws.repo).glob("*.idx")
+    write_checked(idx, read_checked(idx)[:-50])  # the digest holds; marshal meets its end
+    assert snapshot_for(ws.repo, ws.config()).docs == built.docs
+    assert marshal.loads(read_checked(idx))[0] == VERSION  # written again, whole
