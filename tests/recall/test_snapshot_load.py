@@ -83,3 +83,15 @@ def test_an_index_whose_marshal_data_is_cut_short_behind_a_good_digest_is_rebuil
     write_checked(idx, read_checked(idx)[:-50])  # the digest holds; marshal meets its end
     assert snapshot_for(ws.repo, ws.config()).docs == built.docs
     assert marshal.loads(read_checked(idx))[0] == VERSION  # written again, whole
+
+
+def test_an_index_whose_documents_are_numbers_behind_a_good_digest_is_rebuilt(
+        tmp_path: Path) -> None:
+    repo = _indexed(tmp_path)
+    ws = open_workspace(repo)
+    built = snapshot_for(ws.repo, ws.config())
+    (idx,) = index_dir(ws.repo).glob("*.idx")
+    loaded = list(marshal.loads(read_checked(idx)))
+    loaded[3] = [1] * len(loaded[3])  # the documents: numbers where tuples were
+    write_checked(idx, marshal.dumps(tuple(loaded)))
+    assert snapshot_for(ws.repo, ws.config()).docs == built.docs

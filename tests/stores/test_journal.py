@@ -494,6 +494,26 @@ def test_a_lock_record_longer_than_omh_writes_names_nobody(
     assert (f"perhaps by pid {os.getpid()} on " in str(caught.value)) is named
     assert ("held by a process omh cannot see" in str(caught.value)) is not named
 
+@pytest.mark.parametrize("record", [b'{"pid": 7, "host": "h"}', b"unreadable"],
+                         ids=["a record lacking its time", "a record that cannot be read"])
+def test_a_lock_record_omh_cannot_use_names_nobody(
+        root: Path, monkeypatch: pytest.MonkeyPatch, record: bytes) -> None:
+    (root / journal.LOCK_NAME).write_bytes(record)
+    if record == b"unreadable":
+        def failing(fd: int, size: int, offset: int) -> bytes:
+            raise OSError(errno.EIO, "Input/output error")
+
+        monkeypatch.setattr(os, "pread", failing)
+    fd = os.open(root / journal.LOCK_NAME, os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_SH)
+    monkeypatch.setenv("OMH_LOCK_TIMEOUT", "0")
+    try:
+        with pytest.raises(StoreBusy) as caught, journal.exclusive(root):
+            pass
+    finally:
+        os.close(fd)
+    assert "held by a process omh cannot see" in str(caught.value)
+
 def test_a_busy_lock_names_the_process_holding_it_and_what_it_runs(
         root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     holder = subprocess.Popen(
